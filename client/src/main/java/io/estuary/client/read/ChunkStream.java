@@ -1,0 +1,63 @@
+package io.estuary.client.read;
+
+import io.estuary.network.client.ChunkReceivedCallback;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+
+/** Reads the chunks of one opened stream in order, keeping a few requests ahead of the reader. */
+final class ChunkStream implements AutoCloseable {
+  private final TransportClient client;
+  private final long streamId;
+  private final int numChunks;
+  private final int maxInFlight;
+  private final CompletableFuture<ByteBuf>[] chunks;
+  private int nextToRequest;
+  private int nextToRead;
+
+  @SuppressWarnings("unchecked")
+  ChunkStream(TransportClient client, long streamId, int numChunks, int maxInFlight) {
+    this.client = client;
+    this.streamId = streamId;
+    this.numChunks = numChunks;
+    this.maxInFlight = maxInFlight;
+    this.chunks = new CompletableFuture[numChunks];
+  }
+
+  /** The next chunk (the caller releases it), or null after the last. */
+  ByteBuf next() throws RemoteException {
+    if (nextToRead >= numChunks) return null;
+    while (nextToRequest < numChunks && nextToRequest < nextToRead + maxInFlight) request(nextToRequest++);
+    CompletableFuture<ByteBuf> f = chunks[nextToRead];
+    chunks[nextToRead++] = null;
+    return TransportClient.await(f);
+  }
+
+  private void request(int index) {
+    CompletableFuture<ByteBuf> f = new CompletableFuture<>();
+    chunks[index] = f;
+    client.fetchChunk(streamId, index, new ChunkReceivedCallback() {
+      @Override
+      public void onSuccess(int chunkIndex, ByteBuf chunk) {
+        if (!f.complete(chunk)) chunk.release();
+      }
+
+      @Override
+      public void onFailure(int chunkIndex, Throwable cause) {
+        f.completeExceptionally(cause);
+      }
+    });
+  }
+
+  @Override
+  public void close() {
+    for (int i = 0; i < chunks.length; i++) {
+      CompletableFuture<ByteBuf> f = chunks[i];
+      if (f == null) continue;
+      chunks[i] = null;
+      // Release chunks that arrive after the reader stopped caring.
+      f.thenAccept(ByteBuf::release);
+    }
+  }
+}

@@ -1,0 +1,229 @@
+package io.estuary.client.write;
+
+import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleSpec;
+import io.estuary.client.batch.BatchCodec;
+import io.estuary.common.config.ClientConfig;
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The output of one map attempt. Serialized records are buffered per partition; a full buffer becomes a batch
+ * (header + compressed records) pushed to that partition's worker. At the end, the partial buffers bound for one
+ * worker go out together in merged pushes, every push is awaited, and the driver is told the attempt ended.
+ */
+public final class MapOutputWriter {
+  private static final Logger LOG = LoggerFactory.getLogger(MapOutputWriter.class);
+
+  private final ShuffleClient client;
+  private final ShuffleSpec spec;
+  private final int mapId;
+  private final int attemptId;
+  private final BatchCodec codec;
+  private final int bufferSize;
+  private final long mergedSize;
+  private final int retries;
+  private final long retryWaitMs;
+  private final long awaitMs;
+  private final PushTracker tracker;
+  private final String shuffleKey;
+
+  private final byte[][] buffers;
+  private final int[] fill;
+  private final long[] partitionBytes;
+  private int nextBatchId;
+  private List<PartitionLocation> locations;
+  private volatile boolean aborted;
+
+  public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId) {
+    EstuaryConf conf = client.conf();
+    this.client = client;
+    this.spec = spec;
+    this.mapId = mapId;
+    this.attemptId = attemptId;
+    this.codec = new BatchCodec(conf.get(ClientConfig.COMPRESSION_CODEC));
+    this.bufferSize = (int) (long) conf.get(ClientConfig.PUSH_BUFFER_SIZE);
+    this.mergedSize = conf.get(ClientConfig.PUSH_MERGED_SIZE);
+    this.retries = conf.get(ClientConfig.PUSH_RETRIES);
+    this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
+    this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2);
+    this.tracker = new PushTracker(conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT));
+    this.shuffleKey = io.estuary.common.util.ShuffleKey.of(spec.appId, spec.shuffleId);
+    this.buffers = new byte[spec.numPartitions][];
+    this.fill = new int[spec.numPartitions];
+    this.partitionBytes = new long[spec.numPartitions];
+  }
+
+  /** Adds serialized records (whole records only) for a partition. */
+  public void write(int partition, byte[] data, int offset, int length) {
+    if (fill[partition] > 0 && fill[partition] + length > bufferSize) pushPartition(partition);
+    byte[] buf = buffers[partition];
+    int need = fill[partition] + length;
+    if (buf == null || buf.length < need) {
+      int cap = Math.max(need, Math.min(bufferSize, Math.max(1024, buf == null ? 0 : buf.length * 2)));
+      byte[] grown = new byte[cap];
+      if (buf != null) System.arraycopy(buf, 0, grown, 0, fill[partition]);
+      buffers[partition] = buf = grown;
+    }
+    System.arraycopy(data, offset, buf, fill[partition], length);
+    fill[partition] = need;
+    if (need >= bufferSize) pushPartition(partition);
+  }
+
+  private PartitionLocation location(int partition) {
+    if (locations == null) locations = client.locations(spec);
+    return locations.get(partition);
+  }
+
+  private byte[] takeBatch(int partition) {
+    byte[] batch = codec.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, fill[partition]);
+    fill[partition] = 0;
+    if (buffers[partition].length > bufferSize) buffers[partition] = null; // do not keep a huge record's buffer
+    partitionBytes[partition] += batch.length;
+    return batch;
+  }
+
+  private void pushPartition(int partition) {
+    PartitionLocation loc = location(partition);
+    byte[] batch = takeBatch(partition);
+    tracker.acquire(batch.length);
+    send(new Push(loc.getWorker(), new int[] {partition}, new int[] {loc.getEpoch()}, new int[] {0}, batch, false), 0);
+  }
+
+  /**
+   * Pushes what is buffered, waits until every push is acknowledged and tells the driver this attempt ended.
+   * Returns the bytes written per partition.
+   */
+  public long[] finish() throws RemoteException {
+    pushRemainderMerged();
+    tracker.awaitAll(awaitMs);
+    client.mapperEnd(spec, mapId, attemptId);
+    return partitionBytes.clone();
+  }
+
+  private void pushRemainderMerged() {
+    Map<String, List<Integer>> byWorker = new LinkedHashMap<>();
+    Map<String, WorkerAddress> workers = new LinkedHashMap<>();
+    for (int p = 0; p < fill.length; p++) {
+      if (fill[p] == 0) continue;
+      WorkerAddress w = location(p).getWorker();
+      String id = w.getHost() + ":" + w.getPushPort();
+      byWorker.computeIfAbsent(id, k -> new ArrayList<>()).add(p);
+      workers.put(id, w);
+    }
+    for (Map.Entry<String, List<Integer>> e : byWorker.entrySet()) {
+      List<byte[]> batches = new ArrayList<>();
+      List<Integer> parts = new ArrayList<>();
+      long size = 0;
+      for (int p : e.getValue()) {
+        byte[] b = takeBatch(p);
+        if (size > 0 && size + b.length > mergedSize) {
+          sendMerged(workers.get(e.getKey()), parts, batches);
+          batches = new ArrayList<>();
+          parts = new ArrayList<>();
+          size = 0;
+        }
+        batches.add(b);
+        parts.add(p);
+        size += b.length;
+      }
+      if (!batches.isEmpty()) sendMerged(workers.get(e.getKey()), parts, batches);
+    }
+  }
+
+  private void sendMerged(WorkerAddress worker, List<Integer> parts, List<byte[]> batches) {
+    int n = parts.size();
+    int total = 0;
+    for (byte[] b : batches) total += b.length;
+    byte[] body = new byte[total];
+    int[] ids = new int[n];
+    int[] epochs = new int[n];
+    int[] offsets = new int[n];
+    int pos = 0;
+    for (int i = 0; i < n; i++) {
+      ids[i] = parts.get(i);
+      epochs[i] = location(ids[i]).getEpoch();
+      offsets[i] = pos;
+      System.arraycopy(batches.get(i), 0, body, pos, batches.get(i).length);
+      pos += batches.get(i).length;
+    }
+    tracker.acquire(body.length);
+    send(new Push(worker, ids, epochs, offsets, body, n > 1), 0);
+  }
+
+  /** One push request, kept until acknowledged so it can be sent again. */
+  private final class Push {
+    final WorkerAddress worker;
+    final int[] partitions;
+    final int[] epochs;
+    final int[] offsets;
+    final byte[] body;
+    final boolean merged;
+
+    Push(WorkerAddress worker, int[] partitions, int[] epochs, int[] offsets, byte[] body, boolean merged) {
+      this.worker = worker;
+      this.partitions = partitions;
+      this.epochs = epochs;
+      this.offsets = offsets;
+      this.body = body;
+      this.merged = merged;
+    }
+
+    CompletableFuture<ByteBuf> sendOn(TransportClient c) {
+      NettyManagedBuffer buf = new NettyManagedBuffer(Unpooled.wrappedBuffer(body));
+      return merged ? c.pushMergedData(shuffleKey, partitions, epochs, offsets, buf)
+          : c.pushData(shuffleKey, partitions[0], epochs[0], buf);
+    }
+
+    @Override
+    public String toString() {
+      return body.length + " bytes of partition" + (partitions.length > 1 ? "s " + partitions.length : " " + partitions[0])
+          + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to " + worker.getHost() + ":"
+          + worker.getPushPort();
+    }
+  }
+
+  private void send(Push push, int attempt) {
+    CompletableFuture<ByteBuf> f;
+    try {
+      f = push.sendOn(client.pushClient(push.worker));
+    } catch (RemoteException | RuntimeException e) {
+      f = new CompletableFuture<>();
+      f.completeExceptionally(e);
+    }
+    f.whenComplete((buf, err) -> {
+      if (err == null) {
+        buf.release();
+        tracker.succeeded(push.body.length);
+      } else if (attempt < retries && !aborted) {
+        long wait = retryWaitMs << attempt;
+        LOG.warn("Push of {} failed ({}); retry {} of {} in {} ms", push, err.getMessage(), attempt + 1, retries, wait);
+        client.retryTimerSchedule(() -> send(push, attempt + 1), wait);
+      } else {
+        tracker.failed(push.body.length, new EstuaryException("push of " + push + " failed after " + (attempt + 1)
+            + " tries: " + err.getMessage(), err));
+      }
+    });
+  }
+
+  /** Stops retrying; data already pushed by this attempt is ignored by readers since the attempt never ends. */
+  public void abort() {
+    aborted = true;
+  }
+
+}

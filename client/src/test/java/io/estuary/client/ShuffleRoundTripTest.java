@@ -1,0 +1,222 @@
+package io.estuary.client;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.client.batch.BatchCodec;
+import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.write.MapOutputWriter;
+import io.estuary.common.config.ClientConfig;
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
+import io.estuary.worker.MiniCluster;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Engine-neutral write and read through a real master and two real workers. */
+class ShuffleRoundTripTest {
+  static MiniCluster cluster;
+  static ShuffleClient client;
+  static LifecycleManager lifecycle;
+  static int nextShuffle;
+
+  @BeforeAll
+  static void start() throws Exception {
+    cluster = new MiniCluster(2, 2, new EstuaryConf());
+    EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
+        .set(ClientConfig.PUSH_RETRY_WAIT, "10ms");
+    client = new ShuffleClient(conf);
+    lifecycle = new LifecycleManager("app-roundtrip", conf, "127.0.0.1");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    lifecycle.close();
+    client.close();
+    cluster.close();
+  }
+
+  private ShuffleSpec spec(int maps, int partitions) {
+    return new ShuffleSpec(lifecycle.appId(), nextShuffle++, maps, partitions, "127.0.0.1", lifecycle.port());
+  }
+
+  /** Records are [int length][bytes]; the checksum is an order-independent sum of per-record hashes. */
+  static final class Tally {
+    long count;
+    long sum;
+
+    void add(byte[] record) {
+      count++;
+      sum += java.util.Arrays.hashCode(record) * 0x9E3779B97F4A7C15L;
+    }
+  }
+
+  private static byte[] record(int map, int attempt, int i, int size) {
+    byte[] r = new byte[size];
+    new Random(map * 1_000_003L + attempt * 7919L + i).nextBytes(r);
+    return r;
+  }
+
+  private static void writeRecord(MapOutputWriter w, int partition, byte[] rec) {
+    byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
+    w.write(partition, framed, 0, framed.length);
+  }
+
+  private static Tally readAll(ShuffleSpec spec, int start, int end, int startMap, int endMap) throws Exception {
+    Tally t = new Tally();
+    try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, start, end, startMap, endMap)) {
+      byte[] batch;
+      while ((batch = r.next()) != null) {
+        ByteBuffer b = ByteBuffer.wrap(batch);
+        while (b.hasRemaining()) {
+          byte[] rec = new byte[b.getInt()];
+          b.get(rec);
+          t.add(rec);
+        }
+      }
+    }
+    return t;
+  }
+
+  @Test
+  void everyRecordComesBackOnce() throws Exception {
+    int maps = 5;
+    int partitions = 13;
+    ShuffleSpec spec = spec(maps, partitions);
+    Tally[] expected = new Tally[partitions];
+    for (int p = 0; p < partitions; p++) expected[p] = new Tally();
+    for (int m = 0; m < maps; m++) {
+      MapOutputWriter w = new MapOutputWriter(client, spec, m, 0);
+      for (int i = 0; i < 2000; i++) {
+        byte[] rec = record(m, 0, i, 1 + (i * 37) % 300);
+        int p = Math.floorMod(i * 31 + m, partitions - 1); // the last partition stays empty
+        writeRecord(w, p, rec);
+        expected[p].add(rec);
+      }
+      // One record larger than the push buffer.
+      byte[] big = record(m, 0, -1, 20_000);
+      writeRecord(w, 0, big);
+      expected[0].add(big);
+      w.finish();
+    }
+    for (int p = 0; p < partitions; p++) {
+      Tally got = readAll(spec, p, p + 1, 0, maps);
+      assertEquals(expected[p].count, got.count, "records of partition " + p);
+      assertEquals(expected[p].sum, got.sum, "checksum of partition " + p);
+    }
+    Tally all = readAll(spec, 0, partitions, 0, maps);
+    long total = 0;
+    for (Tally t : expected) total += t.count;
+    assertEquals(total, all.count);
+  }
+
+  @Test
+  void onlyTheAttemptThatEndedFirstCounts() throws Exception {
+    ShuffleSpec spec = spec(2, 3);
+    Tally expected = new Tally();
+    // Map 0: attempt 0 pushes and dies without ending; attempt 1 ends.
+    MapOutputWriter dead = new MapOutputWriter(client, spec, 0, 0);
+    for (int i = 0; i < 500; i++) writeRecord(dead, i % 3, record(0, 0, i, 100));
+    dead.abort();
+    // Map 1: attempt 0 ends first, then a speculative attempt 1 ends too.
+    MapOutputWriter winner = new MapOutputWriter(client, spec, 1, 0);
+    MapOutputWriter speculative = new MapOutputWriter(client, spec, 1, 1);
+    for (int i = 0; i < 500; i++) {
+      byte[] rec = record(1, 0, i, 100);
+      writeRecord(winner, i % 3, rec);
+      expected.add(rec);
+      writeRecord(speculative, i % 3, record(1, 1, i, 100));
+    }
+    MapOutputWriter retry = new MapOutputWriter(client, spec, 0, 1);
+    for (int i = 0; i < 300; i++) {
+      byte[] rec = record(0, 1, i, 50);
+      writeRecord(retry, i % 3, rec);
+      expected.add(rec);
+    }
+    winner.finish();
+    // The speculative attempt ends after the winner, but before the last map ends (so before commit).
+    speculative.finish();
+    retry.finish();
+    Tally got = readAll(spec, 0, 3, 0, 2);
+    assertEquals(expected.count, got.count);
+    assertEquals(expected.sum, got.sum);
+  }
+
+  @Test
+  void aBatchThatLandsTwiceIsReadOnce() throws Exception {
+    ShuffleSpec spec = spec(1, 1);
+    List<PartitionLocation> locs = client.locations(spec);
+    byte[] rec = record(9, 0, 0, 64);
+    byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
+    byte[] batch = new BatchCodec("lz4").encode(0, 0, 0, framed, 0, framed.length);
+    TransportClient c = client.pushClient(locs.get(0).getWorker());
+    for (int i = 0; i < 2; i++) { // a retry whose first try had landed
+      TransportClient.await(c.pushData(ShuffleKey.of(spec.appId, spec.shuffleId), 0, 0,
+          new NettyManagedBuffer(Unpooled.wrappedBuffer(batch)))).release();
+    }
+    client.mapperEnd(spec, 0, 0);
+    Tally got = readAll(spec, 0, 1, 0, 1);
+    assertEquals(1, got.count);
+  }
+
+  @Test
+  void mapRangesSelectTheirMapsOnly() throws Exception {
+    ShuffleSpec spec = spec(4, 2);
+    Tally[] perMap = new Tally[4];
+    for (int m = 0; m < 4; m++) {
+      perMap[m] = new Tally();
+      MapOutputWriter w = new MapOutputWriter(client, spec, m, 0);
+      for (int i = 0; i < 100; i++) {
+        byte[] rec = record(m, 0, i, 10);
+        writeRecord(w, 1, rec);
+        perMap[m].add(rec);
+      }
+      w.finish();
+    }
+    Tally got = readAll(spec, 1, 2, 1, 3);
+    assertEquals(perMap[1].count + perMap[2].count, got.count);
+    assertEquals(perMap[1].sum + perMap[2].sum, got.sum);
+  }
+
+  @Test
+  void shuffleWithNoDataReadsEmpty() throws Exception {
+    ShuffleSpec spec = spec(3, 4);
+    for (int m = 0; m < 3; m++) new MapOutputWriter(client, spec, m, 0).finish();
+    assertEquals(0, readAll(spec, 0, 4, 0, 3).count);
+    ShuffleSpec none = spec(0, 4);
+    assertEquals(0, readAll(none, 0, 4, 0, 0).count);
+  }
+
+  @Test
+  void unknownShuffleAndLocationAreRefusedClearly() throws Exception {
+    ShuffleSpec spec = spec(2, 2);
+    List<PartitionLocation> locs = client.locations(spec);
+    TransportClient c = client.pushClient(locs.get(0).getWorker());
+    RemoteException e = assertThrows(RemoteException.class, () -> TransportClient.await(c.pushData(
+        ShuffleKey.of("no-such-app", 7), 0, 0, new NettyManagedBuffer(Unpooled.wrappedBuffer(new byte[10])))));
+    assertTrue(e.getMessage().contains("unknown location"), e.getMessage());
+    assertTrue(e.getMessage().contains("no-such-app-7"), e.getMessage());
+
+    ShuffleSpec unknown = new ShuffleSpec(spec.appId, 999, 2, 2, "127.0.0.1", lifecycle.port());
+    RemoteException e2 = assertThrows(RemoteException.class, () -> client.reducerFiles(unknown, 0, 1));
+    assertTrue(e2.getMessage().contains("unknown shuffle 999"), e2.getMessage());
+
+    // The worker still serves everyone else.
+    byte[] ok = "still fine".getBytes(StandardCharsets.UTF_8);
+    MapOutputWriter w = new MapOutputWriter(client, spec, 0, 0);
+    writeRecord(w, 0, ok);
+    w.finish();
+    new MapOutputWriter(client, spec, 1, 0).finish();
+    assertEquals(1, readAll(spec, 0, 2, 0, 2).count);
+  }
+}

@@ -1,0 +1,112 @@
+package io.estuary.master;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
+import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerLost;
+import io.estuary.common.util.HostNames;
+import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.master.slots.RoundRobinSlotAllocator;
+import io.estuary.master.state.LocalStateLog;
+import io.estuary.master.state.MasterState;
+import io.estuary.master.state.StateLog;
+import io.estuary.master.state.WorkerId;
+import io.estuary.network.server.TransportServer;
+import java.io.Closeable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master: tracks workers, their disks and slots, hands out partition locations, and expires dead workers and
+ * applications. A single master keeps its log locally.
+ */
+public final class Master implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(Master.class);
+
+  private final StateLog log;
+  private final TransportServer server;
+  private final ScheduledExecutorService checker;
+  private final LivenessTracker workerLiveness;
+  private final LivenessTracker appLiveness;
+  private final String host;
+
+  public Master(EstuaryConf conf) {
+    this.log = new LocalStateLog();
+    this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
+    this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
+    MasterRpcHandler handler = new MasterRpcHandler(log, new RoundRobinSlotAllocator(), workerLiveness, appLiveness,
+        conf.get(MasterConfig.APPLICATION_TIMEOUT));
+    this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
+    this.server = new TransportServer(conf, "master", host, conf.get(MasterConfig.PORT), handler);
+    this.checker = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-liveness"));
+    long every = conf.get(MasterConfig.LIVENESS_CHECK_INTERVAL);
+    checker.scheduleWithFixedDelay(this::checkLiveness, every, every, TimeUnit.MILLISECONDS);
+  }
+
+  public int port() {
+    return server.port();
+  }
+
+  public String endpoint() {
+    return host + ":" + port();
+  }
+
+  /** Read access to the agreed state, for tests and the admin API. */
+  public <T> T state(java.util.function.Function<MasterState, T> reader) {
+    return log.stateMachine().read(reader);
+  }
+
+  void checkLiveness() {
+    try {
+      long now = System.currentTimeMillis();
+      Map<String, WorkerInfo> workers = new HashMap<>();
+      for (WorkerInfo w : log.stateMachine().read(MasterState::workers)) workers.put(WorkerId.of(w.getAddress()), w);
+      for (String id : workerLiveness.expired(workers.keySet(), now)) {
+        workerLiveness.forget(id);
+        WorkerInfo w = workers.get(id);
+        if (w == null) continue;
+        LOG.warn("Worker {} sent no heartbeat in time: declared lost", id);
+        log.submit(MasterCommand.newBuilder().setWorkerLost(WorkerLost.newBuilder().setWorker(w.getAddress())).build());
+      }
+      List<String> apps = new ArrayList<>(log.stateMachine().read(MasterState::applicationIds));
+      for (String app : appLiveness.expired(apps, now)) {
+        appLiveness.forget(app);
+        if (!apps.contains(app)) continue;
+        LOG.warn("Application {} sent no heartbeat in time: expired, its data will be deleted", app);
+        log.submit(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app)).build());
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Liveness check failed", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    checker.shutdownNow();
+    server.close();
+    log.close();
+  }
+
+  public static void main(String[] args) throws Exception {
+    EstuaryConf conf = EstuaryConf.forServer();
+    Master master = new Master(conf);
+    LOG.info("Estuary master started on {}", master.endpoint());
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      LOG.info("Estuary master stopping");
+      master.close();
+      stopped.countDown();
+    }, "master-shutdown"));
+    stopped.await();
+  }
+}

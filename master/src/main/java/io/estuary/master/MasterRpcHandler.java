@@ -1,0 +1,207 @@
+package io.estuary.master;
+
+import io.estuary.common.protocol.ApplicationRegistered;
+import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.protocol.Empty;
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.RegisterWorkerRequest;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsRequest;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.ShuffleUnregistered;
+import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.common.protocol.WorkerDisksChanged;
+import io.estuary.common.protocol.WorkerHeartbeatRequest;
+import io.estuary.common.protocol.WorkerHeartbeatResponse;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.master.slots.SlotAllocator;
+import io.estuary.master.state.MasterState;
+import io.estuary.master.state.StateLog;
+import io.estuary.master.state.WorkerId;
+import io.estuary.network.rpc.ControlRpcHandler;
+import io.netty.channel.Channel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Answers workers and drivers. Decisions are made here; state changes go through the {@link StateLog}. */
+final class MasterRpcHandler extends ControlRpcHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterRpcHandler.class);
+
+  private final StateLog log;
+  private final SlotAllocator allocator;
+  private final LivenessTracker workerLiveness;
+  private final LivenessTracker appLiveness;
+  private final long applicationTimeoutMs;
+  private final long startedAtMs = System.currentTimeMillis();
+  /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
+  private final Map<String, WorkerInfo> latestReports = new ConcurrentHashMap<>();
+  private final Object allocationLock = new Object();
+
+  MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
+      LivenessTracker appLiveness, long applicationTimeoutMs) {
+    super("master");
+    this.log = log;
+    this.allocator = allocator;
+    this.workerLiveness = workerLiveness;
+    this.appLiveness = appLiveness;
+    this.applicationTimeoutMs = applicationTimeoutMs;
+  }
+
+  @Override
+  protected void handle(Channel channel, Request request, Reply reply) {
+    long now = System.currentTimeMillis();
+    switch (request.getPayloadCase()) {
+      case REGISTER_WORKER: {
+        RegisterWorkerRequest r = request.getRegisterWorker();
+        String id = WorkerId.of(r.getWorker().getAddress());
+        latestReports.put(id, r.getWorker());
+        workerLiveness.touch(id, now);
+        LOG.info("Worker {} registered with {} disks", id, r.getWorker().getDisksCount());
+        after(log.submit(command(c -> c.setWorkerRegistered(WorkerRegistered.newBuilder().setWorker(r.getWorker())))),
+            reply, Empty::getDefaultInstance);
+        break;
+      }
+      case WORKER_HEARTBEAT:
+        workerHeartbeat(request.getWorkerHeartbeat(), reply, now);
+        break;
+      case APPLICATION_HEARTBEAT: {
+        String app = request.getApplicationHeartbeat().getAppId();
+        appLiveness.touch(app, now);
+        after(ensureApplication(app), reply, Empty::getDefaultInstance);
+        break;
+      }
+      case REQUEST_SLOTS:
+        requestSlots(request.getRequestSlots(), reply, now);
+        break;
+      case UNREGISTER_SHUFFLE: {
+        String app = request.getUnregisterShuffle().getAppId();
+        int shuffle = request.getUnregisterShuffle().getShuffleId();
+        after(log.submit(command(c -> c.setShuffleUnregistered(
+            ShuffleUnregistered.newBuilder().setAppId(app).setShuffleId(shuffle)))), reply, Empty::getDefaultInstance);
+        break;
+      }
+      case UNREGISTER_APPLICATION: {
+        String app = request.getUnregisterApplication().getAppId();
+        appLiveness.forget(app);
+        LOG.info("Application {} unregistered", app);
+        after(log.submit(command(c -> c.setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app)))),
+            reply, Empty::getDefaultInstance);
+        break;
+      }
+      default:
+        throw unsupported(request);
+    }
+  }
+
+  private void workerHeartbeat(WorkerHeartbeatRequest r, Reply reply, long now) {
+    String id = WorkerId.of(r.getWorker().getAddress());
+    WorkerInfo known = log.stateMachine().read(s -> s.worker(id));
+    if (known == null) {
+      reply.ok(WorkerHeartbeatResponse.newBuilder().setRegistered(false).build());
+      return;
+    }
+    workerLiveness.touch(id, now);
+    latestReports.put(id, r.getWorker());
+    WorkerHeartbeatResponse.Builder resp = WorkerHeartbeatResponse.newBuilder().setRegistered(true);
+    boolean longUp = now - startedAtMs > applicationTimeoutMs;
+    log.stateMachine().read(s -> {
+      for (String key : r.getShuffleKeysList()) {
+        String app = ShuffleKey.appId(key);
+        int shuffle = ShuffleKey.shuffleId(key);
+        // An app this master has never heard of is only expired once a live app would have re-registered.
+        boolean expired = s.wasRemoved(app) || s.isShuffleUnregistered(app, shuffle)
+            || (!s.hasApplication(app) && longUp);
+        if (expired) resp.addExpiredShuffleKeys(key);
+      }
+      return null;
+    });
+    CompletableFuture<Void> logged = CompletableFuture.completedFuture(null);
+    if (!diskStatuses(known).equals(diskStatuses(r.getWorker()))) {
+      LOG.info("Worker {} disks changed: {}", id, diskStatuses(r.getWorker()));
+      logged = log.submit(command(c -> c.setWorkerDisksChanged(
+          WorkerDisksChanged.newBuilder().setWorker(r.getWorker().getAddress()).addAllDisks(r.getWorker().getDisksList()))));
+    }
+    after(logged, reply, resp::build);
+  }
+
+  private static List<String> diskStatuses(WorkerInfo w) {
+    List<String> out = new ArrayList<>();
+    for (DiskInfo d : w.getDisksList()) out.add(d.getMountPoint() + "=" + d.getStatus());
+    return out;
+  }
+
+  private void requestSlots(RequestSlotsRequest r, Reply reply, long now) {
+    if (r.getNumPartitions() <= 0) {
+      throw new IllegalArgumentException("shuffle " + r.getShuffleId() + " of " + r.getAppId()
+          + " asks for " + r.getNumPartitions() + " partitions; need at least 1");
+    }
+    appLiveness.touch(r.getAppId(), now);
+    TransportSafe.join(ensureApplication(r.getAppId()));
+    List<PartitionLocation> locations;
+    synchronized (allocationLock) {
+      locations = log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId()));
+      if (locations == null) {
+        locations = allocator.allocate(r.getAppId(), r.getShuffleId(), r.getNumPartitions(), placementView());
+        final List<PartitionLocation> chosen = locations;
+        TransportSafe.join(log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
+            .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))));
+      } else if (locations.size() != r.getNumPartitions()) {
+        throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
+            + locations.size() + " partitions, not " + r.getNumPartitions());
+      }
+    }
+    reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locations).build());
+  }
+
+  /** Registered workers, with the newest disk facts each has reported. */
+  private List<WorkerInfo> placementView() {
+    List<WorkerInfo> out = new ArrayList<>();
+    for (WorkerInfo w : log.stateMachine().read(MasterState::workers)) {
+      out.add(latestReports.getOrDefault(WorkerId.of(w.getAddress()), w));
+    }
+    return out;
+  }
+
+  private CompletableFuture<Void> ensureApplication(String app) {
+    if (log.stateMachine().read(s -> s.hasApplication(app))) return CompletableFuture.completedFuture(null);
+    LOG.info("Application {} registered", app);
+    return log.submit(command(c -> c.setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app))));
+  }
+
+  private static MasterCommand command(java.util.function.Consumer<MasterCommand.Builder> fill) {
+    MasterCommand.Builder b = MasterCommand.newBuilder();
+    fill.accept(b);
+    return b.build();
+  }
+
+  private static void after(CompletableFuture<Void> logged, Reply reply, Supplier<com.google.protobuf.MessageLite> answer) {
+    logged.whenComplete((v, e) -> {
+      if (e != null) reply.fail("master could not record the change: " + e.getMessage());
+      else reply.ok(answer.get());
+    });
+  }
+
+  /** Waits for a log future, keeping its message. */
+  static final class TransportSafe {
+    private TransportSafe() {}
+
+    static void join(CompletableFuture<Void> f) {
+      try {
+        f.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        throw new EstuaryException("master could not record the change: " + e.getCause().getMessage(), e.getCause());
+      }
+    }
+  }
+}

@@ -1,0 +1,14 @@
+package io.estuary.master.slots;
+
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.WorkerInfo;
+import java.util.List;
+
+/** Decides where each partition of a new shuffle is written. Runs on the leader; its result is logged. */
+public interface SlotAllocator {
+  /**
+   * One location per partition, ordered by partition id, on the given workers (every one alive and with at least
+   * one healthy disk). Throws with a clear message when no placement is possible.
+   */
+  List<PartitionLocation> allocate(String appId, int shuffleId, int numPartitions, List<WorkerInfo> workers);
+}

@@ -1,0 +1,31 @@
+package io.estuary.master.state;
+
+import io.estuary.common.protocol.MasterCommand;
+import java.util.concurrent.CompletableFuture;
+
+/** The log of a single master: a command is committed as soon as it is applied. */
+public final class LocalStateLog implements StateLog {
+  private final MasterStateMachine stateMachine = new MasterStateMachine();
+
+  @Override
+  public CompletableFuture<Void> submit(MasterCommand command) {
+    try {
+      stateMachine.apply(command);
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      CompletableFuture<Void> f = new CompletableFuture<>();
+      f.completeExceptionally(e);
+      return f;
+    }
+  }
+
+  @Override
+  public MasterStateMachine stateMachine() {
+    return stateMachine;
+  }
+
+  @Override
+  public boolean isLeader() {
+    return true;
+  }
+}

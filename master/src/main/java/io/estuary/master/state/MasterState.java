@@ -1,0 +1,73 @@
+package io.estuary.master.state;
+
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.protocol.DiskStatus;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.WorkerInfo;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What the masters agree on: workers and their disks, applications, and the slots each shuffle holds. Changed only
+ * by {@link MasterStateMachine}; readers take a consistent view under the state machine's lock.
+ */
+public final class MasterState {
+  /** Registered, not lost, by {@link WorkerId}. Sorted so every replica iterates in the same order. */
+  final Map<String, WorkerInfo> workers = new TreeMap<>();
+  /** Application ids currently registered. */
+  final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
+  /** Applications removed recently; their data is expired even though the master no longer knows them. */
+  final Map<String, Boolean> recentlyRemoved = new LinkedHashMap<String, Boolean>() {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
+      return size() > 100_000;
+    }
+  };
+  /** Shuffles unregistered while their application lives on. */
+  final Map<String, Map<Integer, Boolean>> unregisteredShuffles = new HashMap<>();
+
+  public List<WorkerInfo> workers() {
+    return new ArrayList<>(workers.values());
+  }
+
+  public WorkerInfo worker(String workerId) {
+    return workers.get(workerId);
+  }
+
+  public boolean hasApplication(String appId) {
+    return applications.containsKey(appId);
+  }
+
+  public List<String> applicationIds() {
+    return new ArrayList<>(applications.keySet());
+  }
+
+  /** The locations of a shuffle, or null when none were allocated. */
+  public List<PartitionLocation> shuffle(String appId, int shuffleId) {
+    Map<Integer, List<PartitionLocation>> shuffles = applications.get(appId);
+    return shuffles == null ? null : shuffles.get(shuffleId);
+  }
+
+  public Map<Integer, List<PartitionLocation>> shuffles(String appId) {
+    Map<Integer, List<PartitionLocation>> s = applications.get(appId);
+    return s == null ? Collections.emptyMap() : Collections.unmodifiableMap(s);
+  }
+
+  public boolean wasRemoved(String appId) {
+    return recentlyRemoved.containsKey(appId);
+  }
+
+  public boolean isShuffleUnregistered(String appId, int shuffleId) {
+    Map<Integer, Boolean> s = unregisteredShuffles.get(appId);
+    return s != null && s.containsKey(shuffleId);
+  }
+
+  static boolean usable(DiskInfo d) {
+    return d.getStatus() == DiskStatus.DISK_HEALTHY;
+  }
+}

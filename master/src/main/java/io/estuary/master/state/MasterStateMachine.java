@@ -1,0 +1,84 @@
+package io.estuary.master.state;
+
+import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.ShuffleUnregistered;
+import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.common.protocol.WorkerDisksChanged;
+import io.estuary.common.protocol.WorkerInfo;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * Applies {@link MasterCommand}s to {@link MasterState}. Deterministic: the result depends only on the state and the
+ * command, never on clocks, randomness or the local machine, so every replica that applies the same log holds the
+ * same state. Decisions that need those (slot placement, liveness) are made before a command is logged, and the
+ * command carries their outcome.
+ */
+public final class MasterStateMachine {
+  private final MasterState state = new MasterState();
+  private long appliedCommands;
+
+  /** Applies one command. Commands that no longer make sense (a lost worker already gone) are no-ops. */
+  public synchronized void apply(MasterCommand command) {
+    appliedCommands++;
+    switch (command.getCommandCase()) {
+      case WORKER_REGISTERED: {
+        WorkerInfo w = command.getWorkerRegistered().getWorker();
+        state.workers.put(WorkerId.of(w.getAddress()), w);
+        break;
+      }
+      case WORKER_LOST:
+        state.workers.remove(WorkerId.of(command.getWorkerLost().getWorker()));
+        break;
+      case WORKER_DISKS_CHANGED: {
+        WorkerDisksChanged c = command.getWorkerDisksChanged();
+        String id = WorkerId.of(c.getWorker());
+        WorkerInfo w = state.workers.get(id);
+        if (w != null) state.workers.put(id, w.toBuilder().clearDisks().addAllDisks(c.getDisksList()).build());
+        break;
+      }
+      case APPLICATION_REGISTERED: {
+        String app = command.getApplicationRegistered().getAppId();
+        state.applications.computeIfAbsent(app, a -> new TreeMap<>());
+        state.recentlyRemoved.remove(app);
+        break;
+      }
+      case APPLICATION_REMOVED: {
+        ApplicationRemoved c = command.getApplicationRemoved();
+        state.applications.remove(c.getAppId());
+        state.unregisteredShuffles.remove(c.getAppId());
+        state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
+        break;
+      }
+      case SLOTS_ALLOCATED: {
+        SlotsAllocated c = command.getSlotsAllocated();
+        state.applications.computeIfAbsent(c.getAppId(), a -> new TreeMap<>())
+            .put(c.getShuffleId(), new ArrayList<>(c.getLocationsList()));
+        break;
+      }
+      case SHUFFLE_UNREGISTERED: {
+        ShuffleUnregistered c = command.getShuffleUnregistered();
+        java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
+        if (shuffles != null) shuffles.remove(c.getShuffleId());
+        state.unregisteredShuffles.computeIfAbsent(c.getAppId(), a -> new HashMap<>()).put(c.getShuffleId(), true);
+        break;
+      }
+      default:
+        throw new IllegalArgumentException("unknown master command " + command.getCommandCase());
+    }
+  }
+
+  /** Reads the state consistently with respect to concurrent applies. */
+  public synchronized <T> T read(Function<MasterState, T> reader) {
+    return reader.apply(state);
+  }
+
+  public synchronized long appliedCommands() {
+    return appliedCommands;
+  }
+}

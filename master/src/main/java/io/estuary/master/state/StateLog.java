@@ -1,0 +1,22 @@
+package io.estuary.master.state;
+
+import io.estuary.common.protocol.MasterCommand;
+import java.io.Closeable;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The only way master state changes: a command is appended to the log and, once committed, applied to the state
+ * machine. With one master the log is local; with several it is a Raft log and only the leader appends.
+ */
+public interface StateLog extends Closeable {
+  /** Completes when the command has been committed and applied. */
+  CompletableFuture<Void> submit(MasterCommand command);
+
+  MasterStateMachine stateMachine();
+
+  /** Whether this master may take decisions (always, for a single master; the Raft leader otherwise). */
+  boolean isLeader();
+
+  @Override
+  default void close() {}
+}

@@ -1,0 +1,47 @@
+package io.estuary.network.buffer;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultFileRegion;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.channels.FileChannel;
+
+/** A byte range of a file, sent with zero-copy (sendfile) when written to a channel. */
+public final class FileSegmentManagedBuffer extends ManagedBuffer {
+  private final File file;
+  private final long offset;
+  private final long length;
+
+  public FileSegmentManagedBuffer(File file, long offset, long length) {
+    this.file = file;
+    this.offset = offset;
+    this.length = length;
+  }
+
+  @Override public long size() { return length; }
+
+  @Override
+  public Object convertToNetty() {
+    // DefaultFileRegion opens the file lazily and closes it once transferred.
+    return new DefaultFileRegion(file, offset, length);
+  }
+
+  @Override
+  public ByteBuf toByteBuf() throws IOException {
+    ByteBuf buf = Unpooled.buffer((int) length);
+    try (RandomAccessFile raf = new RandomAccessFile(file, "r"); FileChannel ch = raf.getChannel()) {
+      buf.writeBytes(ch, offset, (int) length);
+    }
+    return buf;
+  }
+
+  @Override public ManagedBuffer retain() { return this; }
+  @Override public void release() {}
+
+  @Override
+  public String toString() {
+    return file + "[" + offset + "+" + length + "]";
+  }
+}

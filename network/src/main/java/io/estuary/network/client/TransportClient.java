@@ -1,0 +1,143 @@
+package io.estuary.network.client;
+
+import io.estuary.network.buffer.ManagedBuffer;
+import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.protocol.ChunkFetchRequest;
+import io.estuary.network.protocol.Message;
+import io.estuary.network.protocol.OneWayMessage;
+import io.estuary.network.protocol.PushData;
+import io.estuary.network.protocol.PushMergedData;
+import io.estuary.network.protocol.RpcRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import java.io.Closeable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One connection to a server. Every request has a timeout: a request without an answer in time fails with a
+ * message naming the server and the wait.
+ */
+public final class TransportClient implements Closeable {
+  private static final AtomicLong NEXT_REQUEST_ID = new AtomicLong(1);
+
+  private final Channel channel;
+  private final ResponseHandler handler;
+  private final long timeoutMs;
+  private final String remote;
+
+  TransportClient(Channel channel, ResponseHandler handler, long timeoutMs, String remote) {
+    this.channel = channel;
+    this.handler = handler;
+    this.timeoutMs = timeoutMs;
+    this.remote = remote;
+  }
+
+  public static long nextRequestId() {
+    return NEXT_REQUEST_ID.getAndIncrement();
+  }
+
+  public boolean isActive() {
+    return channel.isActive();
+  }
+
+  public String remoteAddress() {
+    return remote;
+  }
+
+  /** Sends a request; the future gets the response body (the caller releases it) or the failure. */
+  public CompletableFuture<ByteBuf> sendRpc(ByteBuf body) {
+    long id = nextRequestId();
+    return send(id, new RpcRequest(id, new NettyManagedBuffer(body)));
+  }
+
+  /** Sends a request and waits for its answer. */
+  public ByteBuf sendRpcSync(ByteBuf body) throws RemoteException {
+    return await(sendRpc(body));
+  }
+
+  /** Pushes one partition's batches; completes when the worker has taken them. */
+  public CompletableFuture<ByteBuf> pushData(String shuffleKey, int partitionId, int epoch, ManagedBuffer body) {
+    long id = nextRequestId();
+    return send(id, new PushData(id, shuffleKey, partitionId, epoch, body));
+  }
+
+  public CompletableFuture<ByteBuf> pushMergedData(String shuffleKey, int[] partitionIds, int[] epochs,
+      int[] offsets, ManagedBuffer body) {
+    long id = nextRequestId();
+    return send(id, new PushMergedData(id, shuffleKey, partitionIds, epochs, offsets, body));
+  }
+
+  public void send(ByteBuf oneWay) {
+    channel.writeAndFlush(new OneWayMessage(new NettyManagedBuffer(oneWay)));
+  }
+
+  /** Sends any message and tracks the answer under {@code requestId}. Exposed for protocol tests. */
+  public CompletableFuture<ByteBuf> send(long requestId, Message msg) {
+    CompletableFuture<ByteBuf> f = new CompletableFuture<>();
+    handler.addRpc(requestId, f);
+    channel.writeAndFlush(msg).addListener(w -> {
+      if (!w.isSuccess()) {
+        handler.removeRpc(requestId);
+        f.completeExceptionally(new RemoteException("failed to send to " + remote + ": " + w.cause(), w.cause()));
+      }
+    });
+    channel.eventLoop().schedule(() -> {
+      if (!f.isDone()) {
+        handler.removeRpc(requestId);
+        f.completeExceptionally(new RemoteException("no answer from " + remote + " within " + timeoutMs
+            + " ms (estuary.network.rpc.timeout)"));
+      }
+    }, timeoutMs, TimeUnit.MILLISECONDS);
+    return f;
+  }
+
+  public void fetchChunk(long streamId, int chunkIndex, ChunkReceivedCallback callback) {
+    handler.addChunk(streamId, chunkIndex, callback);
+    channel.writeAndFlush(new ChunkFetchRequest(streamId, chunkIndex)).addListener(w -> {
+      if (!w.isSuccess()) {
+        ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
+        if (cb != null) cb.onFailure(chunkIndex, new RemoteException("failed to send to " + remote, w.cause()));
+      }
+    });
+    channel.eventLoop().schedule(() -> {
+      ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
+      if (cb != null) {
+        cb.onFailure(chunkIndex, new RemoteException("chunk " + chunkIndex + " of stream " + streamId + " from "
+            + remote + " not received within " + timeoutMs + " ms (estuary.network.rpc.timeout)"));
+      }
+    }, timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** Waits for a future from this client, turning failures into RemoteException. */
+  public static <T> T await(CompletableFuture<T> f) throws RemoteException {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RemoteException("interrupted while waiting for an answer", e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof RemoteException) throw new RemoteException(c.getMessage(), c);
+      throw new RemoteException(String.valueOf(c), c);
+    }
+  }
+
+  public static ByteBuf wrap(byte[] bytes) {
+    return Unpooled.wrappedBuffer(bytes);
+  }
+
+  @Override
+  public void close() {
+    channel.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public String toString() {
+    return "TransportClient[" + remote + "]";
+  }
+
+}

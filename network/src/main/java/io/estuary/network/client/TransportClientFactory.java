@@ -1,0 +1,93 @@
+package io.estuary.network.client;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.NetworkConfig;
+import io.estuary.network.NettyUtils;
+import io.estuary.network.protocol.FrameDecoder;
+import io.estuary.network.protocol.MessageEncoder;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import java.io.Closeable;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Opens and caches one connection per remote address. Shared by everything in a process (one factory per
+ * process role), so threads and connections do not grow with the number of shuffles.
+ */
+public final class TransportClientFactory implements Closeable {
+  private final EventLoopGroup loops;
+  private final PooledByteBufAllocator allocator;
+  private final long maxFrameSize;
+  private final long timeoutMs;
+  private final int connectTimeoutMs;
+  private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
+
+  public TransportClientFactory(EstuaryConf conf, String name) {
+    this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
+    this.allocator = NettyUtils.allocator();
+    this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+    this.timeoutMs = conf.get(NetworkConfig.RPC_TIMEOUT);
+    this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, conf.get(NetworkConfig.CONNECT_TIMEOUT));
+  }
+
+  /** An active connection to {@code host:port}, opened if needed. */
+  public TransportClient client(String host, int port) throws RemoteException {
+    String key = host + ":" + port;
+    TransportClient c = clients.get(key);
+    if (c != null && c.isActive()) return c;
+    synchronized (this) {
+      c = clients.get(key);
+      if (c != null && c.isActive()) return c;
+      c = connect(host, port);
+      clients.put(key, c);
+      return c;
+    }
+  }
+
+  private TransportClient connect(String host, int port) throws RemoteException {
+    String remote = host + ":" + port;
+    ResponseHandler handler = new ResponseHandler(remote);
+    Bootstrap b = new Bootstrap()
+        .group(loops)
+        .channel(NioSocketChannel.class)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.SO_KEEPALIVE, true)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
+        .option(ChannelOption.ALLOCATOR, allocator)
+        .handler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline()
+                .addLast("encoder", MessageEncoder.INSTANCE)
+                .addLast("decoder", new FrameDecoder(maxFrameSize))
+                .addLast("handler", handler);
+          }
+        });
+    ChannelFuture f = b.connect(host, port);
+    if (!f.awaitUninterruptibly(connectTimeoutMs + 1000L, TimeUnit.MILLISECONDS)) {
+      f.channel().close();
+      throw new RemoteException("connecting to " + remote + " timed out after " + connectTimeoutMs + " ms");
+    }
+    if (!f.isSuccess()) {
+      throw new RemoteException("cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
+    }
+    Channel ch = f.channel();
+    return new TransportClient(ch, handler, timeoutMs, remote);
+  }
+
+  @Override
+  public void close() {
+    for (TransportClient c : clients.values()) c.close();
+    clients.clear();
+    loops.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+  }
+}

@@ -1,0 +1,39 @@
+package io.estuary.network.protocol;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.charset.StandardCharsets;
+
+/** Strings inside frame headers: an int byte count, then UTF-8. */
+final class Codec {
+  private Codec() {}
+
+  static int stringLength(String s) {
+    return 4 + s.getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  static void writeString(ByteBuf out, String s) {
+    byte[] b = s.getBytes(StandardCharsets.UTF_8);
+    out.writeInt(b.length);
+    out.writeBytes(b);
+  }
+
+  static String readString(ByteBuf in, MessageType type) {
+    need(in, 4, type);
+    int len = in.readInt();
+    if (len < 0 || len > in.readableBytes()) {
+      throw new ProtocolException("malformed " + type + " frame: a string of " + len
+          + " bytes does not fit in the " + in.readableBytes() + " bytes left");
+    }
+    String s = in.toString(in.readerIndex(), len, StandardCharsets.UTF_8);
+    in.skipBytes(len);
+    return s;
+  }
+
+  /** Fails with a precise message when a header is cut short. */
+  static void need(ByteBuf in, int bytes, MessageType type) {
+    if (in.readableBytes() < bytes) {
+      throw new ProtocolException("truncated " + type + " frame: header needs " + bytes + " more bytes, "
+          + in.readableBytes() + " left");
+    }
+  }
+}

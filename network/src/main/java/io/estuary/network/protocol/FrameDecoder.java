@@ -1,0 +1,79 @@
+package io.estuary.network.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.util.List;
+
+/**
+ * The one decoder: splits the byte stream into frames and frames into messages. Bytes are gathered in a composite
+ * buffer and frame bodies are slices of it, so pushed data reaches the handler without a copy.
+ *
+ * <p>A frame longer than the configured maximum, an unknown type byte or a truncated header raises a
+ * {@link ProtocolException}; the channel handler then reports it to the peer and closes the connection.
+ */
+public final class FrameDecoder extends ByteToMessageDecoder {
+  public static final int LENGTH_FIELD = 4;
+
+  private final long maxFrameSize;
+  private boolean failed;
+
+  public FrameDecoder(long maxFrameSize) {
+    this.maxFrameSize = maxFrameSize;
+    setCumulator(COMPOSITE_CUMULATOR);
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (failed) {
+      in.skipBytes(in.readableBytes()); // the connection is being closed; ignore whatever else arrives
+      return;
+    }
+    while (in.readableBytes() >= LENGTH_FIELD) {
+      long frameLength = in.getUnsignedInt(in.readerIndex());
+      if (frameLength > maxFrameSize) {
+        throw fail("frame of " + frameLength + " bytes exceeds estuary.network.maxFrameSize (" + maxFrameSize + ")");
+      }
+      if (frameLength < 1) {
+        throw fail("frame of length 0 has no type byte");
+      }
+      if (in.readableBytes() < LENGTH_FIELD + frameLength) {
+        return; // wait for the rest of the frame
+      }
+      in.skipBytes(LENGTH_FIELD);
+      byte typeId = in.readByte();
+      MessageType type = MessageType.fromId(typeId);
+      if (type == null) {
+        throw fail(String.format("unknown message type 0x%02x", typeId & 0xff));
+      }
+      ByteBuf frame = in.readSlice((int) frameLength - 1);
+      try {
+        out.add(decode(type, frame));
+      } catch (ProtocolException e) {
+        failed = true;
+        throw e;
+      }
+    }
+  }
+
+  private ProtocolException fail(String message) {
+    failed = true;
+    return new ProtocolException(message);
+  }
+
+  static Message decode(MessageType type, ByteBuf in) {
+    ManagedBufferFactory bodies = ManagedBufferFactory.INSTANCE;
+    switch (type) {
+      case RPC_REQUEST: return RpcRequest.decode(in, bodies);
+      case RPC_RESPONSE: return RpcResponse.decode(in, bodies);
+      case RPC_FAILURE: return RpcFailure.decode(in);
+      case ONE_WAY: return OneWayMessage.decode(in, bodies);
+      case PUSH_DATA: return PushData.decode(in, bodies);
+      case PUSH_MERGED_DATA: return PushMergedData.decode(in, bodies);
+      case CHUNK_FETCH_REQUEST: return ChunkFetchRequest.decode(in);
+      case CHUNK_FETCH_SUCCESS: return ChunkFetchSuccess.decode(in, bodies);
+      case CHUNK_FETCH_FAILURE: return ChunkFetchFailure.decode(in);
+      default: throw new ProtocolException("no decoder for " + type);
+    }
+  }
+}

@@ -1,0 +1,86 @@
+package io.estuary.network.rpc;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import io.estuary.common.ProtocolVersion;
+import io.estuary.common.protocol.Request;
+import io.estuary.network.server.ResponseCallback;
+import io.estuary.network.server.RpcHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Base of every server's control-request handler: parses the {@link Request}, refuses other protocol versions by
+ * name, and turns exceptions into failures that carry their message to the caller.
+ */
+public abstract class ControlRpcHandler implements RpcHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(ControlRpcHandler.class);
+
+  protected final String serverName;
+
+  protected ControlRpcHandler(String serverName) {
+    this.serverName = serverName;
+  }
+
+  /** Handles one request; answer through {@code reply}, now or later. Throwing fails the request. */
+  protected abstract void handle(Channel channel, Request request, Reply reply) throws Exception;
+
+  @Override
+  public final void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
+    Request request;
+    try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
+      request = Request.parseFrom(in);
+    } catch (InvalidProtocolBufferException e) {
+      callback.onFailure(serverName + ": malformed request: " + e.getMessage());
+      return;
+    } catch (IOException e) {
+      callback.onFailure(serverName + ": unreadable request: " + e);
+      return;
+    }
+    if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
+      callback.onFailure(serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
+          + "version " + request.getProtocolVersion() + "; upgrade the older side");
+      return;
+    }
+    Reply reply = new Reply(callback);
+    try {
+      handle(channel, request, reply);
+    } catch (Exception e) {
+      if (!(e instanceof IllegalArgumentException || e instanceof io.estuary.common.util.EstuaryException)) {
+        LOG.warn("{}: {} failed", serverName, request.getPayloadCase(), e);
+      }
+      reply.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+  }
+
+  protected final IllegalArgumentException unsupported(Request request) {
+    return new IllegalArgumentException(serverName + " does not handle " + request.getPayloadCase() + " requests");
+  }
+
+  /** The answer to one request; the first call wins, later ones are ignored. */
+  public static final class Reply {
+    private final ResponseCallback callback;
+    private boolean done;
+
+    Reply(ResponseCallback callback) {
+      this.callback = callback;
+    }
+
+    public synchronized void ok(MessageLite response) {
+      if (done) return;
+      done = true;
+      callback.onSuccess(Unpooled.wrappedBuffer(response.toByteArray()));
+    }
+
+    public synchronized void fail(String error) {
+      if (done) return;
+      done = true;
+      callback.onFailure(error);
+    }
+  }
+}

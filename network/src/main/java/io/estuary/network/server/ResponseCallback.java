@@ -1,0 +1,12 @@
+package io.estuary.network.server;
+
+import io.netty.buffer.ByteBuf;
+
+/** How a handler answers a request or a push, now or later from another thread. */
+public interface ResponseCallback {
+  /** {@code body} may be empty; ownership passes to the transport. */
+  void onSuccess(ByteBuf body);
+
+  /** The message goes to the caller verbatim: make it say what was wrong and what was asked. */
+  void onFailure(String error);
+}

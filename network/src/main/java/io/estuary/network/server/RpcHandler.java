@@ -1,0 +1,33 @@
+package io.estuary.network.server;
+
+import io.estuary.network.protocol.PushData;
+import io.estuary.network.protocol.PushMergedData;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+
+/** What a server does with the messages it receives. Called on Netty threads: never block here. */
+public interface RpcHandler {
+  /** A request. {@code body} is valid only during the call. */
+  void receive(Channel channel, ByteBuf body, ResponseCallback callback);
+
+  /** A push. The handler owns {@code push.body()} and must release it. */
+  default void receivePush(Channel channel, PushData push, ResponseCallback callback) {
+    push.body().release();
+    callback.onFailure("this server does not accept pushed data");
+  }
+
+  default void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+    push.body().release();
+    callback.onFailure("this server does not accept pushed data");
+  }
+
+  /** A message that expects no answer. {@code body} is valid only during the call. */
+  default void receiveOneWay(Channel channel, ByteBuf body) {}
+
+  /** Serves chunk fetches, or null when this server serves none. */
+  default StreamManager streamManager() {
+    return null;
+  }
+
+  default void channelInactive(Channel channel) {}
+}

@@ -1,0 +1,78 @@
+package io.estuary.network.server;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.network.NettyUtils;
+import io.estuary.network.protocol.FrameDecoder;
+import io.estuary.network.protocol.MessageEncoder;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.io.Closeable;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A Netty server on one port. Binds the configured host, or every interface only when asked to. */
+public final class TransportServer implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
+
+  private final String name;
+  private final EventLoopGroup boss;
+  private final EventLoopGroup workers;
+  private final Channel channel;
+  private final int port;
+
+  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
+    this.name = name;
+    long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+    this.boss = NettyUtils.eventLoops(1, name + "-accept");
+    this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
+    ServerBootstrap b = new ServerBootstrap()
+        .group(boss, workers)
+        .channel(NioServerSocketChannel.class)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.SO_KEEPALIVE, true)
+        .childOption(ChannelOption.ALLOCATOR, NettyUtils.allocator())
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline()
+                .addLast("encoder", MessageEncoder.INSTANCE)
+                .addLast("decoder", new FrameDecoder(maxFrame))
+                .addLast("handler", new RequestHandler(handler, name));
+          }
+        });
+    InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
+        : new InetSocketAddress(host, port);
+    ChannelFuture f = b.bind(addr).awaitUninterruptibly();
+    if (!f.isSuccess()) {
+      close();
+      throw new EstuaryException(name + " cannot listen on " + addr + ": " + f.cause().getMessage(), f.cause());
+    }
+    this.channel = f.channel();
+    this.port = ((InetSocketAddress) channel.localAddress()).getPort();
+    LOG.info("{} listening on {}", name, channel.localAddress());
+  }
+
+  /** The bound port (the real one when 0 was asked for). */
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public void close() {
+    if (channel != null) channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+  }
+}

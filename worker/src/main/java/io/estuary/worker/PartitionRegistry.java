@@ -1,0 +1,81 @@
+package io.estuary.worker;
+
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.worker.storage.CommittedFile;
+import io.estuary.worker.storage.PartitionFileWriter;
+import io.estuary.worker.storage.StorageManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The slots this worker holds: per shuffle, the writer of each reserved location and the files committed so far. */
+public final class PartitionRegistry {
+  private final StorageManager storage;
+  private final Map<String, ShuffleSlots> shuffles = new ConcurrentHashMap<>();
+
+  private static final class ShuffleSlots {
+    final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
+    final Map<Long, CommittedFile> committed = new ConcurrentHashMap<>();
+  }
+
+  public PartitionRegistry(StorageManager storage) {
+    this.storage = storage;
+  }
+
+  private static long key(int partitionId, int epoch) {
+    return ((long) partitionId << 32) | (epoch & 0xffffffffL);
+  }
+
+  /** Reserves the locations; already reserved ones are kept as they are (a driver may retry). */
+  public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
+    ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
+    for (PartitionLocation loc : locations) {
+      slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
+        PartitionFileWriter w = storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());
+        w.disk().activeSlots().incrementAndGet();
+        return w;
+      });
+    }
+  }
+
+  /** The writer of a reserved location, or null. */
+  public PartitionFileWriter writer(String shuffleKey, int partitionId, int epoch) {
+    ShuffleSlots slots = shuffles.get(shuffleKey);
+    return slots == null ? null : slots.writers.get(key(partitionId, epoch));
+  }
+
+  public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+    ShuffleSlots slots = shuffles.get(shuffleKey);
+    if (slots == null) return;
+    slots.committed.put(key(partitionId, epoch), file);
+    PartitionFileWriter w = slots.writers.get(key(partitionId, epoch));
+    if (w != null) w.disk().activeSlots().decrementAndGet();
+  }
+
+  public CommittedFile committedFile(String shuffleKey, int partitionId, int epoch) {
+    ShuffleSlots slots = shuffles.get(shuffleKey);
+    return slots == null ? null : slots.committed.get(key(partitionId, epoch));
+  }
+
+  public boolean hasShuffle(String shuffleKey) {
+    return shuffles.containsKey(shuffleKey);
+  }
+
+  public List<String> shuffleKeys() {
+    return new ArrayList<>(shuffles.keySet());
+  }
+
+  /** Forgets a shuffle and deletes its data. */
+  public void remove(String shuffleKey) {
+    ShuffleSlots slots = shuffles.remove(shuffleKey);
+    if (slots != null) {
+      for (Map.Entry<Long, PartitionFileWriter> e : slots.writers.entrySet()) {
+        if (!slots.committed.containsKey(e.getKey())) e.getValue().disk().activeSlots().decrementAndGet();
+        e.getValue().destroy();
+      }
+    }
+    storage.deleteShuffle(ShuffleKey.appId(shuffleKey), ShuffleKey.shuffleId(shuffleKey));
+  }
+}

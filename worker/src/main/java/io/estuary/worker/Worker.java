@@ -1,0 +1,108 @@
+package io.estuary.worker;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.util.HostNames;
+import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.rpc.MasterClient;
+import io.estuary.network.server.TransportServer;
+import io.estuary.worker.fetch.FetchHandler;
+import io.estuary.worker.push.PushHandler;
+import io.estuary.worker.storage.StorageManager;
+import java.io.Closeable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A worker: three servers (control, push, fetch) over one set of disks. Pushes merge per partition in memory and
+ * are flushed by per-disk threads; commits close the files; fetches stream them back in chunks.
+ */
+public final class Worker implements Closeable {
+  private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
+
+  private final StorageManager storage;
+  private final PartitionRegistry registry;
+  private final TransportServer rpcServer;
+  private final TransportServer pushServer;
+  private final TransportServer fetchServer;
+  private final TransportClientFactory masterClients;
+  private final MasterHeartbeater heartbeater;
+  private final WorkerAddress address;
+
+  public Worker(EstuaryConf conf) {
+    String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
+    this.storage = new StorageManager(conf);
+    this.registry = new PartitionRegistry(storage);
+    TransportServer rpc = null;
+    TransportServer push = null;
+    TransportServer fetch = null;
+    try {
+      rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
+          new WorkerControlHandler(registry));
+      push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
+          new PushHandler(registry, storage.memory()));
+      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT),
+          new FetchHandler(registry));
+    } catch (RuntimeException e) {
+      if (rpc != null) rpc.close();
+      if (push != null) push.close();
+      storage.close();
+      throw e;
+    }
+    this.rpcServer = rpc;
+    this.pushServer = push;
+    this.fetchServer = fetch;
+    this.address = WorkerAddress.newBuilder().setHost(host).setRpcPort(rpc.port()).setPushPort(push.port())
+        .setFetchPort(fetch.port()).build();
+    this.masterClients = new TransportClientFactory(conf, "worker-master-client");
+    this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)), this::info, registry,
+        conf.get(WorkerConfig.HEARTBEAT_INTERVAL));
+    heartbeater.start();
+  }
+
+  public WorkerAddress address() {
+    return address;
+  }
+
+  public WorkerInfo info() {
+    return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).build();
+  }
+
+  public boolean registeredWithMaster() {
+    return heartbeater.registered();
+  }
+
+  public PartitionRegistry registry() {
+    return registry;
+  }
+
+  public long bufferedBytes() {
+    return storage.memory().held();
+  }
+
+  @Override
+  public void close() {
+    heartbeater.close();
+    masterClients.close();
+    rpcServer.close();
+    pushServer.close();
+    fetchServer.close();
+    storage.close();
+  }
+
+  public static void main(String[] args) throws Exception {
+    Worker worker = new Worker(EstuaryConf.forServer());
+    LOG.info("Estuary worker started: {}", worker.address().toString().replace('\n', ' '));
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      LOG.info("Estuary worker stopping");
+      worker.close();
+      stopped.countDown();
+    }, "worker-shutdown"));
+    stopped.await();
+  }
+}

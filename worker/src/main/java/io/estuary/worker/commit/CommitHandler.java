@@ -1,0 +1,62 @@
+package io.estuary.worker.commit;
+
+import io.estuary.common.protocol.CommitFilesRequest;
+import io.estuary.common.protocol.CommitFilesResponse;
+import io.estuary.common.protocol.CommittedPartition;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.network.rpc.ControlRpcHandler.Reply;
+import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.storage.CommittedFile;
+import io.estuary.worker.storage.PartitionFileWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Stage end: flushes every listed location and reports each as committed or failed. A location this worker does
+ * not know (e.g. it restarted and lost it) is a failure, never a skip: skipping would lose its rows silently.
+ */
+public final class CommitHandler {
+  private final PartitionRegistry registry;
+
+  public CommitHandler(PartitionRegistry registry) {
+    this.registry = registry;
+  }
+
+  public void commit(CommitFilesRequest r, Reply reply) {
+    String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
+    CommitFilesResponse.Builder resp = CommitFilesResponse.newBuilder();
+    List<CompletableFuture<Void>> pending = new ArrayList<>();
+    StringBuilder reasons = new StringBuilder();
+    for (PartitionLocation loc : r.getLocationsList()) {
+      PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
+      if (w == null) {
+        synchronized (resp) {
+          resp.addFailed(loc);
+          reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
+              .append(" of ").append(key).append(" is unknown on this worker; ");
+        }
+        continue;
+      }
+      pending.add(w.commit().handle((CommittedFile f, Throwable e) -> {
+        synchronized (resp) {
+          if (e != null) {
+            resp.addFailed(loc);
+            reasons.append(e.getMessage()).append("; ");
+          } else {
+            registry.committed(key, loc.getPartitionId(), loc.getEpoch(), f);
+            resp.addCommitted(CommittedPartition.newBuilder().setPartitionId(loc.getPartitionId())
+                .setEpoch(loc.getEpoch()).setBytes(f.length()).setNumChunks(f.numChunks()));
+          }
+        }
+        return null;
+      }));
+    }
+    CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).whenComplete((v, e) -> {
+      synchronized (resp) {
+        reply.ok(resp.setFailureReason(reasons.toString()).build());
+      }
+    });
+  }
+}

@@ -1,0 +1,55 @@
+package io.estuary.worker.fetch;
+
+import io.estuary.network.buffer.FileSegmentManagedBuffer;
+import io.estuary.network.buffer.ManagedBuffer;
+import io.estuary.network.server.StreamManager;
+import io.estuary.worker.storage.CommittedFile;
+import io.netty.channel.Channel;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Streams opened by readers: each is a committed file read chunk by chunk. A stream is dropped once its last chunk
+ * is served or its connection closes.
+ */
+public final class StreamRegistry implements StreamManager {
+  private static final class OpenStream {
+    final CommittedFile file;
+    final Channel channel;
+
+    OpenStream(CommittedFile file, Channel channel) {
+      this.file = file;
+      this.channel = channel;
+    }
+  }
+
+  private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
+  private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
+
+  public long open(CommittedFile file, Channel channel) {
+    long id = nextId.incrementAndGet();
+    streams.put(id, new OpenStream(file, channel));
+    return id;
+  }
+
+  @Override
+  public ManagedBuffer getChunk(long streamId, int chunkIndex) {
+    OpenStream s = streams.get(streamId);
+    if (s == null) throw new IllegalArgumentException("unknown stream " + streamId + " (never opened, or finished)");
+    if (chunkIndex < 0 || chunkIndex >= s.file.numChunks()) {
+      throw new IllegalArgumentException("stream " + streamId + " has " + s.file.numChunks() + " chunks; "
+          + "chunk " + chunkIndex + " does not exist");
+    }
+    if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
+    return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex));
+  }
+
+  public void closeStreamsOf(Channel channel) {
+    streams.values().removeIf(s -> s.channel == channel);
+  }
+
+  public int openStreams() {
+    return streams.size();
+  }
+}

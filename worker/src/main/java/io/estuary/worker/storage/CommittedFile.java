@@ -1,0 +1,29 @@
+package io.estuary.worker.storage;
+
+import java.io.File;
+
+/** A partition file after commit: its length and where each chunk starts. Immutable; served to readers. */
+public final class CommittedFile {
+  private final File file;
+  private final long[] chunkOffsets;
+  private final long length;
+
+  public CommittedFile(File file, long[] chunkOffsets, long length) {
+    this.file = file;
+    this.chunkOffsets = chunkOffsets;
+    this.length = length;
+  }
+
+  public File file() { return file; }
+  public long length() { return length; }
+  public int numChunks() { return chunkOffsets.length; }
+
+  public long chunkOffset(int i) {
+    return chunkOffsets[i];
+  }
+
+  public long chunkLength(int i) {
+    long end = i + 1 < chunkOffsets.length ? chunkOffsets[i + 1] : length;
+    return end - chunkOffsets[i];
+  }
+}

@@ -1,0 +1,109 @@
+package io.estuary.worker.storage;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.common.util.ShuffleKey;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The worker's disks and where partition files go on them: {@code <dir>/<appId>/<shuffleId>/<partition>-<epoch>}. */
+public final class StorageManager {
+  private final Map<String, Disk> disks = new LinkedHashMap<>();
+  private final MemoryTracker memory;
+  private final long flushThreshold;
+  private final long chunkSize;
+
+  public StorageManager(EstuaryConf conf) {
+    this.memory = new MemoryTracker(conf.get(WorkerConfig.MAX_BUFFERED_BYTES));
+    this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
+    this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
+    int threads = conf.get(WorkerConfig.FLUSH_THREADS_PER_DISK);
+    long reserve = conf.get(WorkerConfig.DISK_RESERVE);
+    for (String d : conf.get(WorkerConfig.STORAGE_DIRS)) {
+      File dir = new File(d).getAbsoluteFile();
+      if (!dir.isDirectory() && !dir.mkdirs()) {
+        throw new EstuaryException(WorkerConfig.STORAGE_DIRS.key() + ": cannot create directory " + dir);
+      }
+      Disk disk = new Disk(dir, threads, reserve);
+      disks.put(disk.mountPoint(), disk);
+    }
+  }
+
+  public MemoryTracker memory() {
+    return memory;
+  }
+
+  public List<DiskInfo> diskInfos() {
+    List<DiskInfo> out = new ArrayList<>();
+    for (Disk d : disks.values()) out.add(d.info());
+    return out;
+  }
+
+  /** A writer for a reserved slot on the named disk (any healthy disk if that one is unknown here). */
+  public PartitionFileWriter newWriter(String appId, int shuffleId, int partitionId, int epoch, String mountPoint) {
+    Disk disk = disks.get(mountPoint);
+    if (disk == null || disk.failure() != null) disk = anyHealthyDisk();
+    File file = new File(shuffleDir(disk, appId, shuffleId), partitionId + "-" + epoch + ".data");
+    String name = ShuffleKey.of(appId, shuffleId) + " partition " + partitionId + " epoch " + epoch;
+    return new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize);
+  }
+
+  private Disk anyHealthyDisk() {
+    for (Disk d : disks.values()) if (d.failure() == null) return d;
+    throw new EstuaryException("no healthy disk on this worker");
+  }
+
+  private static File shuffleDir(Disk disk, String appId, int shuffleId) {
+    return new File(new File(disk.dir(), safe(appId)), Integer.toString(shuffleId));
+  }
+
+  private static String safe(String appId) {
+    return appId.replace('/', '_').replace('\\', '_').replace("..", "__");
+  }
+
+  /** Deletes every file of a shuffle on every disk, and the application's directory once it is empty. */
+  public void deleteShuffle(String appId, int shuffleId) {
+    for (Disk d : disks.values()) {
+      deleteTree(shuffleDir(d, appId, shuffleId).toPath());
+      File appDir = new File(d.dir(), safe(appId));
+      String[] left = appDir.list();
+      if (left != null && left.length == 0) appDir.delete();
+    }
+  }
+
+  static void deleteTree(Path root) {
+    if (!Files.exists(root)) return;
+    try {
+      Files.walkFileTree(root, new SimpleFileVisitor<Path>() {
+        @Override
+        public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
+          Files.deleteIfExists(f);
+          return FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+          Files.deleteIfExists(dir);
+          return FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      // left for the next expiry round
+    }
+  }
+
+  public void close() {
+    for (Disk d : disks.values()) d.flusher().close();
+  }
+}
