@@ -103,7 +103,7 @@ public final class ShuffleClient implements Closeable {
       throws RemoteException {
     return ControlClient.ask(driver(spec), Request.newBuilder().setGetReducerFileGroup(
         GetReducerFileGroupRequest.newBuilder().setShuffleId(spec.shuffleId).setStartPartition(startPartition)
-            .setEndPartition(endPartition).setNumMappers(spec.numMappers)), GetReducerFileGroupResponse.parser());
+            .setEndPartition(endPartition).setNumMappers(spec.numMappers).setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser());
   }
 
   public void forgetShuffle(String appId, int shuffleId) {

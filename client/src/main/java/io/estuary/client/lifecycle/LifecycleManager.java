@@ -254,7 +254,7 @@ public final class LifecycleManager implements Closeable {
           GetReducerFileGroupRequest r = request.getGetReducerFileGroup();
           ShuffleState s = shuffles.get(r.getShuffleId());
           if (s == null && r.getNumMappers() == 0) {
-            s = state(r.getShuffleId(), 0, r.getEndPartition());
+            s = state(r.getShuffleId(), 0, r.getNumPartitions());
             if (s.shouldStartCommit()) commit(s);
           }
           if (s == null) {

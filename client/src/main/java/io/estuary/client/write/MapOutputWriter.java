@@ -99,8 +99,22 @@ public final class MapOutputWriter {
   }
 
   private void pushPartition(int partition) {
+    pushBatch(partition, takeBatch(partition));
+  }
+
+  /**
+   * Pushes {@code data} as a batch of its own, after whatever the partition had buffered. For serializers whose
+   * streams cannot be concatenated: each batch then holds exactly one serialization stream.
+   */
+  public void writeBatch(int partition, byte[] data, int offset, int length) {
+    if (fill[partition] > 0) pushPartition(partition);
+    byte[] batch = codec.encode(mapId, attemptId, nextBatchId++, data, offset, length);
+    partitionBytes[partition] += batch.length;
+    pushBatch(partition, batch);
+  }
+
+  private void pushBatch(int partition, byte[] batch) {
     PartitionLocation loc = location(partition);
-    byte[] batch = takeBatch(partition);
     tracker.acquire(batch.length);
     send(new Push(loc.getWorker(), new int[] {partition}, new int[] {loc.getEpoch()}, new int[] {0}, batch, false), 0);
   }

@@ -1,0 +1,74 @@
+package org.apache.spark.shuffle.estuary;
+
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.network.client.RemoteException;
+import java.io.ByteArrayInputStream;
+import java.util.NoSuchElementException;
+import org.apache.spark.serializer.DeserializationStream;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import scala.Product2;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+import scala.collection.Iterator;
+
+/** The records of every batch a {@link ShuffleBatchReader} yields, each batch read as one deserialization stream. */
+final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object>> {
+  private final ShuffleBatchReader batches;
+  private final SerializerInstance ser;
+  private final ShuffleReadMetricsReporter metrics;
+  private Iterator<Tuple2<Object, Object>> current;
+  private DeserializationStream stream;
+  private boolean done;
+  private long lastBytes;
+
+  BatchRecordIterator(ShuffleBatchReader batches, SerializerInstance ser, ShuffleReadMetricsReporter metrics) {
+    this.batches = batches;
+    this.ser = ser;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public boolean hasNext() {
+    while (!done && (current == null || !current.hasNext())) {
+      if (stream != null) stream.close();
+      stream = null;
+      byte[] batch;
+      long t0 = System.nanoTime();
+      try {
+        batch = batches.next();
+      } catch (RemoteException e) {
+        throw new EstuaryFetchException("reading shuffle data failed: " + e.getMessage(), e);
+      }
+      metrics.incFetchWaitTime((System.nanoTime() - t0) / 1_000_000);
+      long fetched = batches.bytesFetched();
+      if (fetched > lastBytes) {
+        metrics.incRemoteBytesRead(fetched - lastBytes);
+        metrics.incRemoteBlocksFetched(1);
+        lastBytes = fetched;
+      }
+      if (batch == null) {
+        done = true;
+        batches.close();
+        return false;
+      }
+      stream = ser.deserializeStream(new ByteArrayInputStream(batch));
+      current = stream.asKeyValueIterator();
+    }
+    return !done;
+  }
+
+  @Override
+  public Product2<Object, Object> next() {
+    if (!hasNext()) throw new NoSuchElementException();
+    metrics.incRecordsRead(1);
+    return current.next();
+  }
+
+  /** A failed read of Estuary data; the task fails with this message. */
+  static final class EstuaryFetchException extends RuntimeException {
+    EstuaryFetchException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+}

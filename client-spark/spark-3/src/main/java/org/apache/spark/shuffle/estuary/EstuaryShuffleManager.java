@@ -1,0 +1,145 @@
+package org.apache.spark.shuffle.estuary;
+
+import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleSpec;
+import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.EstuaryConf;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark's entry point to Estuary: {@code spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager}
+ * plus {@code spark.estuary.master.endpoints}. Every shuffle goes through Estuary; when Estuary cannot work the job
+ * fails with a message saying why. It never falls back to Spark's own shuffle.
+ */
+public class EstuaryShuffleManager implements ShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleManager.class);
+
+  private final SparkConf sparkConf;
+  private final EstuaryConf conf;
+  private final boolean isDriver;
+  private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
+  private volatile LifecycleManager lifecycle;
+  private volatile ShuffleClient client;
+
+  public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
+    this.sparkConf = sparkConf;
+    this.isDriver = isDriver;
+    this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+  }
+
+  public EstuaryShuffleManager(SparkConf sparkConf) {
+    this(sparkConf, false);
+  }
+
+  private LifecycleManager lifecycle() {
+    LifecycleManager lm = lifecycle;
+    if (lm == null) {
+      synchronized (this) {
+        if (lifecycle == null) {
+          String host = sparkConf.get("spark.driver.host", "localhost");
+          lifecycle = new LifecycleManager(sparkConf.getAppId(), conf, host);
+        }
+        lm = lifecycle;
+      }
+    }
+    return lm;
+  }
+
+  private ShuffleClient client() {
+    ShuffleClient c = client;
+    if (c == null) {
+      synchronized (this) {
+        if (client == null) client = new ShuffleClient(conf);
+        c = client;
+      }
+    }
+    return c;
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    LifecycleManager lm = lifecycle();
+    ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffleId, dependency.rdd().getNumPartitions(),
+        dependency.partitioner().numPartitions(), lm.host(), lm.port());
+    return new EstuaryShuffleHandle<>(shuffleId, dependency, spec);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+      ShuffleWriteMetricsReporter metrics) {
+    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, client(),
+        metrics);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
+    return new EstuaryShuffleReader<>((EstuaryShuffleHandle<K, ?, C>) checked(handle), startMapIndex, endMapIndex,
+        startPartition, endPartition, context, client(), metrics);
+  }
+
+  /**
+   * Refuses a handle that is not ours, loudly. The usual cause is a second copy of Estuary's classes loaded by
+   * another class loader (spark.executor.userClassPathFirst=true with the Estuary jar among the user's jars).
+   */
+  static EstuaryShuffleHandle<?, ?, ?> checked(ShuffleHandle handle) {
+    if (handle instanceof EstuaryShuffleHandle) return (EstuaryShuffleHandle<?, ?, ?>) handle;
+    String name = handle == null ? "null" : handle.getClass().getName();
+    if (EstuaryShuffleHandle.class.getName().equals(name)) {
+      throw new IllegalStateException("Estuary cannot use shuffle handle " + handle.shuffleId() + ": its class was "
+          + "loaded by " + handle.getClass().getClassLoader() + " but the shuffle manager's by "
+          + EstuaryShuffleHandle.class.getClassLoader() + ". Two copies of the Estuary client are on the class "
+          + "path (is spark.executor.userClassPathFirst=true with the Estuary jar among the application's jars?). "
+          + "Put the Estuary jar on Spark's own class path only. Estuary never falls back to Spark's shuffle.");
+    }
+    throw new IllegalStateException("Estuary was given a shuffle handle it did not create (" + name + "); "
+        + "Estuary never falls back to Spark's shuffle.");
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    LifecycleManager lm = lifecycle;
+    if (lm != null) {
+      lm.unregisterShuffle(shuffleId);
+      if (client != null) client.forgetShuffle(lm.appId(), shuffleId);
+    } else if (client != null) {
+      client.forgetShuffle(sparkConf.getAppId(), shuffleId);
+    }
+    return true;
+  }
+
+  @Override
+  public ShuffleBlockResolver shuffleBlockResolver() {
+    return resolver;
+  }
+
+  @Override
+  public void stop() {
+    LifecycleManager lm = lifecycle;
+    if (lm != null) {
+      try {
+        lm.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Stopping the Estuary lifecycle manager failed", e);
+      }
+    }
+    if (client != null) client.close();
+  }
+
+  boolean isDriver() {
+    return isDriver;
+  }
+}

@@ -1,0 +1,91 @@
+package org.apache.spark.shuffle.estuary;
+
+import io.estuary.client.ShuffleClient;
+import io.estuary.client.write.MapOutputWriter;
+import io.estuary.common.config.ClientConfig;
+import java.io.IOException;
+import org.apache.spark.Partitioner;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.scheduler.MapStatus$;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.BlockManagerId$;
+import scala.Option;
+import scala.Product2;
+import scala.collection.Iterator;
+
+/**
+ * Writes one map task's output to Estuary: combines on the map side when the dependency asks for it, serializes,
+ * and pushes per partition. Nothing is sorted or spilled here; the workers merge each partition.
+ */
+final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
+  /**
+   * Where Spark believes the output lives. Not a real executor, so losing an executor never discards Estuary's
+   * output, and nothing ever fetches from it.
+   */
+  static final BlockManagerId LOCATION = BlockManagerId$.MODULE$.apply("estuary", "estuary", 1, Option.empty());
+
+  private final EstuaryShuffleHandle<K, V, ?> handle;
+  private final TaskContext context;
+  private final long mapTaskId;
+  private final ShuffleWriteMetricsReporter metrics;
+  private final MapOutputWriter out;
+  private final int batchSize;
+  private long[] partitionLengths;
+
+  EstuaryShuffleWriter(EstuaryShuffleHandle<K, V, ?> handle, long mapTaskId, TaskContext context, ShuffleClient client,
+      ShuffleWriteMetricsReporter metrics) {
+    this.handle = handle;
+    this.context = context;
+    this.mapTaskId = mapTaskId;
+    this.metrics = metrics;
+    // Stage retries restart attempt numbers at 0, so the stage attempt is part of the attempt id.
+    int attemptId = (context.stageAttemptNumber() << 16) | context.attemptNumber();
+    this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId);
+    this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public void write(Iterator<Product2<K, V>> records) throws IOException {
+    ShuffleDependency<K, V, ?> dep = handle.dependency();
+    Iterator<? extends Product2<K, ?>> it = records;
+    if (dep.mapSideCombine()) {
+      if (dep.aggregator().isEmpty()) throw new IllegalStateException("map-side combine without an aggregator");
+      it = (Iterator) dep.aggregator().get().combineValuesByKey((Iterator) records, context);
+    }
+    Partitioner partitioner = dep.partitioner();
+    RecordSerializer ser = RecordSerializer.create(dep.serializer(), out, handle.spec().numPartitions, batchSize);
+    long count = 0;
+    while (it.hasNext()) {
+      Product2<K, ?> r = it.next();
+      ser.write(partitioner.getPartition(r._1()), r._1(), r._2());
+      count++;
+    }
+    ser.flush();
+    long t0 = System.nanoTime();
+    partitionLengths = out.finish();
+    metrics.incWriteTime(System.nanoTime() - t0);
+    long bytes = 0;
+    for (long l : partitionLengths) bytes += l;
+    metrics.incBytesWritten(bytes);
+    metrics.incRecordsWritten(count);
+  }
+
+  @Override
+  public Option<MapStatus> stop(boolean success) {
+    if (!success || partitionLengths == null) {
+      out.abort();
+      return Option.empty();
+    }
+    return Option.apply(MapStatus$.MODULE$.apply(LOCATION, partitionLengths, mapTaskId));
+  }
+
+  @Override
+  public long[] getPartitionLengths() {
+    return partitionLengths;
+  }
+}

@@ -1,0 +1,178 @@
+package io.estuary.tests;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
+
+/**
+ * The jobs every shuffle implementation must agree on. Each returns a checksum of its output; a test runs it on
+ * native sort shuffle and on Estuary and compares.
+ */
+public final class ShuffleJobs {
+  private ShuffleJobs() {}
+
+  public static Map<String, Function<SparkSession, Checksum>> all() {
+    Map<String, Function<SparkSession, Checksum>> jobs = new LinkedHashMap<>();
+    jobs.put("groupByKey", ShuffleJobs::groupByKey);
+    jobs.put("reduceByKey", ShuffleJobs::reduceByKey);
+    jobs.put("sortByKey", ShuffleJobs::sortByKey);
+    jobs.put("join", ShuffleJobs::join);
+    jobs.put("repartitionWithEmptyPartitions", ShuffleJobs::repartitionWithEmptyPartitions);
+    jobs.put("emptyRdd", ShuffleJobs::emptyRdd);
+    jobs.put("recordLargerThanPushBuffer", ShuffleJobs::largeRecords);
+    jobs.put("twoThousandReducePartitions", ShuffleJobs::twoThousandPartitions);
+    jobs.put("sqlAggregation", ShuffleJobs::sqlAggregation);
+    jobs.put("sqlJoin", ShuffleJobs::sqlJoin);
+    jobs.put("mapTaskFailsOnceThenSucceeds", ShuffleJobs::mapTaskFailsOnce);
+    return jobs;
+  }
+
+  static JavaSparkContext jsc(SparkSession s) {
+    return JavaSparkContext.fromSparkContext(s.sparkContext());
+  }
+
+  static JavaPairRDD<Integer, Long> pairs(SparkSession s, int n, int keys, int slices) {
+    List<Integer> seeds = new ArrayList<>();
+    for (int i = 0; i < slices; i++) seeds.add(i);
+    return jsc(s).parallelize(seeds, slices).flatMapToPair(slice -> {
+      List<Tuple2<Integer, Long>> out = new ArrayList<>();
+      for (int i = slice; i < n; i += slices) out.add(new Tuple2<>((int) ((i * 2654435761L) % keys), (long) i));
+      return out.iterator();
+    });
+  }
+
+  static Checksum groupByKey(SparkSession s) {
+    return Checksum.of(pairs(s, 200_000, 5_000, 6).groupByKey(7).map(kv -> {
+      long sum = 0;
+      long n = 0;
+      for (long v : kv._2()) {
+        sum += v;
+        n++;
+      }
+      return kv._1() + ":" + n + ":" + sum;
+    }));
+  }
+
+  static Checksum reduceByKey(SparkSession s) {
+    return Checksum.of(pairs(s, 300_000, 20_000, 5).reduceByKey(Long::sum, 9).map(Tuple2::toString));
+  }
+
+  static Checksum sortByKey(SparkSession s) {
+    JavaPairRDD<Integer, Long> sorted = pairs(s, 100_000, 1_000_000, 4).sortByKey(true, 6);
+    // The output must be sorted across and within partitions: each partition reports its range.
+    List<long[]> ranges = sorted.mapPartitionsWithIndex((idx, it) -> {
+      long first = Long.MIN_VALUE;
+      long last = Long.MIN_VALUE;
+      long n = 0;
+      while (it.hasNext()) {
+        int k = it.next()._1();
+        if (k < last) throw new IllegalStateException("partition " + idx + " is not sorted");
+        if (n == 0) first = k;
+        last = k;
+        n++;
+      }
+      return java.util.Collections.singletonList(new long[] {idx, n, first, last}).iterator();
+    }, true).collect();
+    long prevLast = Long.MIN_VALUE;
+    for (long[] r : ranges) {
+      if (r[1] == 0) continue;
+      if (r[2] < prevLast) throw new IllegalStateException("partitions overlap at partition " + r[0]);
+      prevLast = r[3];
+    }
+    return Checksum.of(sorted.map(Tuple2::toString));
+  }
+
+  static Checksum join(SparkSession s) {
+    JavaPairRDD<Integer, Long> left = pairs(s, 50_000, 10_000, 4);
+    JavaPairRDD<Integer, String> right = pairs(s, 20_000, 10_000, 3).mapValues(v -> "r" + v);
+    return Checksum.of(left.join(right, 8).map(Tuple2::toString));
+  }
+
+  static Checksum repartitionWithEmptyPartitions(SparkSession s) {
+    JavaRDD<String> few = jsc(s).parallelize(Arrays.asList("a", "b", "c", "d", "e", "f", "g"), 3);
+    return Checksum.of(few.repartition(40));
+  }
+
+  static Checksum emptyRdd(SparkSession s) {
+    JavaPairRDD<Integer, Long> none = jsc(s).<Tuple2<Integer, Long>>parallelize(new ArrayList<>(), 4)
+        .mapToPair(t -> t);
+    Checksum a = Checksum.of(none.reduceByKey(Long::sum, 5).map(Tuple2::toString));
+    Checksum b = Checksum.of(jsc(s).<Tuple2<Integer, Long>>emptyRDD().mapToPair(t -> t).groupByKey(3)
+        .map(Tuple2::toString));
+    return new Checksum(a.count + b.count, a.sum + b.sum);
+  }
+
+  static Checksum largeRecords(SparkSession s) {
+    return Checksum.of(jsc(s).parallelize(Arrays.asList(0, 1, 2, 3, 4, 5), 3).mapToPair(i -> {
+      char[] c = new char[i % 2 == 0 ? 1_500_000 : 10];
+      Arrays.fill(c, (char) ('a' + i));
+      return new Tuple2<>(i % 3, new String(c));
+    }).groupByKey(2).map(kv -> {
+      long total = 0;
+      long h = 0;
+      for (String v : kv._2()) {
+        total += v.length();
+        h += Checksum.hash(v);
+      }
+      return kv._1() + ":" + total + ":" + h;
+    }));
+  }
+
+  static Checksum twoThousandPartitions(SparkSession s) {
+    return Checksum.of(pairs(s, 100_000, 50_000, 4).reduceByKey(Long::sum, 2000).map(Tuple2::toString));
+  }
+
+  static Checksum sqlAggregation(SparkSession s) {
+    Dataset<Row> df = s.range(0, 300_000).selectExpr("id % 2000 as k", "id as v", "cast(id % 7 as string) as t");
+    return Checksum.ofLocal(df.groupBy("k", "t").agg(
+        org.apache.spark.sql.functions.sum("v"), org.apache.spark.sql.functions.count("v"))
+        .collectAsList());
+  }
+
+  static Checksum sqlJoin(SparkSession s) {
+    Dataset<Row> a = s.range(0, 200_000).selectExpr("id % 5000 as k", "id as v");
+    Dataset<Row> b = s.range(0, 20_000).selectExpr("id % 5000 as k", "concat('x', id) as w");
+    return Checksum.ofLocal(a.join(b, "k").groupBy("k").agg(org.apache.spark.sql.functions.count("w"),
+        org.apache.spark.sql.functions.sum("v")).collectAsList());
+  }
+
+  static Checksum mapTaskFailsOnce(SparkSession s) {
+    JavaPairRDD<Integer, Long> flaky = pairs(s, 100_000, 3_000, 4).mapPartitionsToPair(it -> {
+      TaskContext ctx = TaskContext.get();
+      boolean failThisOne = ctx.partitionId() == 1 && ctx.attemptNumber() == 0;
+      List<Tuple2<Integer, Long>> out = new ArrayList<>();
+      it.forEachRemaining(out::add);
+      Iterator<Tuple2<Integer, Long>> inner = out.iterator();
+      return new Iterator<Tuple2<Integer, Long>>() {
+        int seen;
+
+        @Override
+        public boolean hasNext() {
+          return inner.hasNext();
+        }
+
+        @Override
+        public Tuple2<Integer, Long> next() {
+          // Fail halfway, after the writer has pushed some batches of this attempt.
+          if (failThisOne && ++seen == out.size() / 2) {
+            throw new IllegalStateException("injected failure of map 1, attempt 0");
+          }
+          return inner.next();
+        }
+      };
+    }, true);
+    return Checksum.of(flaky.reduceByKey(Long::sum, 5).map(Tuple2::toString));
+  }
+}

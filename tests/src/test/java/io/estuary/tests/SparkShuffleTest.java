@@ -1,0 +1,68 @@
+package io.estuary.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.worker.MiniCluster;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Every job of {@link ShuffleJobs} on native sort shuffle, then on Estuary (a real master and two real workers on
+ * loopback), in the same JVM: the outputs must match row for row (count and checksum).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SparkShuffleTest {
+  private final Map<String, Checksum> nativeResults = new HashMap<>();
+  private MiniCluster cluster;
+  private SparkSession spark;
+
+  @BeforeAll
+  void runNativeThenStartEstuary() throws Exception {
+    // local[2,4]: two cores, and a failed task is retried (up to 4 attempts).
+    SparkSession nativeSpark = SparkSessions.start(SparkSessions.base("local[2,4]", "native"));
+    try {
+      for (Map.Entry<String, Function<SparkSession, Checksum>> job : ShuffleJobs.all().entrySet()) {
+        nativeResults.put(job.getKey(), job.getValue().apply(nativeSpark));
+      }
+    } finally {
+      nativeSpark.stop();
+    }
+    cluster = new MiniCluster(2, 2, new EstuaryConf());
+    spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "estuary"),
+        cluster.masterEndpoint()));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    if (spark != null) spark.stop();
+    if (cluster != null) cluster.close();
+  }
+
+  @TestFactory
+  List<DynamicTest> estuaryMatchesNativeShuffle() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (Map.Entry<String, Function<SparkSession, Checksum>> job : ShuffleJobs.all().entrySet()) {
+      tests.add(DynamicTest.dynamicTest(job.getKey(), () -> {
+        Checksum expected = nativeResults.get(job.getKey());
+        Checksum actual = job.getValue().apply(spark);
+        assertEquals(expected, actual, job.getKey() + ": Estuary's output differs from native shuffle's");
+      }));
+    }
+    tests.add(DynamicTest.dynamicTest("dataWasWrittenToWorkers", () ->
+        assertTrue(cluster.dataFileCount() > 0, "no partition files on the workers: did Estuary shuffle at all?")));
+    return tests;
+  }
+
+}
