@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Regenerates docs/configuration.md from the ConfigEntry declarations.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -B -q -pl common -DskipTests install
+cp=$(mvn -B -q -pl common dependency:build-classpath -Dmdep.outputFile=/dev/stdout)
+java -cp "common/target/classes:$cp" io.estuary.common.config.ConfigDocGenerator docs/configuration.md

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The main job: builds Estuary if needed, starts a master and two workers on loopback, shuffles about 1 GB
+# through them with Spark, checks every record, prints the throughput, and stops the servers.
+# Usage: build/quickstart.sh [gigabytes]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[ -d dist/jars ] && [ -d dist/spark ] && [ -f bench/target/classes/io/estuary/bench/QuickstartJob.class ] \
+  || build/make-dist.sh
+work=$(mktemp -d /tmp/estuary-quickstart.XXXXXX)
+trap 'build/local-cluster.sh stop "$work"; rm -rf "$work"' EXIT
+build/local-cluster.sh start "$work"
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh io.estuary.bench.QuickstartJob 127.0.0.1:19097 "${1:-1}"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs a class of the bench module in a Spark driver JVM whose class path is Spark plus dist/'s shaded Estuary jar,
+# the way a user's application sees Estuary. Usage: build/spark-driver.sh main-class [args]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+cpfile=bench/target/spark-classpath.txt
+if [ ! -s "$cpfile" ] || [ bench/pom.xml -nt "$cpfile" ]; then
+  mvn -B -q -pl bench dependency:build-classpath -Dmdep.outputFile="$root/$cpfile" >/dev/null
+fi
+opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
+# shellcheck disable=SC2086
+exec java -Xmx${DRIVER_MEMORY:-6g} $opens -cp "bench/target/classes:$(cat "$cpfile"):$(ls dist/spark/*.jar)" "$@"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Starts or stops one Estuary server in the background: estuary-daemon.sh (start|stop) (master|worker)
+#
+# Reads $ESTUARY_CONF_DIR (default: <dist>/conf): estuary-env.sh, estuary-defaults.conf, log4j2.xml.
+# ESTUARY_INSTANCE (default 1) tells apart several servers of one role on one machine (pid and log names).
+set -euo pipefail
+
+usage() { echo "usage: $0 (start|stop) (master|worker)" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+action=$1
+role=$2
+case "$role" in
+  master) main=io.estuary.master.Master ;;
+  worker) main=io.estuary.worker.Worker ;;
+  *) usage ;;
+esac
+
+ESTUARY_HOME=${ESTUARY_HOME:-$(cd "$(dirname "$0")/.." && pwd)}
+export ESTUARY_CONF_DIR=${ESTUARY_CONF_DIR:-$ESTUARY_HOME/conf}
+[ -f "$ESTUARY_CONF_DIR/estuary-env.sh" ] && . "$ESTUARY_CONF_DIR/estuary-env.sh"
+ESTUARY_LOG_DIR=${ESTUARY_LOG_DIR:-$ESTUARY_HOME/logs}
+ESTUARY_PID_DIR=${ESTUARY_PID_DIR:-$ESTUARY_LOG_DIR}
+ESTUARY_INSTANCE=${ESTUARY_INSTANCE:-1}
+name="estuary-$role-$ESTUARY_INSTANCE"
+pidfile="$ESTUARY_PID_DIR/$name.pid"
+logfile="$ESTUARY_LOG_DIR/$name.log"
+mkdir -p "$ESTUARY_LOG_DIR" "$ESTUARY_PID_DIR"
+
+running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+
+case "$action" in
+  start)
+    if running; then
+      echo "$name is already running (pid $(cat "$pidfile"))"
+      exit 0
+    fi
+    JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+    if [ "$role" = master ]; then mem=${ESTUARY_MASTER_MEMORY:-1g}; else mem=${ESTUARY_WORKER_MEMORY:-1g}; fi
+    opts=(-Xmx"$mem" -XX:+UseG1GC -Dlog.estuary.file="$logfile")
+    if [ "$role" = worker ]; then opts+=(-XX:MaxDirectMemorySize="${ESTUARY_WORKER_OFFHEAP_MEMORY:-2g}"); fi
+    if [ -f "$ESTUARY_CONF_DIR/log4j2.xml" ]; then opts+=(-Dlog4j2.configurationFile="$ESTUARY_CONF_DIR/log4j2.xml"); fi
+    # shellcheck disable=SC2086
+    nohup "$JAVA" "${opts[@]}" ${ESTUARY_JAVA_OPTS:-} -cp "$ESTUARY_HOME/jars/*" "$main" \
+      >>"$ESTUARY_LOG_DIR/$name.out" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    sleep 1
+    if ! running; then
+      echo "$name failed to start; see $ESTUARY_LOG_DIR/$name.out and $logfile" >&2
+      tail -n 20 "$ESTUARY_LOG_DIR/$name.out" >&2 || true
+      rm -f "$pidfile"
+      exit 1
+    fi
+    echo "started $name (pid $(cat "$pidfile")), log: $logfile"
+    ;;
+  stop)
+    if ! running; then
+      echo "$name is not running"
+      rm -f "$pidfile"
+      exit 0
+    fi
+    pid=$(cat "$pidfile")
+    kill "$pid"
+    for _ in $(seq 1 60); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "$name did not stop in 30 s; killing it" >&2
+      kill -9 "$pid" || true
+    fi
+    rm -f "$pidfile"
+    echo "stopped $name"
+    ;;
+  *) usage ;;
+esac

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Starts an Estuary worker on this machine. See estuary-daemon.sh for the environment it reads.
+exec "$(dirname "$0")/estuary-daemon.sh" start worker

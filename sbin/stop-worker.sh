@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Stops an Estuary worker on this machine. See estuary-daemon.sh for the environment it reads.
+exec "$(dirname "$0")/estuary-daemon.sh" stop worker
