@@ -64,6 +64,11 @@ public final class TransportServer implements Closeable {
     LOG.info("{} listening on {}", name, channel.localAddress());
   }
 
+  /** The address the server socket is bound to. */
+  public InetSocketAddress boundAddress() {
+    return (InetSocketAddress) channel.localAddress();
+  }
+
   /** The bound port (the real one when 0 was asked for). */
   public int port() {
     return port;

@@ -1,0 +1,40 @@
+package io.estuary.tests;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.SparkSession;
+import scala.Tuple2;
+
+/**
+ * Run by {@link ShadedJarTest} in a JVM whose only Estuary classes are the shaded jar's: a shuffle through the
+ * cluster at args[0], checked against the expected sums. Prints "checksum OK" and where the manager came from.
+ */
+public final class ShadedJarJob {
+  private ShadedJarJob() {}
+
+  public static void main(String[] args) throws Exception {
+    SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2]", "shaded"), args[0]));
+    try {
+      JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+      List<Integer> data = new ArrayList<>();
+      for (int i = 0; i < 50_000; i++) data.add(i);
+      List<Tuple2<Integer, Long>> out = sc.parallelize(data, 4).mapToPair(i -> new Tuple2<>(i % 100, (long) i))
+          .reduceByKey(Long::sum, 7).collect();
+      long total = 0;
+      for (Tuple2<Integer, Long> t : out) total += t._2();
+      long expected = 49_999L * 50_000L / 2;
+      System.out.println("manager loaded from " + Class.forName(SparkSessions.MANAGER).getProtectionDomain()
+          .getCodeSource().getLocation());
+      System.out.println("netty inside the client: " + Class.forName(
+          "io.estuary.network.client.TransportClient").getDeclaredField("channel").getType().getName());
+      if (out.size() != 100 || total != expected) {
+        System.out.println("checksum MISMATCH: " + out.size() + " keys, total " + total);
+        System.exit(1);
+      }
+      System.out.println("checksum OK");
+    } finally {
+      spark.stop();
+    }
+  }
+}
