@@ -14,7 +14,7 @@ final class Sessions {
         .set("spark.driver.host", "127.0.0.1")
         .set("spark.driver.bindAddress", "127.0.0.1")
         .set("spark.ui.enabled", "false")
-        .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer");
     if (estuaryMaster != null) {
       conf.set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
           .set("spark.estuary.master.endpoints", estuaryMaster);

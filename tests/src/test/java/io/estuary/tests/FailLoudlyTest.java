@@ -76,9 +76,10 @@ class FailLoudlyTest {
       try {
         JavaPairRDD<Integer, Integer> rdd = JavaSparkContext.fromSparkContext(spark.sparkContext())
             .parallelize(Arrays.asList(1, 2, 3), 1).mapToPair(i -> new Tuple2<>(i, i));
-        ShuffleDependency<Integer, Integer, Integer> dep = new ShuffleDependency<>(rdd.rdd(),
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        ShuffleDependency<?, ?, ?> dep = new ShuffleDependency(rdd.rdd(),
             new HashPartitioner(2), spark.sparkContext().env().serializer(), scala.Option.empty(),
-            scala.Option.empty(), false, null, scala.reflect.ClassTag$.MODULE$.Int(),
+            scala.Option.empty(), false, new org.apache.spark.shuffle.ShuffleWriteProcessor(), scala.reflect.ClassTag$.MODULE$.Int(),
             scala.reflect.ClassTag$.MODULE$.Int(), scala.reflect.ClassTag$.MODULE$.Int());
         ShuffleHandle handle = dep.shuffleHandle();
         assertTrue(handle instanceof EstuaryShuffleHandle);

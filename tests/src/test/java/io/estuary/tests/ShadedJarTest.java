@@ -20,7 +20,7 @@ class ShadedJarTest {
 
   @Test
   void sparkJobRunsWithOnlyTheShadedJar() throws Exception {
-    File shaded = new File(System.getProperty("estuary.shaded.jar"));
+    File shaded = new File(System.getProperty("estuary.shaded.jar")).getCanonicalFile();
     assertTrue(shaded.isFile(), "build the shaded jar first (mvn verify builds it before this module): " + shaded);
     String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     List<String> cp = new ArrayList<>();
@@ -48,6 +48,7 @@ class ShadedJarTest {
       Process p = pb.start();
       assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the Spark job did not finish in 5 minutes");
       String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
+      out = String.join(" ", cmd) + "\n---\n" + out;
       assertEquals(0, p.exitValue(), out);
       assertTrue(out.contains("checksum OK"), out);
       assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
