@@ -50,7 +50,7 @@ public final class ShuffleClient implements Closeable {
     try {
       retryTimer.schedule(r, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      r.run(); // closing: try at once rather than drop it
+      java.util.concurrent.ForkJoinPool.commonPool().execute(r); // closing: try once more, off the event loop
     }
   }
 

@@ -1,7 +1,9 @@
 package io.estuary.worker;
 
+import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
@@ -35,6 +37,12 @@ public final class Worker implements Closeable {
 
   public Worker(EstuaryConf conf) {
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
+    long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+    if (conf.get(WorkerConfig.CHUNK_SIZE) + 1024 > maxFrame) {
+      // A chunk is at most chunkSize, or one push alone (which already fit in a frame), and goes out as one frame.
+      throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
+          + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
+    }
     this.storage = new StorageManager(conf);
     this.registry = new PartitionRegistry(storage);
     TransportServer rpc = null;

@@ -122,19 +122,21 @@ public final class LifecycleManager implements Closeable {
 
   // ------------------------------------------------------------------ register
 
-  private synchronized CompletableFuture<List<PartitionLocation>> register(ShuffleState s) {
+  private CompletableFuture<List<PartitionLocation>> register(ShuffleState s) {
     synchronized (s) {
-      if (s.slots == null) {
-        s.slots = CompletableFuture.supplyAsync(() -> allocate(s), work);
-        s.slots.whenComplete((v, e) -> {
+      CompletableFuture<List<PartitionLocation>> slots = s.slots;
+      if (slots == null) {
+        CompletableFuture<List<PartitionLocation>> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
+        s.slots = slots = created;
+        created.whenComplete((v, e) -> {
           if (e != null) {
             synchronized (s) {
-              s.slots = null; // let a later task try again
+              if (s.slots == created) s.slots = null; // let a later task try again
             }
           }
         });
       }
-      return s.slots;
+      return slots;
     }
   }
 

@@ -29,9 +29,9 @@ final class ChunkStream implements AutoCloseable {
   ByteBuf next() throws RemoteException {
     if (nextToRead >= numChunks) return null;
     while (nextToRequest < numChunks && nextToRequest < nextToRead + maxInFlight) request(nextToRequest++);
-    CompletableFuture<ByteBuf> f = chunks[nextToRead];
+    ByteBuf chunk = TransportClient.await(chunks[nextToRead]); // on failure the slot stays, so close() releases it
     chunks[nextToRead++] = null;
-    return TransportClient.await(f);
+    return chunk;
   }
 
   private void request(int index) {

@@ -22,9 +22,21 @@ public final class FileSegmentManagedBuffer extends ManagedBuffer {
 
   @Override public long size() { return length; }
 
+  /**
+   * Opens the file now, so a missing or unreadable file fails this request alone instead of the connection
+   * that would otherwise discover it while sending.
+   */
+  public FileSegmentManagedBuffer open() throws IOException {
+    if (!file.canRead()) throw new IOException(file + " cannot be read (deleted?)");
+    if (file.length() < offset + length) {
+      throw new IOException(file + " holds " + file.length() + " bytes, fewer than " + (offset + length));
+    }
+    return this;
+  }
+
   @Override
   public Object convertToNetty() {
-    // DefaultFileRegion opens the file lazily and closes it once transferred.
+    // DefaultFileRegion opens the file when it is sent and closes it once transferred.
     return new DefaultFileRegion(file, offset, length);
   }
 

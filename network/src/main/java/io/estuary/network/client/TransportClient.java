@@ -14,6 +14,7 @@ import io.netty.channel.Channel;
 import java.io.Closeable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -85,25 +86,44 @@ public final class TransportClient implements Closeable {
         f.completeExceptionally(new RemoteException("failed to send to " + remote + ": " + w.cause(), w.cause()));
       }
     });
-    channel.eventLoop().schedule(() -> {
+    ScheduledFuture<?> timeout = channel.eventLoop().schedule(() -> {
       if (!f.isDone()) {
         handler.removeRpc(requestId);
         f.completeExceptionally(new RemoteException("no answer from " + remote + " within " + timeoutMs
             + " ms (estuary.network.rpc.timeout)"));
       }
     }, timeoutMs, TimeUnit.MILLISECONDS);
+    f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks
     return f;
   }
 
   public void fetchChunk(long streamId, int chunkIndex, ChunkReceivedCallback callback) {
-    handler.addChunk(streamId, chunkIndex, callback);
+    ScheduledFuture<?>[] timeout = new ScheduledFuture<?>[1];
+    ChunkReceivedCallback cancelling = new ChunkReceivedCallback() {
+      @Override
+      public void onSuccess(int index, ByteBuf chunk) {
+        if (timeout[0] != null) timeout[0].cancel(false);
+        callback.onSuccess(index, chunk);
+      }
+
+      @Override
+      public void onFailure(int index, Throwable cause) {
+        if (timeout[0] != null) timeout[0].cancel(false);
+        callback.onFailure(index, cause);
+      }
+    };
+    timeout[0] = scheduleChunkTimeout(streamId, chunkIndex);
+    handler.addChunk(streamId, chunkIndex, cancelling);
     channel.writeAndFlush(new ChunkFetchRequest(streamId, chunkIndex)).addListener(w -> {
       if (!w.isSuccess()) {
         ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
         if (cb != null) cb.onFailure(chunkIndex, new RemoteException("failed to send to " + remote, w.cause()));
       }
     });
-    channel.eventLoop().schedule(() -> {
+  }
+
+  private ScheduledFuture<?> scheduleChunkTimeout(long streamId, int chunkIndex) {
+    return channel.eventLoop().schedule(() -> {
       ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
       if (cb != null) {
         cb.onFailure(chunkIndex, new RemoteException("chunk " + chunkIndex + " of stream " + streamId + " from "

@@ -30,6 +30,7 @@ public final class TransportClientFactory implements Closeable {
   private final long timeoutMs;
   private final int connectTimeoutMs;
   private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
+  private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
   public TransportClientFactory(EstuaryConf conf, String name) {
     this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
@@ -44,7 +45,7 @@ public final class TransportClientFactory implements Closeable {
     String key = host + ":" + port;
     TransportClient c = clients.get(key);
     if (c != null && c.isActive()) return c;
-    synchronized (this) {
+    synchronized (connectLocks.computeIfAbsent(key, k -> new Object())) { // per address: a dead host delays only itself
       c = clients.get(key);
       if (c != null && c.isActive()) return c;
       c = connect(host, port);

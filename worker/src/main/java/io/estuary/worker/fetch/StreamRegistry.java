@@ -42,7 +42,13 @@ public final class StreamRegistry implements StreamManager {
           + "chunk " + chunkIndex + " does not exist");
     }
     if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
-    return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex));
+    try {
+      return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex))
+          .open();
+    } catch (java.io.IOException e) {
+      streams.remove(streamId);
+      throw new IllegalStateException("chunk " + chunkIndex + " of stream " + streamId + ": " + e.getMessage(), e);
+    }
   }
 
   public void closeStreamsOf(Channel channel) {

@@ -2,8 +2,7 @@ package io.estuary.worker.storage;
 
 import io.estuary.common.util.EstuaryException;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -13,22 +12,30 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
- * Merges the pushes of one partition (one epoch) into one file. Pushed bodies are kept, uncopied, in an off-heap
- * composite buffer; once it holds a flush buffer's worth it goes to the disk's flusher, which writes it at the file
- * offset fixed when it was queued (so several flusher threads may write one file safely). Chunk boundaries are
- * recorded between pushes, and a push holds only whole batches, so every chunk starts on a batch.
+ * Merges the pushes of one partition (one epoch) into one file. Pushed bytes are gathered in an off-heap flush
+ * buffer; once it holds a flush buffer's worth it goes to the disk's flusher, which writes it at the file offset
+ * fixed when it was queued (so several flusher threads may write one file safely). Chunk boundaries fall between
+ * pushes, and a push holds only whole batches, so every chunk starts on a batch.
+ *
+ * <p>Copying a push into the flush buffer (one memcpy) frees the network buffer at once: a small push can never
+ * pin a large frame, and the memory limit counts what is really held.
  */
 public final class PartitionFileWriter {
+  private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+
   private final String name;
   private final File file;
   private final Disk disk;
   private final MemoryTracker memory;
-  private final long flushThreshold;
+  private final int flushThreshold;
   private final long chunkSize;
+  /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
+  private final Object fileLock = new Object();
 
-  private CompositeByteBuf pending;
+  private ByteBuf pending;
   private FileChannel channel;
   private long appended;
   private long flushAssigned;
@@ -37,7 +44,7 @@ public final class PartitionFileWriter {
   private int flushesInFlight;
   private Throwable error;
   private CompletableFuture<CommittedFile> commit;
-  private boolean destroyed;
+  private volatile boolean destroyed;
 
   public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
       long chunkSize) {
@@ -45,54 +52,59 @@ public final class PartitionFileWriter {
     this.file = file;
     this.disk = disk;
     this.memory = memory;
-    this.flushThreshold = flushThreshold;
+    this.flushThreshold = (int) flushThreshold;
     this.chunkSize = chunkSize;
-    this.pending = newBuffer();
-  }
-
-  private static CompositeByteBuf newBuffer() {
-    return ByteBufAllocator.DEFAULT.compositeDirectBuffer(Integer.MAX_VALUE);
   }
 
   public Disk disk() {
     return disk;
   }
 
-  /** Takes ownership of {@code data} (whole batches). Fails for a committed, destroyed or failed partition. */
-  public synchronized void append(ByteBuf data) {
-    if (error != null || commit != null || destroyed) {
+  /** Appends {@code data} (whole batches) and releases it. Fails for a committed, destroyed or failed partition. */
+  public void append(ByteBuf data) {
+    try {
+      synchronized (this) {
+        if (error != null) throw new EstuaryException(name + " cannot take data: an earlier write failed: " + error);
+        if (destroyed) throw new EstuaryException(name + " was deleted (its shuffle expired or was unregistered)");
+        if (commit != null) {
+          throw new EstuaryException(name + " is already committed; a late push from a map attempt that lost");
+        }
+        int n = data.readableBytes();
+        if (n == 0) return;
+        if (appended == 0) {
+          chunkOffsets.add(0L);
+        } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
+          chunkOffsets.add(appended); // a chunk never grows past chunkSize unless one push alone is larger
+          lastChunkStart = appended;
+        }
+        appended += n;
+        if (pending == null) pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, 64 * 1024)));
+        pending.writeBytes(data);
+        memory.add(n);
+        if (pending.readableBytes() >= flushThreshold) flushPending();
+      }
+    } finally {
       data.release();
-      if (error != null) throw new EstuaryException(name + " cannot take data: an earlier write failed: " + error);
-      if (destroyed) throw new EstuaryException(name + " was deleted (its shuffle expired or was unregistered)");
-      throw new EstuaryException(name + " is already committed; a late push from a map attempt that lost");
     }
-    int n = data.readableBytes();
-    if (n == 0) {
-      data.release();
-      return;
-    }
-    if (appended == 0) {
-      chunkOffsets.add(0L);
-    } else if (appended - lastChunkStart >= chunkSize) {
-      chunkOffsets.add(appended);
-      lastChunkStart = appended;
-    }
-    appended += n;
-    pending.addComponent(true, data);
-    memory.add(n);
-    if (pending.readableBytes() >= flushThreshold) flushPending();
   }
 
   private void flushPending() {
-    CompositeByteBuf buf = pending;
-    pending = newBuffer();
+    ByteBuf buf = pending;
+    pending = null;
     long position = flushAssigned;
     flushAssigned += buf.readableBytes();
     flushesInFlight++;
-    disk.flusher().submit(() -> write(buf, position));
+    try {
+      disk.flusher().submit(() -> write(buf, position));
+    } catch (RejectedExecutionException e) { // the worker is shutting down
+      flushesInFlight--;
+      memory.release(buf.readableBytes());
+      buf.release();
+      if (error == null) error = e;
+    }
   }
 
-  private void write(CompositeByteBuf buf, long position) {
+  private void write(ByteBuf buf, long position) {
     int n = buf.readableBytes();
     try {
       FileChannel ch = channel();
@@ -115,34 +127,41 @@ public final class PartitionFileWriter {
     }
   }
 
-  private synchronized FileChannel channel() throws IOException {
-    if (channel == null) {
+  private FileChannel channel() throws IOException {
+    synchronized (fileLock) {
       if (destroyed) throw new IOException(name + " was deleted");
-      Files.createDirectories(file.getParentFile().toPath());
-      channel = FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      if (channel == null) {
+        Files.createDirectories(file.getParentFile().toPath());
+        channel = FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      }
+      return channel;
     }
-    return channel;
+  }
+
+  private void closeFile() throws IOException {
+    synchronized (fileLock) {
+      if (channel != null) channel.close();
+    }
   }
 
   /** Flushes what is left and completes once every byte is on disk. Calling it again returns the same result. */
   public synchronized CompletableFuture<CommittedFile> commit() {
     if (commit != null) return commit;
     commit = new CompletableFuture<>();
-    if (pending.readableBytes() > 0) flushPending();
+    if (pending != null && pending.readableBytes() > 0) flushPending();
     finishCommitIfDone();
     return commit;
   }
 
   private void finishCommitIfDone() {
     if (commit == null || commit.isDone() || flushesInFlight > 0) return;
+    try {
+      closeFile();
+    } catch (IOException e) {
+      if (error == null) error = e;
+    }
     if (error != null) {
       commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
-      return;
-    }
-    try {
-      if (channel != null) channel.close();
-    } catch (IOException e) {
-      commit.completeExceptionally(new EstuaryException(name + " failed to close " + file + ": " + e, e));
       return;
     }
     long[] offsets = new long[chunkOffsets.size()];
@@ -151,18 +170,24 @@ public final class PartitionFileWriter {
   }
 
   /** Drops buffered data and deletes the file. */
-  public synchronized void destroy() {
-    if (destroyed) return;
-    destroyed = true;
-    memory.release(pending.readableBytes());
-    pending.release();
-    pending = newBuffer();
-    try {
-      if (channel != null) channel.close();
-    } catch (IOException ignored) {
-      // deleting anyway
+  public void destroy() {
+    synchronized (this) {
+      if (destroyed) return;
+      destroyed = true;
+      if (pending != null) {
+        memory.release(pending.readableBytes());
+        pending.release();
+        pending = null;
+      }
     }
-    if (!file.delete() && file.exists()) file.deleteOnExit();
+    synchronized (fileLock) {
+      try {
+        if (channel != null) channel.close();
+      } catch (IOException ignored) {
+        // deleting anyway
+      }
+      if (!file.delete() && file.exists()) file.deleteOnExit();
+    }
   }
 
   @Override
