@@ -1,5 +1,10 @@
 package io.estuary.bench;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -8,9 +13,8 @@ import java.util.function.Function;
 import org.apache.spark.api.java.JavaSparkContext;
 
 /**
- * Native sort shuffle against Estuary, same workloads, same JVM, one run. Prints each time and the
- * Estuary/native ratio, and fails when a checksum differs. Usage: ShuffleBenchmark master-host:port [scale]
- * (scale 1.0 = TeraSort-like on 2 GB).
+ * Native sort shuffle against Estuary, same workloads, one invocation of bench/run.sh. Prints each time and the
+ * Estuary/native ratio, and fails when a checksum differs (scale 1.0 = TeraSort-like on 2 GB).
  */
 public final class ShuffleBenchmark {
   private ShuffleBenchmark() {}
@@ -46,10 +50,11 @@ public final class ShuffleBenchmark {
     return w;
   }
 
-  static Map<String, Result> runAll(String estuaryMaster, double scale) {
+  /** Runs every workload on one shuffle implementation (estuaryMaster null: native) and records the results. */
+  static void runAll(String estuaryMaster, double scale, Path out) throws IOException {
     JavaSparkContext sc = Sessions.start(estuaryMaster == null ? "bench-native" : "bench-estuary", estuaryMaster, 2);
     sc.setLogLevel("WARN");
-    Map<String, Result> out = new LinkedHashMap<>();
+    List<String> lines = new ArrayList<>();
     try {
       // Warm up the JIT and the connections so neither side pays for them inside a timed workload.
       Workloads.sum(Workloads.shuffle(Workloads.records(sc, 200_000, 4, 99), 8));
@@ -59,30 +64,44 @@ public final class ShuffleBenchmark {
         double secs = (System.nanoTime() - t0) / 1e9;
         System.out.printf("  %-8s %-52s %7.2f s  %s%n", estuaryMaster == null ? "native" : "estuary", e.getKey(),
             secs, s);
-        out.put(e.getKey(), new Result(secs, s));
+        lines.add(e.getKey() + "\t" + secs + "\t" + s.count + "\t" + s.sum);
       }
     } finally {
       sc.stop();
     }
+    Files.write(out, lines, StandardCharsets.UTF_8);
+  }
+
+  static Map<String, Result> read(Path file) throws IOException {
+    Map<String, Result> out = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+      String[] f = line.split("\t");
+      out.put(f[0], new Result(Double.parseDouble(f[1]), new Workloads.Sum(Long.parseLong(f[2]), Long.parseLong(f[3]))));
+    }
     return out;
   }
 
-  public static void main(String[] args) {
-    String master = args[0];
-    double scale = args.length > 1 ? Double.parseDouble(args[1]) : 1.0;
-    System.out.println("Running every workload on native sort shuffle, then on Estuary (" + master + ")");
-    Map<String, Result> nat = runAll(null, scale);
-    Map<String, Result> est = runAll(master, scale);
+  /**
+   * {@code run native|estuary master scale out-file}: one implementation, in this JVM (bench/run.sh gives each its
+   * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-file estuary-file}: the table.
+   */
+  public static void main(String[] args) throws IOException {
+    if (args[0].equals("run")) {
+      runAll(args[1].equals("native") ? null : args[2], Double.parseDouble(args[3]), Paths.get(args[4]));
+      return;
+    }
+    Map<String, Result> nat = read(Paths.get(args[1]));
+    Map<String, Result> est = read(Paths.get(args[2]));
     System.out.println();
     System.out.printf("%-52s %10s %10s %8s  %s%n", "workload", "native s", "estuary s", "ratio", "checksum");
     List<String> bad = new ArrayList<>();
     for (String k : nat.keySet()) {
       Result n = nat.get(k);
       Result e = est.get(k);
-      boolean ok = n.sum.equals(e.sum);
+      boolean ok = e != null && n.sum.equals(e.sum);
       if (!ok) bad.add(k);
-      System.out.printf("%-52s %10.2f %10.2f %7.2fx  %s%n", k, n.seconds, e.seconds, e.seconds / n.seconds,
-          ok ? "OK" : "MISMATCH " + n.sum + " vs " + e.sum);
+      System.out.printf("%-52s %10.2f %10.2f %7.2fx  %s%n", k, n.seconds, e == null ? 0 : e.seconds,
+          e == null ? 0 : e.seconds / n.seconds, ok ? "OK" : "MISMATCH " + n.sum + " vs " + (e == null ? "-" : e.sum));
     }
     if (!bad.isEmpty()) {
       System.out.println("checksum mismatch in: " + bad);
