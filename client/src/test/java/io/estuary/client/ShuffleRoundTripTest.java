@@ -75,12 +75,11 @@ class ShuffleRoundTripTest {
   private static Tally readAll(ShuffleSpec spec, int start, int end, int startMap, int endMap) throws Exception {
     Tally t = new Tally();
     try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, start, end, startMap, endMap)) {
-      byte[] batch;
-      while ((batch = r.next()) != null) {
-        ByteBuffer b = ByteBuffer.wrap(batch);
-        while (b.hasRemaining()) {
-          byte[] rec = new byte[b.getInt()];
-          b.get(rec);
+      io.netty.buffer.ByteBuf b;
+      while ((b = r.next()) != null) {
+        while (b.isReadable()) {
+          byte[] rec = new byte[b.readInt()];
+          b.readBytes(rec);
           t.add(rec);
         }
       }
@@ -158,7 +157,7 @@ class ShuffleRoundTripTest {
     List<PartitionLocation> locs = client.locations(spec);
     byte[] rec = record(9, 0, 0, 64);
     byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
-    byte[] batch = new BatchCodec("lz4").encode(0, 0, 0, framed, 0, framed.length);
+    byte[] batch = new BatchCodec("lz4").encodeToArray(0, 0, 0, framed, 0, framed.length);
     TransportClient c = client.pushClient(locs.get(0).getWorker());
     for (int i = 0; i < 2; i++) { // a retry whose first try had landed
       TransportClient.await(c.pushData(ShuffleKey.of(spec.appId, spec.shuffleId), 0, 0,

@@ -1,78 +1,95 @@
 package io.estuary.client.batch;
 
 import io.estuary.common.util.EstuaryException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4FastDecompressor;
 
-/** Encodes serialized records into a batch (header + possibly compressed bytes) and decodes it back. */
+/**
+ * Encodes serialized records into a batch (header + possibly compressed bytes) and decodes it back. Batches live
+ * in pooled direct buffers, so nothing is copied again on the way to the socket and no garbage is left per batch.
+ * One instance per task: it keeps a scratch buffer for decompression.
+ */
 public final class BatchCodec {
   private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
+  private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
 
   private final int codec;
   private final LZ4Compressor compressor;
   private final LZ4FastDecompressor decompressor = LZ4.fastDecompressor();
+  private final CRC32 crc = new CRC32();
+  private byte[] scratch = new byte[0];
 
   public BatchCodec(String codecName) {
     this.codec = "lz4".equalsIgnoreCase(codecName) ? BatchHeader.CODEC_LZ4 : BatchHeader.CODEC_NONE;
     this.compressor = codec == BatchHeader.CODEC_LZ4 ? LZ4.fastCompressor() : null;
   }
 
-  /** A complete batch: header and data, ready to push. */
-  public byte[] encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
-    byte[] out;
-    int dataLength;
-    int usedCodec = codec;
-    if (codec == BatchHeader.CODEC_LZ4) {
-      out = new byte[BatchHeader.SIZE + compressor.maxCompressedLength(length)];
-      dataLength = compressor.compress(raw, offset, length, out, BatchHeader.SIZE);
-      if (dataLength >= length) { // incompressible: store it as it is
-        usedCodec = BatchHeader.CODEC_NONE;
+  /** A complete batch (header and data) in a pooled direct buffer the caller releases. */
+  public ByteBuf encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
+    int room = codec == BatchHeader.CODEC_LZ4 ? compressor.maxCompressedLength(length) : length;
+    ByteBuf out = ALLOC.directBuffer(BatchHeader.SIZE + room);
+    try {
+      ByteBuffer data = out.nioBuffer(BatchHeader.SIZE, room);
+      int usedCodec = BatchHeader.CODEC_NONE;
+      int dataLength = length;
+      if (codec == BatchHeader.CODEC_LZ4) {
+        int compressed = compressor.compress(ByteBuffer.wrap(raw), offset, length, data, 0, room);
+        if (compressed < length) { // otherwise incompressible: store it as it is
+          usedCodec = BatchHeader.CODEC_LZ4;
+          dataLength = compressed;
+        }
       }
-    } else {
-      out = null;
-      dataLength = length;
+      if (usedCodec == BatchHeader.CODEC_NONE) out.setBytes(BatchHeader.SIZE, raw, offset, length);
+      crc.reset();
+      crc.update(out.nioBuffer(BatchHeader.SIZE, dataLength));
+      out.setIndex(0, 0);
+      out.writeInt(mapId).writeInt(attemptId).writeInt(batchId).writeInt(usedCodec).writeInt(length)
+          .writeInt(dataLength).writeInt((int) crc.getValue());
+      out.writerIndex(BatchHeader.SIZE + dataLength);
+      return out;
+    } catch (RuntimeException e) {
+      out.release();
+      throw e;
     }
-    if (usedCodec == BatchHeader.CODEC_NONE) {
-      out = new byte[BatchHeader.SIZE + length];
-      System.arraycopy(raw, offset, out, BatchHeader.SIZE, length);
-      dataLength = length;
+  }
+
+  /** Encodes into a heap buffer; for tests and tools that build batches by hand. */
+  public byte[] encodeToArray(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
+    ByteBuf b = encode(mapId, attemptId, batchId, raw, offset, length);
+    try {
+      byte[] out = new byte[b.readableBytes()];
+      b.getBytes(b.readerIndex(), out);
+      return out;
+    } finally {
+      b.release();
     }
-    CRC32 crc = new CRC32();
-    crc.update(out, BatchHeader.SIZE, dataLength);
-    ByteBuffer h = ByteBuffer.wrap(out, 0, BatchHeader.SIZE);
-    h.putInt(mapId).putInt(attemptId).putInt(batchId).putInt(usedCodec).putInt(length).putInt(dataLength)
-        .putInt((int) crc.getValue());
-    if (out.length == BatchHeader.SIZE + dataLength) return out;
-    byte[] exact = new byte[BatchHeader.SIZE + dataLength];
-    System.arraycopy(out, 0, exact, 0, exact.length);
-    return exact;
   }
 
   /**
    * Checks and decodes the data of a batch whose header fields were already read; {@code data} holds
-   * {@code dataLength} bytes at {@code offset}.
+   * {@code dataLength} bytes at {@code offset}. The result is valid until the next call: it is a view of
+   * {@code data} (uncompressed batches) or of this codec's scratch buffer.
    */
-  public byte[] decode(int codecId, int rawLength, int checksum, byte[] data, int offset, int dataLength,
+  public ByteBuf decode(int codecId, int rawLength, int checksum, ByteBuf data, int offset, int dataLength,
       String where) {
-    CRC32 crc = new CRC32();
-    crc.update(data, offset, dataLength);
+    crc.reset();
+    crc.update(data.nioBuffer(offset, dataLength));
     if ((int) crc.getValue() != checksum) {
       throw new EstuaryException("corrupt batch in " + where + ": checksum mismatch over " + dataLength + " bytes");
     }
     switch (codecId) {
-      case BatchHeader.CODEC_NONE: {
-        byte[] out = new byte[dataLength];
-        System.arraycopy(data, offset, out, 0, dataLength);
-        return out;
-      }
-      case BatchHeader.CODEC_LZ4: {
-        byte[] out = new byte[rawLength];
-        decompressor.decompress(data, offset, out, 0, rawLength);
-        return out;
-      }
+      case BatchHeader.CODEC_NONE:
+        return data.slice(offset, dataLength);
+      case BatchHeader.CODEC_LZ4:
+        if (scratch.length < rawLength) scratch = new byte[Math.max(rawLength, scratch.length * 2)];
+        decompressor.decompress(data.nioBuffer(offset, dataLength), 0, ByteBuffer.wrap(scratch), 0, rawLength);
+        return Unpooled.wrappedBuffer(scratch, 0, rawLength);
       default:
         throw new EstuaryException("corrupt batch in " + where + ": unknown codec " + codecId);
     }

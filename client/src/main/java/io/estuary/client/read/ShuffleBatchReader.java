@@ -16,7 +16,6 @@ import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
 import io.netty.buffer.ByteBuf;
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashSet;
@@ -44,7 +43,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private final Set<Long> seenBatches = new HashSet<>();
   private ChunkStream stream;
   private String streamName;
-  private byte[] chunk;
+  private ByteBuf chunk;
   private int chunkPos;
   private int chunkLen;
   private long bytesFetched;
@@ -81,31 +80,34 @@ public final class ShuffleBatchReader implements AutoCloseable {
     }
   }
 
-  /** The next batch's decoded bytes (serialized records), or null when all is read. */
-  public byte[] next() throws RemoteException {
+  /**
+   * The next batch's decoded bytes (serialized records), or null when all is read. The buffer is valid until the
+   * next call (it is a view of the fetched chunk or of the decompression buffer); the caller does not release it.
+   */
+  public ByteBuf next() throws RemoteException {
     if (mapAttempts == null) init();
     while (true) {
       while (chunkPos < chunkLen) {
-        byte[] batch = nextBatchInChunk();
+        ByteBuf batch = nextBatchInChunk();
         if (batch != null) return batch;
       }
       if (!loadNextChunk()) return null;
     }
   }
 
-  private byte[] nextBatchInChunk() {
+  private ByteBuf nextBatchInChunk() {
     if (chunkLen - chunkPos < BatchHeader.SIZE) {
       throw new EstuaryException("corrupt data in " + streamName + ": " + (chunkLen - chunkPos)
           + " trailing bytes are not a batch");
     }
-    ByteBuffer h = ByteBuffer.wrap(chunk, chunkPos, BatchHeader.SIZE);
-    int mapId = h.getInt();
-    int attemptId = h.getInt();
-    int batchId = h.getInt();
-    int codecId = h.getInt();
-    int rawLength = h.getInt();
-    int dataLength = h.getInt();
-    int checksum = h.getInt();
+    int h = chunkPos;
+    int mapId = chunk.getInt(h);
+    int attemptId = chunk.getInt(h + 4);
+    int batchId = chunk.getInt(h + 8);
+    int codecId = chunk.getInt(h + 12);
+    int rawLength = chunk.getInt(h + 16);
+    int dataLength = chunk.getInt(h + 20);
+    int checksum = chunk.getInt(h + 24);
     int dataStart = chunkPos + BatchHeader.SIZE;
     if (dataLength < 0 || dataLength > chunkLen - dataStart || rawLength < 0) {
       throw new EstuaryException("corrupt data in " + streamName + ": batch of " + dataLength + " bytes overruns "
@@ -127,21 +129,22 @@ public final class ShuffleBatchReader implements AutoCloseable {
         open(loc);
         continue;
       }
+      releaseChunk();
       ByteBuf buf = stream.next();
       if (buf == null) {
         stream.close();
         stream = null;
         continue;
       }
-      try {
-        chunkLen = buf.readableBytes();
-        if (chunk == null || chunk.length < chunkLen) chunk = new byte[chunkLen];
-        buf.getBytes(buf.readerIndex(), chunk, 0, chunkLen);
-        chunkPos = 0;
-        bytesFetched += chunkLen;
-      } finally {
+      // Batches are decoded straight out of the fetched buffer: offsets below are relative to its start.
+      chunk = buf.readerIndex() == 0 ? buf : buf.slice();
+      if (chunk != buf) {
+        chunk.retain();
         buf.release();
       }
+      chunkLen = chunk.readableBytes();
+      chunkPos = 0;
+      bytesFetched += chunkLen;
       return true;
     }
   }
@@ -169,10 +172,19 @@ public final class ShuffleBatchReader implements AutoCloseable {
     return batchesRead;
   }
 
+  private void releaseChunk() {
+    if (chunk != null) {
+      chunk.release();
+      chunk = null;
+      chunkPos = 0;
+      chunkLen = 0;
+    }
+  }
+
   @Override
   public void close() {
     if (stream != null) stream.close();
     stream = null;
-    chunk = null;
+    releaseChunk();
   }
 }

@@ -13,6 +13,7 @@ import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -90,15 +91,16 @@ public final class MapOutputWriter {
     return locations.get(partition);
   }
 
-  private byte[] takeBatch(int partition) {
-    byte[] batch = codec.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, fill[partition]);
+  private ByteBuf takeBatch(int partition) {
+    ByteBuf batch = codec.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, fill[partition]);
     fill[partition] = 0;
     if (buffers[partition].length > bufferSize) buffers[partition] = null; // do not keep a huge record's buffer
-    partitionBytes[partition] += batch.length;
+    partitionBytes[partition] += batch.readableBytes();
     return batch;
   }
 
   private void pushPartition(int partition) {
+    location(partition); // register the shuffle before encoding, so a failure leaves no batch to release
     pushBatch(partition, takeBatch(partition));
   }
 
@@ -108,14 +110,20 @@ public final class MapOutputWriter {
    */
   public void writeBatch(int partition, byte[] data, int offset, int length) {
     if (fill[partition] > 0) pushPartition(partition);
-    byte[] batch = codec.encode(mapId, attemptId, nextBatchId++, data, offset, length);
-    partitionBytes[partition] += batch.length;
+    ByteBuf batch = codec.encode(mapId, attemptId, nextBatchId++, data, offset, length);
+    partitionBytes[partition] += batch.readableBytes();
     pushBatch(partition, batch);
   }
 
-  private void pushBatch(int partition, byte[] batch) {
-    PartitionLocation loc = location(partition);
-    tracker.acquire(batch.length);
+  private void pushBatch(int partition, ByteBuf batch) {
+    PartitionLocation loc;
+    try {
+      loc = location(partition);
+      tracker.acquire(batch.readableBytes());
+    } catch (RuntimeException e) {
+      batch.release();
+      throw e;
+    }
     send(new Push(loc.getWorker(), new int[] {partition}, new int[] {loc.getEpoch()}, new int[] {0}, batch, false), 0);
   }
 
@@ -141,12 +149,12 @@ public final class MapOutputWriter {
       workers.put(id, w);
     }
     for (Map.Entry<String, List<Integer>> e : byWorker.entrySet()) {
-      List<byte[]> batches = new ArrayList<>();
+      List<ByteBuf> batches = new ArrayList<>();
       List<Integer> parts = new ArrayList<>();
       long size = 0;
       for (int p : e.getValue()) {
-        byte[] b = takeBatch(p);
-        if (size > 0 && size + b.length > mergedSize) {
+        ByteBuf b = takeBatch(p);
+        if (size > 0 && size + b.readableBytes() > mergedSize) {
           sendMerged(workers.get(e.getKey()), parts, batches);
           batches = new ArrayList<>();
           parts = new ArrayList<>();
@@ -154,59 +162,65 @@ public final class MapOutputWriter {
         }
         batches.add(b);
         parts.add(p);
-        size += b.length;
+        size += b.readableBytes();
       }
       if (!batches.isEmpty()) sendMerged(workers.get(e.getKey()), parts, batches);
     }
   }
 
-  private void sendMerged(WorkerAddress worker, List<Integer> parts, List<byte[]> batches) {
+  /** One push of several partitions' batches; the body is a composite of them, nothing is copied. */
+  private void sendMerged(WorkerAddress worker, List<Integer> parts, List<ByteBuf> batches) {
     int n = parts.size();
-    int total = 0;
-    for (byte[] b : batches) total += b.length;
-    byte[] body = new byte[total];
     int[] ids = new int[n];
     int[] epochs = new int[n];
     int[] offsets = new int[n];
+    CompositeByteBuf body = Unpooled.compositeBuffer(Math.max(2, n));
     int pos = 0;
     for (int i = 0; i < n; i++) {
       ids[i] = parts.get(i);
       epochs[i] = location(ids[i]).getEpoch();
       offsets[i] = pos;
-      System.arraycopy(batches.get(i), 0, body, pos, batches.get(i).length);
-      pos += batches.get(i).length;
+      pos += batches.get(i).readableBytes();
+      body.addComponent(true, batches.get(i));
     }
-    tracker.acquire(body.length);
+    try {
+      tracker.acquire(body.readableBytes());
+    } catch (RuntimeException e) {
+      body.release();
+      throw e;
+    }
     send(new Push(worker, ids, epochs, offsets, body, n > 1), 0);
   }
 
-  /** One push request, kept until acknowledged so it can be sent again. */
+  /** One push request, kept (and its body held) until it finally succeeds or fails, so it can be sent again. */
   private final class Push {
     final WorkerAddress worker;
     final int[] partitions;
     final int[] epochs;
     final int[] offsets;
-    final byte[] body;
+    final ByteBuf body;
+    final int size;
     final boolean merged;
 
-    Push(WorkerAddress worker, int[] partitions, int[] epochs, int[] offsets, byte[] body, boolean merged) {
+    Push(WorkerAddress worker, int[] partitions, int[] epochs, int[] offsets, ByteBuf body, boolean merged) {
       this.worker = worker;
       this.partitions = partitions;
       this.epochs = epochs;
       this.offsets = offsets;
       this.body = body;
+      this.size = body.readableBytes();
       this.merged = merged;
     }
 
     CompletableFuture<ByteBuf> sendOn(TransportClient c) {
-      NettyManagedBuffer buf = new NettyManagedBuffer(Unpooled.wrappedBuffer(body));
+      NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
       return merged ? c.pushMergedData(shuffleKey, partitions, epochs, offsets, buf)
           : c.pushData(shuffleKey, partitions[0], epochs[0], buf);
     }
 
     @Override
     public String toString() {
-      return body.length + " bytes of partition" + (partitions.length > 1 ? "s " + partitions.length : " " + partitions[0])
+      return size + " bytes of partition" + (partitions.length > 1 ? "s " + partitions.length : " " + partitions[0])
           + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to " + worker.getHost() + ":"
           + worker.getPushPort();
     }
@@ -223,13 +237,15 @@ public final class MapOutputWriter {
     f.whenComplete((buf, err) -> {
       if (err == null) {
         buf.release();
-        tracker.succeeded(push.body.length);
+        push.body.release();
+        tracker.succeeded(push.size);
       } else if (attempt < retries && !aborted) {
         long wait = retryWaitMs << attempt;
         LOG.warn("Push of {} failed ({}); retry {} of {} in {} ms", push, err.getMessage(), attempt + 1, retries, wait);
         client.retryTimerSchedule(() -> send(push, attempt + 1), wait);
       } else {
-        tracker.failed(push.body.length, new EstuaryException("push of " + push + " failed after " + (attempt + 1)
+        push.body.release();
+        tracker.failed(push.size, new EstuaryException("push of " + push + " failed after " + (attempt + 1)
             + " tries: " + err.getMessage(), err));
       }
     });

@@ -82,6 +82,7 @@ public final class TransportClient implements Closeable {
     handler.addRpc(requestId, f);
     channel.writeAndFlush(msg).addListener(w -> {
       if (!w.isSuccess()) {
+        msg.releaseBody(); // a no-op when the encoder already handed the body over
         handler.removeRpc(requestId);
         f.completeExceptionally(new RemoteException("failed to send to " + remote + ": " + w.cause(), w.cause()));
       }

@@ -12,8 +12,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,14 +57,15 @@ public final class TransportClientFactory implements Closeable {
     ResponseHandler handler = new ResponseHandler(remote);
     Bootstrap b = new Bootstrap()
         .group(loops)
-        .channel(NioSocketChannel.class)
+        .channel(NettyUtils.clientChannelClass())
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.SO_KEEPALIVE, true)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
         .option(ChannelOption.ALLOCATOR, allocator)
-        .handler(new ChannelInitializer<SocketChannel>() {
+        .option(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
+        .handler(new ChannelInitializer<Channel>() {
           @Override
-          protected void initChannel(SocketChannel ch) {
+          protected void initChannel(Channel ch) {
             ch.pipeline()
                 .addLast("encoder", MessageEncoder.INSTANCE)
                 .addLast("decoder", new FrameDecoder(maxFrameSize))

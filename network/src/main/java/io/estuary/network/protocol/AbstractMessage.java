@@ -4,6 +4,7 @@ import io.estuary.network.buffer.ManagedBuffer;
 
 abstract class AbstractMessage implements Message {
   private final ManagedBuffer body;
+  private final java.util.concurrent.atomic.AtomicBoolean bodyReleased = new java.util.concurrent.atomic.AtomicBoolean();
 
   AbstractMessage(ManagedBuffer body) {
     this.body = body;
@@ -12,5 +13,10 @@ abstract class AbstractMessage implements Message {
   @Override
   public ManagedBuffer body() {
     return body;
+  }
+
+  @Override
+  public void releaseBody() {
+    if (body != null && bodyReleased.compareAndSet(false, true)) body.release();
   }
 }

@@ -17,4 +17,10 @@ public interface Message {
 
   /** The body, or null for a header-only message. */
   ManagedBuffer body();
+
+  /**
+   * Releases the body once, however often it is called: the encoder calls it after handing the body to Netty,
+   * and a sender calls it when the write failed before reaching the encoder.
+   */
+  default void releaseBody() {}
 }

@@ -32,7 +32,7 @@ public final class MessageEncoder extends MessageToMessageEncoder<Message> {
       try {
         out.add(body.convertToNetty());
       } finally {
-        body.release(); // convertToNetty gave Netty its own reference
+        msg.releaseBody(); // convertToNetty gave Netty its own reference
       }
     }
   }

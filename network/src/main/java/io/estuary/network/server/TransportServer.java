@@ -13,7 +13,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -37,12 +36,13 @@ public final class TransportServer implements Closeable {
     this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
     ServerBootstrap b = new ServerBootstrap()
         .group(boss, workers)
-        .channel(NioServerSocketChannel.class)
+        .channel(NettyUtils.serverChannelClass())
         .option(ChannelOption.SO_REUSEADDR, true)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
         .childOption(ChannelOption.ALLOCATOR, NettyUtils.allocator())
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {

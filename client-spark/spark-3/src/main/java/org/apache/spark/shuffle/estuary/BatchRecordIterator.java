@@ -2,7 +2,8 @@ package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.network.client.RemoteException;
-import java.io.ByteArrayInputStream;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
 import java.util.NoSuchElementException;
 import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
@@ -33,7 +34,7 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
     while (!done && (current == null || !current.hasNext())) {
       if (stream != null) stream.close();
       stream = null;
-      byte[] batch;
+      ByteBuf batch;
       long t0 = System.nanoTime();
       try {
         batch = batches.next();
@@ -52,7 +53,7 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
         batches.close();
         return false;
       }
-      stream = ser.deserializeStream(new ByteArrayInputStream(batch));
+      stream = ser.deserializeStream(new ByteBufInputStream(batch));
       current = stream.asKeyValueIterator();
     }
     return !done;
