@@ -2,19 +2,33 @@
 # The benchmark: every workload on Spark's native sort shuffle and on Estuary (a local master and two workers),
 # in one invocation; each implementation in a fresh driver JVM. Prints each time and the Estuary/native ratio,
 # fails on a checksum mismatch.
-# Usage: bench/run.sh [scale]   (scale 1 = TeraSort-like on 2 GB; 0.1 for a quick look)
+# Usage: bench/run.sh [scale] [repeats]   (scale 1 = TeraSort-like on 2 GB; 0.1 for a quick look)
+# With repeats > 1, native and Estuary runs alternate and the best time of each workload counts (this machine's
+# run-to-run noise is larger than some of the differences measured).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scale=${1:-1}
+repeats=${2:-1}
 [ -d dist/jars ] && [ -f bench/target/classes/io/estuary/bench/ShuffleBenchmark.class ] || build/make-dist.sh
 work=$(mktemp -d /tmp/estuary-bench.XXXXXX)
 trap 'build/local-cluster.sh stop "$work"; rm -rf "$work"' EXIT
 build/local-cluster.sh start "$work"
 driver() { SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work" io.estuary.bench.ShuffleBenchmark "$@"; }
+# Estuary servers are long-running: warm them up (JIT) with a job of their own first, as a production cluster is.
+# Each measured driver is a fresh JVM, as executors are, with the same warm-up job before timing.
+echo "Warming up the Estuary servers"
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 >/dev/null 2>&1
 echo "Each workload on native sort shuffle, then on Estuary (127.0.0.1:19097), scale $scale"
-driver run native - "$scale" "$work/native.tsv"
-driver run estuary 127.0.0.1:19097 "$scale" "$work/estuary.tsv"
-driver compare "$work/native.tsv" "$work/estuary.tsv" | tee "$work/table.txt"
+nat=""
+est=""
+for i in $(seq 1 "$repeats"); do
+  [ "$repeats" -gt 1 ] && echo "run $i of $repeats"
+  driver run native - "$scale" "$work/native-$i.tsv"
+  driver run estuary 127.0.0.1:19097 "$scale" "$work/estuary-$i.tsv"
+  nat=${nat:+$nat,}$work/native-$i.tsv
+  est=${est:+$est,}$work/estuary-$i.tsv
+done
+driver compare "$nat" "$est" | tee "$work/table.txt"
 mkdir -p bench/results
-cp "$work/table.txt" "bench/results/$(date +%Y%m%d-%H%M%S)-scale$scale.txt"
+cp "$work/table.txt" "bench/results/$(date +%Y%m%d-%H%M%S)-scale$scale-x$repeats.txt"

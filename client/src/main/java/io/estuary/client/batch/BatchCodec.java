@@ -24,6 +24,15 @@ public final class BatchCodec {
   private final LZ4FastDecompressor decompressor = LZ4.fastDecompressor();
   private final CRC32 crc = new CRC32();
   private byte[] scratch = new byte[0];
+  /**
+   * Adaptive compression: after {@link #GIVE_UP_AFTER} batches in a row that LZ4 could not shrink, the next
+   * {@link #SKIP} batches are stored without trying, then LZ4 is tried again. Incompressible data (already
+   * compressed or random) then costs no compression CPU; compressible data is compressed as always.
+   */
+  static final int GIVE_UP_AFTER = 4;
+  static final int SKIP = 32;
+  private int incompressibleStreak;
+  private int toSkip;
 
   public BatchCodec(String codecName) {
     this.codec = "lz4".equalsIgnoreCase(codecName) ? BatchHeader.CODEC_LZ4 : BatchHeader.CODEC_NONE;
@@ -38,11 +47,17 @@ public final class BatchCodec {
       ByteBuffer data = out.nioBuffer(BatchHeader.SIZE, room);
       int usedCodec = BatchHeader.CODEC_NONE;
       int dataLength = length;
-      if (codec == BatchHeader.CODEC_LZ4) {
+      if (codec == BatchHeader.CODEC_LZ4 && toSkip > 0) {
+        toSkip--;
+      } else if (codec == BatchHeader.CODEC_LZ4) {
         int compressed = compressor.compress(ByteBuffer.wrap(raw), offset, length, data, 0, room);
-        if (compressed < length) { // otherwise incompressible: store it as it is
+        if (compressed < length - length / 16) {
           usedCodec = BatchHeader.CODEC_LZ4;
           dataLength = compressed;
+          incompressibleStreak = 0;
+        } else if (++incompressibleStreak >= GIVE_UP_AFTER) { // stored as it is; stop trying for a while
+          incompressibleStreak = 0;
+          toSkip = SKIP;
         }
       }
       if (usedCodec == BatchHeader.CODEC_NONE) out.setBytes(BatchHeader.SIZE, raw, offset, length);
