@@ -26,6 +26,11 @@ final class LivenessTracker {
     lastSeen.remove(id);
   }
 
+  /** Starts every clock afresh (after a leader change), so everything gets a full timeout to be heard from. */
+  void reset() {
+    lastSeen.clear();
+  }
+
   /** Ids tracked whose last heartbeat is older than the timeout; {@code known} are ids to start tracking now. */
   List<String> expired(Iterable<String> known, long nowMs) {
     for (String id : known) lastSeen.putIfAbsent(id, nowMs);

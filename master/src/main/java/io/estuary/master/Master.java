@@ -14,7 +14,10 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.server.TransportServer;
+import io.estuary.master.state.MasterNodes;
+import io.estuary.master.state.RatisStateLog;
 import java.io.Closeable;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,7 +31,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The master: tracks workers, their disks and slots, hands out partition locations, and expires dead workers and
- * applications. A single master keeps its log locally.
+ * applications. A single master keeps its log locally; with {@code estuary.master.ha.nodes} set, the masters form
+ * a Raft group, the leader decides and every master applies the same log.
  */
 public final class Master implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(Master.class);
@@ -40,14 +44,44 @@ public final class Master implements Closeable {
   private final LivenessTracker appLiveness;
   private final String host;
 
-  public Master(EstuaryConf conf) {
-    this.log = new LocalStateLog();
+  public Master(EstuaryConf conf) throws IOException {
+    this(conf, () -> {
+      LOG.error("Exiting: this master cannot work without its Raft server");
+      System.exit(3);
+    });
+  }
+
+  /** {@code onFatal} runs when the master cannot go on (its Raft server stopped); by default the process exits. */
+  public Master(EstuaryConf conf, Runnable onFatal) throws IOException {
+    MasterNodes nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
+    int port;
+    if (nodes.isEmpty()) {
+      this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
+      port = conf.get(MasterConfig.PORT);
+      this.log = new LocalStateLog();
+    } else {
+      MasterNodes.Node self = nodes.get(conf.get(MasterConfig.HA_ID));
+      this.host = self.host;
+      port = self.rpcPort;
+      this.log = new RatisStateLog(conf, nodes, self.id, onFatal);
+    }
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
     MasterRpcHandler handler = new MasterRpcHandler(log, new RoundRobinSlotAllocator(), workerLiveness, appLiveness,
         conf.get(MasterConfig.APPLICATION_TIMEOUT));
-    this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
-    this.server = new TransportServer(conf, "master", host, conf.get(MasterConfig.PORT), handler);
+    log.onLeadershipChange(() -> {
+      // A new leader hears from everyone afresh before declaring anything lost.
+      workerLiveness.reset();
+      appLiveness.reset();
+      handler.leadershipChanged();
+    });
+    try {
+      this.server = new TransportServer(conf, "master", host, port, handler);
+    } catch (RuntimeException e) {
+      log.close();
+      throw e;
+    }
+    if (log instanceof LocalStateLog) ((LocalStateLog) log).setEndpoint(host + ":" + server.port());
     this.checker = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-liveness"));
     long every = conf.get(MasterConfig.LIVENESS_CHECK_INTERVAL);
     checker.scheduleWithFixedDelay(this::checkLiveness, every, every, TimeUnit.MILLISECONDS);
@@ -55,6 +89,14 @@ public final class Master implements Closeable {
 
   public int port() {
     return server.port();
+  }
+
+  public StateLog log() {
+    return log;
+  }
+
+  public boolean isLeader() {
+    return log.isLeader();
   }
 
   public String endpoint() {
@@ -67,6 +109,7 @@ public final class Master implements Closeable {
   }
 
   void checkLiveness() {
+    if (!log.isLeader()) return; // only the leader decides what is lost
     try {
       long now = System.currentTimeMillis();
       Map<String, WorkerInfo> workers = new HashMap<>();

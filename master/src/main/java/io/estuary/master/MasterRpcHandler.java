@@ -24,6 +24,7 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.rpc.ControlRpcHandler;
+import io.estuary.network.rpc.NotLeader;
 import io.netty.channel.Channel;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,10 +44,12 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
   private final long applicationTimeoutMs;
-  private final long startedAtMs = System.currentTimeMillis();
+  /** When this master last became leader: before a full application timeout has passed, it may not know every app. */
+  private volatile long leaderSinceMs = System.currentTimeMillis();
   /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
   private final Map<String, WorkerInfo> latestReports = new ConcurrentHashMap<>();
-  private final Object allocationLock = new Object();
+  /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
+  private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
       LivenessTracker appLiveness, long applicationTimeoutMs) {
@@ -58,8 +61,15 @@ final class MasterRpcHandler extends ControlRpcHandler {
     this.applicationTimeoutMs = applicationTimeoutMs;
   }
 
+  /** Called when this master gains or loses leadership. */
+  void leadershipChanged() {
+    leaderSinceMs = System.currentTimeMillis();
+    latestReports.clear();
+  }
+
   @Override
   protected void handle(Channel channel, Request request, Reply reply) {
+    if (!log.isLeader()) throw new EstuaryException(NotLeader.message(log.leaderEndpoint()));
     long now = System.currentTimeMillis();
     switch (request.getPayloadCase()) {
       case REGISTER_WORKER: {
@@ -114,7 +124,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     workerLiveness.touch(id, now);
     latestReports.put(id, r.getWorker());
     WorkerHeartbeatResponse.Builder resp = WorkerHeartbeatResponse.newBuilder().setRegistered(true);
-    boolean longUp = now - startedAtMs > applicationTimeoutMs;
+    boolean longUp = now - leaderSinceMs > applicationTimeoutMs;
     log.stateMachine().read(s -> {
       for (String key : r.getShuffleKeysList()) {
         String app = ShuffleKey.appId(key);
@@ -147,21 +157,41 @@ final class MasterRpcHandler extends ControlRpcHandler {
           + " asks for " + r.getNumPartitions() + " partitions; need at least 1");
     }
     appLiveness.touch(r.getAppId(), now);
-    TransportSafe.join(ensureApplication(r.getAppId()));
-    List<PartitionLocation> locations;
-    synchronized (allocationLock) {
-      locations = log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId()));
-      if (locations == null) {
-        locations = allocator.allocate(r.getAppId(), r.getShuffleId(), r.getNumPartitions(), placementView());
-        final List<PartitionLocation> chosen = locations;
-        TransportSafe.join(log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
-            .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))));
-      } else if (locations.size() != r.getNumPartitions()) {
-        throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
-            + locations.size() + " partitions, not " + r.getNumPartitions());
-      }
+    String key = r.getAppId() + "/" + r.getShuffleId();
+    CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
+    CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
+    if (f == null) {
+      f = mine;
+      ensureApplication(r.getAppId()).thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
+        allocating.remove(key, mine);
+        if (e != null) mine.completeExceptionally(e);
+        else mine.complete(locs);
+      });
     }
-    reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locations).build());
+    f.whenComplete((locs, e) -> {
+      if (e != null) reply.fail(String.valueOf(cause(e).getMessage()));
+      else reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+    });
+  }
+
+  /** The shuffle's locations: those already logged, or a new placement once the log has committed it. */
+  private CompletableFuture<List<PartitionLocation>> allocate(RequestSlotsRequest r) {
+    List<PartitionLocation> existing = log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId()));
+    if (existing != null) {
+      if (existing.size() != r.getNumPartitions()) {
+        throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
+            + existing.size() + " partitions, not " + r.getNumPartitions());
+      }
+      return CompletableFuture.completedFuture(existing);
+    }
+    List<PartitionLocation> chosen = allocator.allocate(r.getAppId(), r.getShuffleId(), r.getNumPartitions(),
+        placementView());
+    return log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
+        .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> chosen);
+  }
+
+  private static Throwable cause(Throwable e) {
+    return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
   }
 
   /** Registered workers, with the newest disk facts each has reported. */
@@ -187,21 +217,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
 
   private static void after(CompletableFuture<Void> logged, Reply reply, Supplier<com.google.protobuf.MessageLite> answer) {
     logged.whenComplete((v, e) -> {
-      if (e != null) reply.fail("master could not record the change: " + e.getMessage());
+      if (e != null) reply.fail(cause(e) instanceof EstuaryException ? cause(e).getMessage()
+          : "master could not record the change: " + cause(e));
       else reply.ok(answer.get());
     });
-  }
-
-  /** Waits for a log future, keeping its message. */
-  static final class TransportSafe {
-    private TransportSafe() {}
-
-    static void join(CompletableFuture<Void> f) {
-      try {
-        f.join();
-      } catch (java.util.concurrent.CompletionException e) {
-        throw new EstuaryException("master could not record the change: " + e.getCause().getMessage(), e.getCause());
-      }
-    }
   }
 }

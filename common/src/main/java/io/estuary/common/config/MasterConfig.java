@@ -63,5 +63,52 @@ public final class MasterConfig {
               + "over each worker's healthy disks.")
           .build();
 
+  public static final ConfigEntry<java.util.List<String>> HA_NODES =
+      ConfigEntry.builder("estuary.master.ha.nodes", ConfigType.LIST)
+          .defaultValue("")
+          .check(l -> {
+            for (String n : l) {
+              if (!n.matches("[A-Za-z0-9_.-]+=[^:=]+:\\d+:\\d+")) return "entry '" + n + "' is not id=host:rpcPort:raftPort";
+            }
+            return l.size() == 1 ? "needs at least 2 entries (3 or 5 for tolerating failures), or none" : null;
+          })
+          .doc("The masters of a highly available group, comma-separated as id=host:rpcPort:raftPort (3 or 5 of "
+              + "them). Empty: a single master that keeps its state in memory. With entries, each master's state "
+              + "is replicated with Raft (Apache Ratis) and this master's host and port come from its entry.")
+          .build();
+
+  public static final ConfigEntry<String> HA_ID =
+      ConfigEntry.builder("estuary.master.ha.id", ConfigType.STRING)
+          .defaultValue("")
+          .doc("This master's id in estuary.master.ha.nodes.")
+          .build();
+
+  public static final ConfigEntry<String> HA_DIR =
+      ConfigEntry.builder("estuary.master.ha.dir", ConfigType.STRING)
+          .defaultValue("/tmp/estuary-master-ratis")
+          .doc("Where this master keeps its Raft log and snapshots. Losing it is survivable: the master rejoins "
+              + "and receives a snapshot from the leader.")
+          .build();
+
+  public static final ConfigEntry<Long> HA_ELECTION_TIMEOUT =
+      ConfigEntry.builder("estuary.master.ha.electionTimeout", ConfigType.DURATION_MS)
+          .defaultValue("1s").check(ConfigType.positive())
+          .doc("Raft election timeout (minimum; the maximum is twice this). A leader that stops answering for "
+              + "this long is replaced.")
+          .build();
+
+  public static final ConfigEntry<Long> HA_SNAPSHOT_THRESHOLD =
+      ConfigEntry.builder("estuary.master.ha.snapshotThreshold", ConfigType.LONG)
+          .defaultValue("10000").check(ConfigType.positive())
+          .doc("Log entries applied since the last snapshot that trigger a new one (after which the log is purged).")
+          .build();
+
+  public static final ConfigEntry<Long> HA_SUBMIT_TIMEOUT =
+      ConfigEntry.builder("estuary.master.ha.submitTimeout", ConfigType.DURATION_MS)
+          .defaultValue("10s").check(ConfigType.positive())
+          .doc("How long the leader waits for a change to be committed by a quorum before the request fails "
+              + "(callers retry, bounded by estuary.client.master.wait).")
+          .build();
+
   static void touch() {}
 }

@@ -6,6 +6,12 @@ import java.util.concurrent.CompletableFuture;
 /** The log of a single master: a command is committed as soon as it is applied. */
 public final class LocalStateLog implements StateLog {
   private final MasterStateMachine stateMachine = new MasterStateMachine();
+  private volatile String endpoint;
+
+  /** Set once the master's port is bound. */
+  public void setEndpoint(String endpoint) {
+    this.endpoint = endpoint;
+  }
 
   @Override
   public CompletableFuture<Void> submit(MasterCommand command) {
@@ -27,5 +33,20 @@ public final class LocalStateLog implements StateLog {
   @Override
   public boolean isLeader() {
     return true;
+  }
+
+  @Override
+  public String leaderEndpoint() {
+    return endpoint;
+  }
+
+  @Override
+  public long appliedIndex() {
+    return stateMachine.appliedCommands();
+  }
+
+  @Override
+  public void onLeadershipChange(Runnable listener) {
+    // a single master leads from start to end
   }
 }

@@ -1,6 +1,10 @@
 package io.estuary.master.state;
 
 import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.ApplicationSlots;
+import io.estuary.common.protocol.MasterSnapshot;
+import io.estuary.common.protocol.ShuffleSlots;
+import io.estuary.common.protocol.UnregisteredShuffles;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.ShuffleUnregistered;
@@ -70,6 +74,44 @@ public final class MasterStateMachine {
       }
       default:
         throw new IllegalArgumentException("unknown master command " + command.getCommandCase());
+    }
+  }
+
+  /** The whole state, for a snapshot. Deterministic: the same state always gives the same bytes. */
+  public synchronized MasterSnapshot snapshot() {
+    MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
+    for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app : state.applications.entrySet()) {
+      ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
+      for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh : app.getValue().entrySet()) {
+        a.addShuffles(ShuffleSlots.newBuilder().setShuffleId(sh.getKey()).addAllLocations(sh.getValue()));
+      }
+      b.addApplications(a);
+    }
+    b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
+    for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
+      b.addUnregistered(UnregisteredShuffles.newBuilder().setAppId(app)
+          .addAllShuffleIds(new java.util.TreeSet<>(state.unregisteredShuffles.get(app).keySet())));
+    }
+    return b.build();
+  }
+
+  /** Replaces the whole state with a snapshot's. */
+  public synchronized void restore(MasterSnapshot snap) {
+    state.workers.clear();
+    state.applications.clear();
+    state.recentlyRemoved.clear();
+    state.unregisteredShuffles.clear();
+    for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
+    for (ApplicationSlots a : snap.getApplicationsList()) {
+      java.util.Map<Integer, List<PartitionLocation>> shuffles = new TreeMap<>();
+      for (ShuffleSlots sh : a.getShufflesList()) shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
+      state.applications.put(a.getAppId(), shuffles);
+    }
+    for (String app : snap.getRecentlyRemovedAppsList()) state.recentlyRemoved.put(app, Boolean.TRUE);
+    for (UnregisteredShuffles u : snap.getUnregisteredList()) {
+      java.util.Map<Integer, Boolean> ids = new HashMap<>();
+      for (int id : u.getShuffleIdsList()) ids.put(id, true);
+      state.unregisteredShuffles.put(u.getAppId(), ids);
     }
   }
 

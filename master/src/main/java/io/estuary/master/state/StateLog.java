@@ -17,6 +17,20 @@ public interface StateLog extends Closeable {
   /** Whether this master may take decisions (always, for a single master; the Raft leader otherwise). */
   boolean isLeader();
 
+  /** The RPC endpoint (host:port) of the current leader, or null while none is known. */
+  String leaderEndpoint();
+
+  /** Raft term (0 for a single master). */
+  default long term() {
+    return 0;
+  }
+
+  /** Log index of the last applied change. */
+  long appliedIndex();
+
+  /** Called (on some internal thread; must not block) whenever this master gains or loses leadership. */
+  void onLeadershipChange(Runnable listener);
+
   @Override
   default void close() {}
 }

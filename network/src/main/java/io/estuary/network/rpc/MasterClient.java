@@ -7,50 +7,62 @@ import io.estuary.common.util.HostNames;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Talks to "the master" given every master endpoint: tries the one that answered last, moves on to the next when
- * it does not answer, and backs off between rounds until the deadline. One log line per switch.
+ * Talks to "the master" given every master endpoint: sends to the one believed to lead, follows a follower's
+ * redirect to the leader, moves on to the next endpoint when one does not answer, and backs off between rounds
+ * until the deadline. One log line per leader change.
  */
 public final class MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterClient.class);
 
   private final TransportClientFactory clients;
   private final List<String> endpoints;
-  private volatile int current;
+  private volatile String current;
 
   public MasterClient(TransportClientFactory clients, List<String> endpoints) {
     if (endpoints.isEmpty()) throw new IllegalArgumentException("no master endpoints configured");
     this.clients = clients;
-    this.endpoints = endpoints;
+    this.endpoints = new CopyOnWriteArrayList<>(endpoints);
+    this.current = endpoints.get(0);
   }
 
   public List<String> endpoints() {
     return endpoints;
   }
 
-  /** Sends the request to a master, retrying over all of them for up to {@code waitMs}. */
+  /** The master this client sends to next. */
+  public String current() {
+    return current;
+  }
+
+  /** Sends the request to the leading master, retrying over all of them for up to {@code waitMs}. */
   public <T extends MessageLite> T ask(Request.Builder request, Parser<T> parser, long waitMs)
       throws RemoteException {
     long deadline = System.currentTimeMillis() + waitMs;
-    long backoff = 100;
+    long backoff = 50;
     RemoteException last = null;
     while (true) {
-      int index = current;
-      String endpoint = endpoints.get(index % endpoints.size());
+      String endpoint = current;
       try {
         return ControlClient.ask(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request, parser);
       } catch (RemoteException e) {
-        if (!isConnectionProblem(e)) throw e; // the master answered: its error is the answer
         last = e;
-        if (current == index) {
-          current = index + 1;
-          if (endpoints.size() > 1) {
-            LOG.warn("Master {} unreachable ({}); trying {}", endpoint, e.getMessage(),
-                endpoints.get((index + 1) % endpoints.size()));
+        if (NotLeader.is(e.getMessage())) {
+          String leader = NotLeader.leader(e.getMessage());
+          if (leader != null && !leader.equals(endpoint)) {
+            switchTo(endpoint, leader, "the leader is now " + leader);
+            if (!endpoints.contains(leader)) endpoints.add(leader);
+            continue; // go there at once
           }
+          // no leader elected yet: wait a little and ask again
+        } else if (isConnectionProblem(e)) {
+          switchTo(endpoint, next(endpoint), endpoint + " unreachable (" + e.getMessage() + ")");
+        } else {
+          throw e; // the leader answered: its error is the answer
         }
       }
       if (System.currentTimeMillis() + backoff > deadline) {
@@ -63,8 +75,19 @@ public final class MasterClient {
         Thread.currentThread().interrupt();
         throw new RemoteException("interrupted while looking for a master", e);
       }
-      backoff = Math.min(backoff * 2, 2000);
+      backoff = Math.min(backoff * 2, 1000);
     }
+  }
+
+  private String next(String endpoint) {
+    int i = endpoints.indexOf(endpoint);
+    return endpoints.get((i + 1) % endpoints.size());
+  }
+
+  private synchronized void switchTo(String from, String to, String why) {
+    if (!current.equals(from) || from.equals(to)) return; // someone else already moved on
+    current = to;
+    LOG.info("Master: {}; using {}", why, to);
   }
 
   private static boolean isConnectionProblem(RemoteException e) {

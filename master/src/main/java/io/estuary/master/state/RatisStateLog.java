@@ -1,0 +1,226 @@
+package io.estuary.master.state;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.network.rpc.NotLeader;
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master log replicated with Apache Ratis. Only the leader appends: a command submitted here is committed by
+ * a quorum, then applied by every master's {@link MasterStateMachine} in the same order.
+ */
+public final class RatisStateLog implements StateLog {
+  private static final Logger LOG = LoggerFactory.getLogger(RatisStateLog.class);
+  /** One group per Estuary master cluster; fixed so every master agrees on it. */
+  static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(UUID.fromString("6e0e3c1a-5e57-4a7a-9d0b-e57ae2a0e001"));
+
+  private final MasterStateMachine stateMachine = new MasterStateMachine();
+  private final MasterNodes nodes;
+  private final RaftServer server;
+  private final ClientId clientId = ClientId.randomId();
+  private final AtomicLong callIds = new AtomicLong();
+  private final long submitTimeoutMs;
+  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+  private final ScheduledExecutorService watchdog =
+      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-raft-watchdog"));
+  private volatile boolean closing;
+
+  /**
+   * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
+   * long JVM pause): a master without it must not linger with open ports.
+   */
+  public RatisStateLog(EstuaryConf conf, MasterNodes nodes, String selfId, Runnable onRaftLost) throws IOException {
+    this.nodes = nodes;
+    this.submitTimeoutMs = conf.get(MasterConfig.HA_SUBMIT_TIMEOUT);
+    MasterNodes.Node self = nodes.get(selfId);
+    List<RaftPeer> peers = new ArrayList<>();
+    for (MasterNodes.Node n : nodes.all()) {
+      peers.add(RaftPeer.newBuilder().setId(n.id).setAddress(n.raftEndpoint()).build());
+    }
+    RaftProperties p = new RaftProperties();
+    RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+    NettyConfigKeys.Server.setHost(p, self.host);
+    NettyConfigKeys.Server.setPort(p, self.raftPort);
+    RaftServerConfigKeys.setStorageDir(p, Collections.singletonList(new File(conf.get(MasterConfig.HA_DIR), selfId)));
+    long election = conf.get(MasterConfig.HA_ELECTION_TIMEOUT);
+    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, conf.get(MasterConfig.HA_SNAPSHOT_THRESHOLD));
+    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+    RaftServerConfigKeys.Log.setPurgeGap(p, 1);
+    RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
+    RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("256KB"));
+    RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
+    this.server = RaftServer.newBuilder()
+        .setServerId(RaftPeerId.valueOf(selfId))
+        .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
+        .setProperties(p)
+        .setStateMachine(new RatisStateMachine(stateMachine, this::leadershipChanged))
+        .setOption(RaftStorage.StartupOption.RECOVER)
+        .build();
+    server.start();
+    watchdog.scheduleWithFixedDelay(() -> {
+      if (!closing && !alive()) {
+        LOG.error("This master's Raft server has stopped; the master exits rather than linger without it");
+        onRaftLost.run();
+      }
+    }, 1, 1, TimeUnit.SECONDS);
+    LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
+  }
+
+  private DivisionInfo info() {
+    try {
+      return server.getDivision(GROUP_ID).getInfo();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  private boolean alive() {
+    if (server.getLifeCycleState().isClosingOrClosed()) return false;
+    DivisionInfo i = info();
+    return i != null && i.isAlive() && !i.getLifeCycleState().isClosingOrClosed();
+  }
+
+  private void leadershipChanged() {
+    for (Runnable r : listeners) r.run();
+  }
+
+  @Override
+  public CompletableFuture<Void> submit(MasterCommand command) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    if (!isLeader()) {
+      done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
+      return done;
+    }
+    RaftClientRequest req = RaftClientRequest.newBuilder()
+        .setClientId(clientId).setServerId(server.getId()).setGroupId(GROUP_ID)
+        .setCallId(callIds.incrementAndGet())
+        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())))
+        .setType(RaftClientRequest.writeRequestType())
+        .build();
+    try {
+      server.submitClientRequestAsync(req).whenComplete((RaftClientReply reply, Throwable e) -> {
+        if (e != null) {
+          done.completeExceptionally(e);
+        } else if (reply.isSuccess()) {
+          done.complete(null);
+        } else if (reply.getNotLeaderException() != null) {
+          done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
+        } else {
+          done.completeExceptionally(new EstuaryException("the master log refused " + command.getCommandCase()
+              + ": " + reply.getException()));
+        }
+      });
+    } catch (IOException e) {
+      done.completeExceptionally(e);
+    }
+    // Without a quorum nothing commits; fail after a while so callers retry instead of waiting forever.
+    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public MasterStateMachine stateMachine() {
+    return stateMachine;
+  }
+
+  @Override
+  public boolean isLeader() {
+    DivisionInfo i = info();
+    // Ready: the new leader has applied everything committed before its term, so its state is current.
+    return i != null && i.isLeader() && i.isLeaderReady();
+  }
+
+  @Override
+  public String leaderEndpoint() {
+    DivisionInfo i = info();
+    RaftPeerId leader = i == null ? null : i.getLeaderId();
+    MasterNodes.Node n = leader == null ? null : nodes.find(leader.toString());
+    return n == null ? null : n.rpcEndpoint();
+  }
+
+  public String leaderId() {
+    DivisionInfo i = info();
+    return i == null || i.getLeaderId() == null ? null : i.getLeaderId().toString();
+  }
+
+  @Override
+  public long term() {
+    DivisionInfo i = info();
+    return i == null ? 0 : i.getCurrentTerm();
+  }
+
+  @Override
+  public long appliedIndex() {
+    DivisionInfo i = info();
+    return i == null ? 0 : i.getLastAppliedIndex();
+  }
+
+  @Override
+  public void onLeadershipChange(Runnable listener) {
+    listeners.add(listener);
+  }
+
+  /** Asks the leader (this master) to hand leadership to {@code targetId}; waits up to {@code timeoutMs}. */
+  public void transferLeadership(String targetId, long timeoutMs) throws IOException {
+    RaftClientReply reply = server.transferLeadership(new TransferLeadershipRequest(clientId, server.getId(), GROUP_ID,
+        callIds.incrementAndGet(), RaftPeerId.valueOf(targetId), timeoutMs));
+    if (!reply.isSuccess()) throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
+  }
+
+  @Override
+  public void close() {
+    closing = true;
+    watchdog.shutdownNow();
+    try {
+      server.close();
+    } catch (IOException e) {
+      LOG.warn("Closing the Raft server failed", e);
+    }
+  }
+
+  /** A change sent to a master that is not the leader. */
+  public static final class NotLeaderException extends EstuaryException {
+    public NotLeaderException(String leaderEndpoint) {
+      super(NotLeader.message(leaderEndpoint));
+    }
+  }
+}

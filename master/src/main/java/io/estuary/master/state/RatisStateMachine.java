@@ -1,0 +1,134 @@
+package io.estuary.master.state;
+
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.MasterSnapshot;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.CompletableFuture;
+import org.apache.ratis.io.MD5Hash;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
+import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ratis's view of the {@link MasterStateMachine}: committed log entries are applied to it in order, and its
+ * snapshots are written to and loaded from Ratis's state machine directory (so the log can be purged and a
+ * lagging or wiped master can be sent the state instead of the whole log).
+ */
+final class RatisStateMachine extends BaseStateMachine {
+  private static final Logger LOG = LoggerFactory.getLogger(RatisStateMachine.class);
+
+  private final MasterStateMachine state;
+  private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+  private final Runnable leadershipListener;
+
+  RatisStateMachine(MasterStateMachine state, Runnable leadershipListener) {
+    this.state = state;
+    this.leadershipListener = leadershipListener;
+  }
+
+  @Override
+  public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+    getLifeCycle().startAndTransition(() -> {
+      super.initialize(server, groupId, raftStorage);
+      storage.init(raftStorage);
+      load(storage.getLatestSnapshot());
+    });
+  }
+
+  // Ratis pauses the state machine before installing a snapshot sent by the leader and reinitializes it after;
+  // the base class leaves these transitions to us.
+  @Override
+  public void pause() {
+    if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+      getLifeCycle().transition(LifeCycle.State.PAUSING);
+      getLifeCycle().transition(LifeCycle.State.PAUSED);
+    }
+  }
+
+  @Override
+  public void reinitialize() throws IOException {
+    load(storage.loadLatestSnapshot());
+    if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+      getLifeCycle().transition(LifeCycle.State.STARTING);
+      getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
+  }
+
+  @Override
+  public SimpleStateMachineStorage getStateMachineStorage() {
+    return storage;
+  }
+
+  private void load(SingleFileSnapshotInfo snap) throws IOException {
+    if (snap == null) return;
+    File f = snap.getFile().getPath().toFile();
+    if (snap.getFile().getFileDigest() != null) MD5FileUtil.verifySavedMD5(f, snap.getFile().getFileDigest());
+    try (InputStream in = Files.newInputStream(f.toPath())) {
+      state.restore(MasterSnapshot.parseFrom(in));
+    }
+    setLastAppliedTermIndex(snap.getTermIndex());
+    LOG.info("Loaded master snapshot {} ({} bytes)", snap.getTermIndex(), f.length());
+  }
+
+  @Override
+  public long takeSnapshot() throws IOException {
+    // Runs on the apply thread, so no command is applied while the state is copied.
+    TermIndex ti = getLastAppliedTermIndex();
+    MasterSnapshot snap = state.snapshot();
+    File f = storage.getSnapshotFile(ti.getTerm(), ti.getIndex());
+    File tmp = new File(f.getPath() + ".tmp");
+    try (OutputStream out = Files.newOutputStream(tmp.toPath())) {
+      snap.writeTo(out);
+    }
+    Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(f);
+    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(f.toPath(), md5), ti));
+    LOG.info("Took master snapshot {} ({} bytes)", ti, f.length());
+    return ti.getIndex();
+  }
+
+  @Override
+  public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+    LogEntryProto e = trx.getLogEntry();
+    try {
+      state.apply(MasterCommand.parseFrom(e.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer()));
+      return CompletableFuture.completedFuture(Message.EMPTY);
+    } catch (Exception ex) {
+      // Never throw from here: Ratis would close the group. A failed future fails only this request.
+      CompletableFuture<Message> f = new CompletableFuture<>();
+      f.completeExceptionally(ex);
+      return f;
+    } finally {
+      updateLastAppliedTermIndex(e.getTerm(), e.getIndex());
+    }
+  }
+
+  @Override
+  public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeader) {
+    leadershipListener.run();
+  }
+
+  @Override
+  public void notifyLeaderReady() {
+    leadershipListener.run();
+  }
+}

@@ -1,0 +1,223 @@
+package io.estuary.master;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
+import io.estuary.common.protocol.ApplicationHeartbeatRequest;
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.protocol.Empty;
+import io.estuary.common.protocol.RegisterWorkerRequest;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsRequest;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.rpc.ControlClient;
+import io.estuary.network.rpc.MasterClient;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Three real masters forming a Ratis group on loopback ports. */
+class RaftMastersTest {
+  private final Master[] masters = new Master[3];
+  private String nodes;
+  private List<String> rpcEndpoints;
+  private Path dir;
+  private TransportClientFactory clients;
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private EstuaryConf conf(int i) {
+    return new EstuaryConf()
+        .set(MasterConfig.HA_NODES, nodes)
+        .set(MasterConfig.HA_ID, "m" + i)
+        .set(MasterConfig.HA_DIR, dir.toString())
+        .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
+        .set(MasterConfig.HA_SNAPSHOT_THRESHOLD, "20")
+        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms");
+  }
+
+  private Master start(int i) throws IOException {
+    return new Master(conf(i), () -> { });
+  }
+
+  @BeforeEach
+  void startGroup() throws Exception {
+    dir = Files.createTempDirectory("estuary-raft");
+    clients = new TransportClientFactory(new EstuaryConf(), "test");
+    // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
+    for (int attempt = 0; ; attempt++) {
+      List<String> n = new ArrayList<>();
+      rpcEndpoints = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        int rpc = freePort();
+        n.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+        rpcEndpoints.add("127.0.0.1:" + rpc);
+      }
+      nodes = String.join(",", n);
+      try {
+        for (int i = 0; i < 3; i++) masters[i] = start(i);
+        return;
+      } catch (IOException | RuntimeException e) {
+        for (int i = 0; i < 3; i++) {
+          if (masters[i] != null) masters[i].close();
+          masters[i] = null;
+        }
+        if (attempt == 4) throw e;
+      }
+    }
+  }
+
+  @AfterEach
+  void stopGroup() throws IOException {
+    if (clients != null) clients.close();
+    for (Master m : masters) if (m != null) m.close();
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    }
+  }
+
+  private static void await(String what, BooleanSupplier c) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (!c.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
+      Thread.sleep(50);
+    }
+  }
+
+  private int awaitLeader() throws InterruptedException {
+    int[] leader = {-1};
+    await("a leader is elected", () -> {
+      for (int i = 0; i < 3; i++) {
+        if (masters[i] != null && masters[i].isLeader()) {
+          leader[0] = i;
+          return true;
+        }
+      }
+      return false;
+    });
+    return leader[0];
+  }
+
+  private MasterClient client() {
+    return new MasterClient(clients, rpcEndpoints);
+  }
+
+  private static Request.Builder heartbeat(String app) {
+    return Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(app));
+  }
+
+  private static Request.Builder registerWorker(int i) {
+    return Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(WorkerInfo.newBuilder()
+        .setAddress(WorkerAddress.newBuilder().setHost("10.0.0." + i).setRpcPort(1).setPushPort(2).setFetchPort(3))
+        .addDisks(DiskInfo.newBuilder().setMountPoint("/d1"))));
+  }
+
+  private static Request.Builder slots(String app, int shuffle, int partitions) {
+    return Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder().setAppId(app).setShuffleId(shuffle)
+        .setNumPartitions(partitions));
+  }
+
+  private byte[] state(int i) {
+    return masters[i].log().stateMachine().snapshot().toByteArray();
+  }
+
+  @Test
+  void followersRedirectToTheLeaderAndTheStateSurvivesItsLoss() throws Exception {
+    int leader = awaitLeader();
+    int follower = (leader + 1) % 3;
+    // A follower refuses, naming the leader.
+    RemoteException e = assertThrows(RemoteException.class, () -> ControlClient.ask(
+        clients.client("127.0.0.1", masters[follower].port()), heartbeat("app-x"), Empty.parser()));
+    assertTrue(e.getMessage().contains("NOT_LEADER"), e.getMessage());
+    assertTrue(e.getMessage().contains(rpcEndpoints.get(leader)), e.getMessage());
+
+    // A client that starts at the follower is redirected and succeeds.
+    MasterClient c = new MasterClient(clients, Arrays.asList(rpcEndpoints.get(follower), rpcEndpoints.get(leader)));
+    for (int w = 0; w < 3; w++) c.ask(registerWorker(w), Empty.parser(), 30_000);
+    List<List<io.estuary.common.protocol.PartitionLocation>> before = new ArrayList<>();
+    for (int s = 0; s < 5; s++) before.add(c.ask(slots("app-1", s, 7), RequestSlotsResponse.parser(), 30_000)
+        .getLocationsList());
+    assertEquals(rpcEndpoints.get(leader), c.current());
+
+    // Every master applies the same log.
+    byte[] leaderState = state(leader);
+    await("followers apply the same changes", () -> Arrays.equals(leaderState, state(follower))
+        && Arrays.equals(leaderState, state((leader + 2) % 3)));
+
+    // The leader goes away: another is elected, with the same state, and answers the same slots for old shuffles.
+    masters[leader].close();
+    masters[leader] = null;
+    int next = awaitLeader();
+    assertNotEquals(leader, next);
+    assertArrayEquals(leaderState, state(next));
+    MasterClient c2 = client();
+    for (int s = 0; s < 5; s++) {
+      assertEquals(before.get(s), c2.ask(slots("app-1", s, 7), RequestSlotsResponse.parser(), 30_000)
+          .getLocationsList(), "shuffle " + s + " must keep its slots across a leader change");
+    }
+    assertEquals(7, c2.ask(slots("app-1", 99, 7), RequestSlotsResponse.parser(), 30_000).getLocationsCount());
+  }
+
+  @Test
+  void aWipedMasterRejoinsFromASnapshot() throws Exception {
+    int leader = awaitLeader();
+    MasterClient c = client();
+    for (int w = 0; w < 3; w++) c.ask(registerWorker(w), Empty.parser(), 30_000);
+    int victim = (leader + 1) % 3;
+    masters[victim].close();
+    masters[victim] = null;
+    // Enough changes that the others snapshot (threshold 20) and purge their logs.
+    for (int a = 0; a < 40; a++) c.ask(slots("app-" + a, 0, 3), RequestSlotsResponse.parser(), 30_000);
+    File victimDir = new File(dir.toFile(), "m" + victim);
+    try (Stream<Path> s = Files.walk(victimDir.toPath())) {
+      s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    }
+    assertFalse(victimDir.exists());
+    masters[victim] = start(victim);
+    int lead = awaitLeader();
+    byte[] expected = state(lead);
+    await("the wiped master catches up", () -> Arrays.equals(expected, state(victim)));
+    assertTrue((boolean) masters[victim].log().stateMachine().read(s -> s.hasApplication("app-39")));
+  }
+
+  @Test
+  void twoMastersDownStopsChangesUntilOneReturns() throws Exception {
+    int leader = awaitLeader();
+    MasterClient c = client();
+    c.ask(heartbeat("app-q"), Empty.parser(), 30_000);
+    int a = (leader + 1) % 3;
+    int b = (leader + 2) % 3;
+    masters[a].close();
+    masters[a] = null;
+    masters[b].close();
+    masters[b] = null;
+    // No quorum: a change cannot commit, and the caller gets a clear error after its bounded wait.
+    RemoteException e = assertThrows(RemoteException.class, () -> c.ask(heartbeat("app-new"), Empty.parser(), 3_000));
+    assertNotNull(e.getMessage());
+    // One master back: the group has a quorum again and the change goes through.
+    masters[a] = start(a);
+    c.ask(heartbeat("app-new"), Empty.parser(), 60_000);
+    int lead = awaitLeader();
+    assertTrue((boolean) masters[lead].log().stateMachine().read(s -> s.hasApplication("app-new")));
+  }
+}
