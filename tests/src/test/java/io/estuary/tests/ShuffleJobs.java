@@ -45,7 +45,7 @@ public final class ShuffleJobs {
     return JavaSparkContext.fromSparkContext(s.sparkContext());
   }
 
-  static JavaPairRDD<Integer, Long> pairs(SparkSession s, int n, int keys, int slices) {
+  public static JavaPairRDD<Integer, Long> pairs(SparkSession s, int n, int keys, int slices) {
     List<Integer> seeds = new ArrayList<>();
     for (int i = 0; i < slices; i++) seeds.add(i);
     return jsc(s).parallelize(seeds, slices).flatMapToPair(slice -> {

@@ -19,7 +19,9 @@ import java.util.stream.Stream;
  */
 public final class MiniCluster implements AutoCloseable {
   private final Path root;
-  private final Master master;
+  private final Master[] masters;
+  private final List<String> masterEndpoints = new ArrayList<>();
+  private String haNodes;
   private final List<Worker> workers = new ArrayList<>();
   private final EstuaryConf base;
 
@@ -28,11 +30,21 @@ public final class MiniCluster implements AutoCloseable {
   }
 
   public MiniCluster(int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
+    this(1, numWorkers, disksPerWorker, overrides);
+  }
+
+  /** With {@code numMasters} > 1 the masters form a Raft group on loopback ports. */
+  public MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
     this.root = Files.createTempDirectory("estuary-minicluster");
     this.base = overrides.copy();
-    EstuaryConf mconf = base.copy().set(MasterConfig.HOST, "127.0.0.1").set(MasterConfig.PORT, "0");
-    if (!mconf.contains(MasterConfig.LIVENESS_CHECK_INTERVAL)) mconf.set(MasterConfig.LIVENESS_CHECK_INTERVAL, "1s");
-    this.master = new Master(mconf);
+    this.masters = new Master[numMasters];
+    if (numMasters == 1) {
+      masters[0] = new Master(masterConf(0).set(MasterConfig.HOST, "127.0.0.1").set(MasterConfig.PORT, "0"));
+      masterEndpoints.add("127.0.0.1:" + masters[0].port());
+    } else {
+      startRaftGroup(numMasters);
+      awaitLeader();
+    }
     for (int i = 0; i < numWorkers; i++) {
       StringBuilder dirs = new StringBuilder();
       for (int d = 0; d < disksPerWorker; d++) {
@@ -42,6 +54,77 @@ public final class MiniCluster implements AutoCloseable {
       workers.add(new Worker(workerConf(dirs.toString())));
     }
     awaitWorkers(numWorkers);
+  }
+
+  private EstuaryConf masterConf(int i) {
+    EstuaryConf c = base.copy();
+    if (!c.contains(MasterConfig.LIVENESS_CHECK_INTERVAL)) c.set(MasterConfig.LIVENESS_CHECK_INTERVAL, "1s");
+    if (haNodes != null) {
+      c.set(MasterConfig.HA_NODES, haNodes).set(MasterConfig.HA_ID, "m" + i)
+          .set(MasterConfig.HA_DIR, root.resolve("raft").toString());
+      if (!c.contains(MasterConfig.HA_ELECTION_TIMEOUT)) c.set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms");
+    }
+    return c;
+  }
+
+  private static int freePort() throws IOException {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private void startRaftGroup(int n) throws IOException {
+    // Ports are probed, then bound later; another process may take one in between, so retry with new ones.
+    for (int attempt = 0; ; attempt++) {
+      List<String> nodes = new ArrayList<>();
+      masterEndpoints.clear();
+      for (int i = 0; i < n; i++) {
+        int rpc = freePort();
+        nodes.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+        masterEndpoints.add("127.0.0.1:" + rpc);
+      }
+      haNodes = String.join(",", nodes);
+      try {
+        for (int i = 0; i < n; i++) masters[i] = new Master(masterConf(i), () -> { });
+        return;
+      } catch (IOException | RuntimeException e) {
+        for (int i = 0; i < n; i++) {
+          if (masters[i] != null) masters[i].close();
+          masters[i] = null;
+        }
+        if (attempt == 4) throw e;
+      }
+    }
+  }
+
+  /** Waits (bounded) for a leader and returns its index. */
+  public int awaitLeader() {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (true) {
+      for (int i = 0; i < masters.length; i++) if (masters[i] != null && masters[i].isLeader()) return i;
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no leader elected in 60 s");
+      sleep(20);
+    }
+  }
+
+  /** Stops master i (as a crash would, without handing leadership over). */
+  public void stopMaster(int i) {
+    masters[i].close();
+    masters[i] = null;
+  }
+
+  /** Starts master i again on its ports and with its Raft directory. */
+  public void restartMaster(int i) throws IOException {
+    masters[i] = new Master(masterConf(i), () -> { });
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   private EstuaryConf workerConf(String dirs) {
@@ -55,26 +138,27 @@ public final class MiniCluster implements AutoCloseable {
     return c;
   }
 
-  /** Waits (bounded) until the master knows this many workers. */
+  /** Waits (bounded) until the leading master knows this many workers. */
   public void awaitWorkers(int n) {
     long deadline = System.currentTimeMillis() + 60_000;
-    while (master.state(s -> s.workers().size()) < n) {
+    while (master().state(s -> s.workers().size()) < n) {
       if (System.currentTimeMillis() > deadline) throw new IllegalStateException("workers did not register in 60 s");
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
+      sleep(20);
     }
   }
 
+  /** Every master's RPC endpoint, comma-separated: what estuary.master.endpoints should say. */
   public String masterEndpoint() {
-    return "127.0.0.1:" + master.port();
+    return String.join(",", masterEndpoints);
   }
 
+  /** The leading master (the only one, without HA). */
   public Master master() {
-    return master;
+    return masters[awaitLeader()];
+  }
+
+  public Master master(int i) {
+    return masters[i];
   }
 
   public List<Worker> workers() {
@@ -106,7 +190,7 @@ public final class MiniCluster implements AutoCloseable {
   @Override
   public void close() throws IOException {
     for (Worker w : workers) w.close();
-    master.close();
+    for (Master m : masters) if (m != null) m.close();
     try (Stream<Path> s = Files.walk(root)) {
       s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
     }

@@ -1,0 +1,147 @@
+package io.estuary.tests;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.worker.MiniCluster;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import scala.Tuple2;
+
+/**
+ * Spark jobs through three Raft masters while masters fail: the data path never needs a master, and registrations
+ * wait for a leader. Every output is compared with the same job on native sort shuffle.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MasterFailoverTest {
+  private Checksum expectedChained;
+  private Checksum expectedSingle;
+  private MiniCluster cluster;
+  private SparkSession spark;
+
+  /** {@code rounds} shuffles in a row; map tasks linger so that masters can fail while the job runs. */
+  static Checksum chained(SparkSession s, int rounds, long lingerMs) {
+    JavaPairRDD<Integer, Long> rdd = ShuffleJobs.pairs(s, 60_000, 4_000, 4);
+    for (int r = 0; r < rounds; r++) {
+      int keys = 4_000 - r * 500;
+      rdd = rdd.mapPartitionsToPair(it -> {
+        Thread.sleep(lingerMs);
+        return it;
+      }, true).reduceByKey(Long::sum, 5).mapToPair(kv -> new Tuple2<>(kv._1() % keys, kv._2()));
+    }
+    return Checksum.of(rdd.reduceByKey(Long::sum, 3).map(Tuple2::toString));
+  }
+
+  @BeforeAll
+  void nativeResults() {
+    SparkSession nat = SparkSessions.start(SparkSessions.base("local[2]", "native"));
+    try {
+      expectedChained = chained(nat, 4, 0);
+      expectedSingle = chained(nat, 1, 0);
+    } finally {
+      nat.stop();
+    }
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    cluster = new MiniCluster(3, 2, 1, new EstuaryConf());
+    spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2]", "failover"),
+        cluster.masterEndpoint()).set("spark.estuary.client.master.wait", "60s"));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (spark != null) spark.stop();
+    SparkSession.clearActiveSession();
+    SparkSession.clearDefaultSession();
+    if (cluster != null) cluster.close();
+  }
+
+  @AfterAll
+  void done() {}
+
+  private int registeredShuffles() {
+    String app = spark.sparkContext().applicationId();
+    return cluster.master().state(st -> st.shuffles(app).size());
+  }
+
+  private static void await(String what, BooleanSupplier c) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (!c.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void leaderLossDuringAJobFailsNothing() throws Exception {
+    CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
+    await("the job registers its first shuffle", () -> registeredShuffles() >= 1);
+    int atKill = registeredShuffles();
+    int leader = cluster.awaitLeader();
+    long t0 = System.nanoTime();
+    cluster.stopMaster(leader);
+    // How long a client of the masters (a driver, a worker) is without an answer: printed, never asserted.
+    try (io.estuary.network.client.TransportClientFactory f =
+             new io.estuary.network.client.TransportClientFactory(new EstuaryConf(), "probe")) {
+      new io.estuary.network.rpc.MasterClient(f, java.util.Arrays.asList(cluster.masterEndpoint().split(",")))
+          .ask(io.estuary.common.protocol.Request.newBuilder().setApplicationHeartbeat(
+              io.estuary.common.protocol.ApplicationHeartbeatRequest.newBuilder().setAppId("probe")),
+              io.estuary.common.protocol.Empty.parser(), 60_000);
+    }
+    System.out.printf("FAILOVER: a master client was answered again %d ms after the leader stopped%n",
+        (System.nanoTime() - t0) / 1_000_000);
+    Checksum got = job.get(5, TimeUnit.MINUTES);
+    assertEquals(expectedChained, got);
+    assertNotEquals(leader, cluster.awaitLeader());
+    assertTrue(registeredShuffles() > atKill, "later shuffles must have registered with the new leader");
+  }
+
+  @Test
+  void rollingRestartOfEveryMasterDuringAJob() throws Exception {
+    CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
+    await("the job registers its first shuffle", () -> registeredShuffles() >= 1);
+    for (int i = 0; i < 3; i++) {
+      cluster.stopMaster(i);
+      cluster.awaitLeader();
+      cluster.restartMaster(i);
+      int idx = i;
+      byte[][] states = new byte[1][];
+      await("master " + i + " catches up", () -> {
+        states[0] = cluster.master().log().stateMachine().snapshot().toByteArray();
+        return java.util.Arrays.equals(states[0], cluster.master(idx).log().stateMachine().snapshot().toByteArray());
+      });
+    }
+    assertEquals(expectedChained, job.get(5, TimeUnit.MINUTES));
+  }
+
+  @Test
+  void twoMastersDownWhileAShuffleFinishesThenANewJobWaitsForOne() throws Exception {
+    CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 1, 1500));
+    await("the job registers its shuffles", () -> registeredShuffles() >= 2);
+    int leader = cluster.awaitLeader();
+    int other = (leader + 1) % 3;
+    cluster.stopMaster(leader);
+    cluster.stopMaster(other);
+    // The shuffles hold their slots: pushing, committing and fetching go on without any master.
+    assertEquals(expectedSingle, job.get(5, TimeUnit.MINUTES));
+
+    // A new job needs a new registration: it waits (bounded by estuary.client.master.wait) for a quorum.
+    CompletableFuture<Checksum> next = CompletableFuture.supplyAsync(() -> chained(spark, 1, 0));
+    Thread.sleep(2_000);
+    assertFalse(next.isDone(), "a registration cannot succeed without a quorum");
+    cluster.restartMaster(leader);
+    assertEquals(expectedSingle, next.get(5, TimeUnit.MINUTES));
+  }
+
+}
