@@ -8,7 +8,7 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
 import io.estuary.common.util.NamedThreadFactory;
-import io.estuary.master.slots.RoundRobinSlotAllocator;
+import io.estuary.master.slots.SlotAllocators;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
@@ -67,7 +67,7 @@ public final class Master implements Closeable {
     }
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
-    MasterRpcHandler handler = new MasterRpcHandler(log, new RoundRobinSlotAllocator(), workerLiveness, appLiveness,
+    MasterRpcHandler handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
         conf.get(MasterConfig.APPLICATION_TIMEOUT));
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.

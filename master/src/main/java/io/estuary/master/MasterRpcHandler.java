@@ -20,6 +20,7 @@ import io.estuary.common.protocol.WorkerRegistered;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.master.slots.SlotAllocator;
+import io.estuary.master.slots.SlotRequest;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
@@ -184,8 +185,15 @@ final class MasterRpcHandler extends ControlRpcHandler {
       }
       return CompletableFuture.completedFuture(existing);
     }
-    List<PartitionLocation> chosen = allocator.allocate(r.getAppId(), r.getShuffleId(), r.getNumPartitions(),
-        placementView());
+    java.util.Set<String> appWorkers = log.stateMachine().read(s -> {
+      java.util.Set<String> ids = new java.util.HashSet<>();
+      for (List<PartitionLocation> locs : s.shuffles(r.getAppId()).values()) {
+        for (PartitionLocation l : locs) ids.add(WorkerId.of(l.getWorker()));
+      }
+      return ids;
+    });
+    List<PartitionLocation> chosen = allocator.allocate(new SlotRequest(r.getAppId(), r.getShuffleId(),
+        r.getNumPartitions(), r.getReplicate(), appWorkers), placementView());
     return log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
         .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> chosen);
   }

@@ -49,6 +49,8 @@ public final class ConfigType<T> {
 
   public static final ConfigType<Long> LONG = new ConfigType<>("long", Long::parseLong, null);
 
+  public static final ConfigType<Double> DOUBLE = new ConfigType<>("double", Double::parseDouble, null);
+
   public static final ConfigType<Boolean> BOOLEAN = new ConfigType<>("boolean", s -> {
     String v = s.toLowerCase(Locale.ROOT);
     if (v.equals("true")) return true;

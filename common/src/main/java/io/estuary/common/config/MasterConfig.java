@@ -58,9 +58,42 @@ public final class MasterConfig {
 
   public static final ConfigEntry<String> SLOT_POLICY =
       ConfigEntry.builder("estuary.master.slot.policy", ConfigType.STRING)
-          .defaultValue("roundrobin").check(ConfigType.oneOf("roundrobin"))
-          .doc("How partitions are placed on workers and disks. roundrobin: spread over healthy workers, then "
-              + "over each worker's healthy disks.")
+          .defaultValue("loadaware").check(ConfigType.oneOf("roundrobin", "loadaware"))
+          .doc("How partitions are placed on workers and disks. roundrobin: evenly over healthy workers, then "
+              + "over each worker's healthy disks. loadaware: more partitions to disks with low flush and fetch "
+              + "latency, few active slots and much free space; slow disks get none (see slowDiskThreshold).")
+          .build();
+
+  public static final ConfigEntry<Long> SLOW_DISK_THRESHOLD =
+      ConfigEntry.builder("estuary.master.slot.slowDiskThreshold", ConfigType.DURATION_MS)
+          .defaultValue("200ms").check(ConfigType.positive())
+          .doc("loadaware: a disk whose average flush or fetch latency passes this gets no new slots, within the "
+              + "cap of maxSlowDiskFraction.")
+          .build();
+
+  public static final ConfigEntry<Double> MAX_SLOW_DISK_FRACTION =
+      ConfigEntry.builder("estuary.master.slot.maxSlowDiskFraction", ConfigType.DOUBLE)
+          .defaultValue("0.3").check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
+          .doc("loadaware: at most this fraction of all disks is ever excluded for being slow (the slowest first), "
+              + "so a cluster-wide slowdown never leaves no disk to write to.")
+          .build();
+
+  public static final ConfigEntry<Integer> MAX_WORKERS_PER_APP =
+      ConfigEntry.builder("estuary.master.slot.maxWorkersPerApplication", ConfigType.INT)
+          .defaultValue("500").check(ConfigType.positive())
+          .doc("The most workers one application's shuffles are placed on, bounding the connections each "
+              + "worker gets from each application's executors.")
+          .build();
+
+  public static final ConfigEntry<java.util.List<String>> RACKS =
+      ConfigEntry.builder("estuary.master.racks", ConfigType.LIST)
+          .defaultValue("")
+          .check(l -> {
+            for (String e : l) if (!e.matches("[^=]+=[^=]+")) return "entry '" + e + "' is not host=rack";
+            return null;
+          })
+          .doc("Topology as host=rack pairs. When given, a partition's replica goes to a worker on another rack "
+              + "whenever one is available (always to another worker).")
           .build();
 
   public static final ConfigEntry<java.util.List<String>> HA_NODES =

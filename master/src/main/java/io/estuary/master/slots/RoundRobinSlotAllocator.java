@@ -5,9 +5,10 @@ import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.LocationRole;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.util.EstuaryException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Spreads partitions evenly: partition i goes to worker (start + i) mod n, and within a worker the partitions it
@@ -15,44 +16,38 @@ import java.util.List;
  * pile their first partitions onto the first worker.
  */
 public final class RoundRobinSlotAllocator implements SlotAllocator {
+  private final int maxWorkersPerApp;
+  private final ReplicaPlacer replicas;
   private int nextStart;
 
+  public RoundRobinSlotAllocator() {
+    this(Integer.MAX_VALUE, Collections.emptyMap());
+  }
+
+  public RoundRobinSlotAllocator(int maxWorkersPerApp, Map<String, String> rackOfHost) {
+    this.maxWorkersPerApp = maxWorkersPerApp;
+    this.replicas = new ReplicaPlacer(rackOfHost);
+  }
+
   @Override
-  public synchronized List<PartitionLocation> allocate(String appId, int shuffleId, int numPartitions,
-      List<WorkerInfo> workers) {
-    List<WorkerInfo> usable = new ArrayList<>();
-    List<List<String>> disks = new ArrayList<>();
-    for (WorkerInfo w : workers) {
-      List<String> healthy = new ArrayList<>();
-      for (DiskInfo d : w.getDisksList()) {
-        if (d.getStatus() == DiskStatus.DISK_HEALTHY) healthy.add(d.getMountPoint());
-      }
-      if (!healthy.isEmpty()) {
-        usable.add(w);
-        disks.add(healthy);
-      }
-    }
-    if (usable.isEmpty()) {
-      throw new EstuaryException("no slots for " + appId + " shuffle " + shuffleId + ": " + workers.size()
-          + " workers registered, none with a healthy disk");
-    }
+  public synchronized List<PartitionLocation> allocate(SlotRequest req, List<WorkerInfo> workers) {
+    List<WorkerInfo> usable = WorkerSelection.forApplication(req, workers, maxWorkersPerApp, nextStart);
     int n = usable.size();
     int start = Math.floorMod(nextStart, n);
     nextStart = start + 1;
-    int[] diskCursor = new int[n];
-    List<PartitionLocation> out = new ArrayList<>(numPartitions);
-    for (int p = 0; p < numPartitions; p++) {
-      int w = (start + p) % n;
-      List<String> d = disks.get(w);
-      String disk = d.get(diskCursor[w]++ % d.size());
-      out.add(PartitionLocation.newBuilder()
-          .setPartitionId(p)
-          .setEpoch(0)
-          .setWorker(usable.get(w).getAddress())
-          .setDisk(disk)
-          .setRole(LocationRole.PRIMARY)
-          .build());
+    List<List<String>> disks = new ArrayList<>(n);
+    for (WorkerInfo w : usable) {
+      List<String> healthy = new ArrayList<>();
+      for (DiskInfo d : w.getDisksList()) if (d.getStatus() == DiskStatus.DISK_HEALTHY) healthy.add(d.getMountPoint());
+      disks.add(healthy);
     }
-    return out;
+    int[] diskCursor = new int[n];
+    List<PartitionLocation> out = new ArrayList<>(req.numPartitions);
+    for (int p = 0; p < req.numPartitions; p++) {
+      int w = (start + p) % n;
+      out.add(PartitionLocation.newBuilder().setPartitionId(p).setEpoch(0).setWorker(usable.get(w).getAddress())
+          .setDisk(disks.get(w).get(diskCursor[w]++ % disks.get(w).size())).setRole(LocationRole.PRIMARY).build());
+    }
+    return req.replicate ? replicas.withReplicas(req, out, usable) : out;
   }
 }

@@ -7,8 +7,9 @@ import java.util.List;
 /** Decides where each partition of a new shuffle is written. Runs on the leader; its result is logged. */
 public interface SlotAllocator {
   /**
-   * One location per partition, ordered by partition id, on the given workers (every one alive and with at least
-   * one healthy disk). Throws with a clear message when no placement is possible.
+   * One location per partition, ordered by partition id, on the given workers (each alive; disks carry their
+   * latest reported status and load). With {@code request.replicate}, each location has a peer on another worker.
+   * Throws with a clear message when no placement is possible.
    */
-  List<PartitionLocation> allocate(String appId, int shuffleId, int numPartitions, List<WorkerInfo> workers);
+  List<PartitionLocation> allocate(SlotRequest request, List<WorkerInfo> workers);
 }

@@ -14,7 +14,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DiskFlusher {
   private final ExecutorService threads;
   private final AtomicLong flushes = new AtomicLong();
-  private final AtomicLong flushNanos = new AtomicLong();
+  /** Recent flush time: an exponentially weighted mean, so a disk that turns slow is noticed within a few flushes. */
+  private volatile double recentMicros;
 
   public DiskFlusher(String diskName, int threadCount) {
     this.threads = new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
@@ -25,15 +26,16 @@ public final class DiskFlusher {
     threads.execute(() -> {
       long t0 = System.nanoTime();
       flush.run();
-      flushNanos.addAndGet(System.nanoTime() - t0);
-      flushes.incrementAndGet();
+      double micros = (System.nanoTime() - t0) / 1000.0;
+      synchronized (this) {
+        recentMicros = flushes.getAndIncrement() == 0 ? micros : recentMicros * 0.8 + micros * 0.2;
+      }
     });
   }
 
-  /** Mean time of one flush since start, in microseconds. */
+  /** Recent time of one flush, in microseconds (0 before the first). */
   public long averageFlushMicros() {
-    long n = flushes.get();
-    return n == 0 ? 0 : flushNanos.get() / n / 1000;
+    return (long) recentMicros;
   }
 
   public void close() {
