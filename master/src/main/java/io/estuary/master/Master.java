@@ -8,6 +8,8 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
 import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.master.admin.AdminHttpServer;
+import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocators;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.MasterState;
@@ -43,6 +45,10 @@ public final class Master implements Closeable {
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
   private final String host;
+  private final MasterNodes nodes;
+  private final String id;
+  private final MasterMetrics metrics;
+  private final AdminHttpServer admin;
 
   public Master(EstuaryConf conf) throws IOException {
     this(conf, () -> {
@@ -53,7 +59,9 @@ public final class Master implements Closeable {
 
   /** {@code onFatal} runs when the master cannot go on (its Raft server stopped); by default the process exits. */
   public Master(EstuaryConf conf, Runnable onFatal) throws IOException {
-    MasterNodes nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
+    this.nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
+    this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
+    this.metrics = new MasterMetrics(this);
     int port;
     if (nodes.isEmpty()) {
       this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
@@ -68,19 +76,23 @@ public final class Master implements Closeable {
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
     MasterRpcHandler handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
-        conf.get(MasterConfig.APPLICATION_TIMEOUT));
+        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics);
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.
       workerLiveness.reset();
       appLiveness.reset();
       handler.leadershipChanged();
     });
+    TransportServer rpc = null;
     try {
-      this.server = new TransportServer(conf, "master", host, port, handler);
-    } catch (RuntimeException e) {
+      rpc = new TransportServer(conf, "master", host, port, handler);
+      this.admin = new AdminHttpServer(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
+    } catch (IOException | RuntimeException e) {
+      if (rpc != null) rpc.close();
       log.close();
       throw e;
     }
+    this.server = rpc;
     if (log instanceof LocalStateLog) ((LocalStateLog) log).setEndpoint(host + ":" + server.port());
     this.checker = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-liveness"));
     long every = conf.get(MasterConfig.LIVENESS_CHECK_INTERVAL);
@@ -93,6 +105,28 @@ public final class Master implements Closeable {
 
   public StateLog log() {
     return log;
+  }
+
+  public MasterNodes nodes() {
+    return nodes;
+  }
+
+  /** This master's id in its HA group ("" for a single master). */
+  public String id() {
+    return id;
+  }
+
+  public int httpPort() {
+    return admin.port();
+  }
+
+  /** Hands leadership to master {@code targetId}; only the leader can. */
+  public void transferLeadership(String targetId) throws IOException {
+    if (!(log instanceof RatisStateLog)) throw new IllegalStateException("a single master has no one to hand over to");
+    if (!log.isLeader()) throw new IllegalStateException("only the leader can hand leadership over; ask "
+        + log.leaderEndpoint());
+    nodes.get(targetId);
+    ((RatisStateLog) log).transferLeadership(targetId, 10_000);
   }
 
   public boolean isLeader() {
@@ -133,8 +167,31 @@ public final class Master implements Closeable {
     }
   }
 
+  /** Stops this master; a leader first hands leadership to another master, so nobody waits for an election. */
   @Override
   public void close() {
+    if (log instanceof RatisStateLog && log.isLeader()) {
+      for (MasterNodes.Node n : nodes.all()) {
+        if (n.id.equals(id)) continue;
+        try {
+          ((RatisStateLog) log).transferLeadership(n.id, 5_000);
+          LOG.info("Handed leadership to {} before stopping", n.id);
+          break;
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("Handing leadership to {} failed: {}", n.id, e.getMessage());
+        }
+      }
+    }
+    shutDown();
+  }
+
+  /** Stops at once, as a crash would: no leadership hand-over. */
+  public void halt() {
+    shutDown();
+  }
+
+  private void shutDown() {
+    admin.close();
     checker.shutdownNow();
     server.close();
     log.close();

@@ -19,6 +19,7 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerRegistered;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.ShuffleKey;
+import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocator;
 import io.estuary.master.slots.SlotRequest;
 import io.estuary.master.state.MasterState;
@@ -45,6 +46,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
   private final long applicationTimeoutMs;
+  private final MasterMetrics metrics;
   /** When this master last became leader: before a full application timeout has passed, it may not know every app. */
   private volatile long leaderSinceMs = System.currentTimeMillis();
   /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
@@ -53,8 +55,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
-      LivenessTracker appLiveness, long applicationTimeoutMs) {
+      LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics) {
     super("master");
+    this.metrics = metrics;
     this.log = log;
     this.allocator = allocator;
     this.workerLiveness = workerLiveness;
@@ -169,7 +172,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
         else mine.complete(locs);
       });
     }
+    long t0 = System.nanoTime();
     f.whenComplete((locs, e) -> {
+      metrics.slotRequest(System.nanoTime() - t0, e != null);
       if (e != null) reply.fail(String.valueOf(cause(e).getMessage()));
       else reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
     });

@@ -53,7 +53,8 @@ class RaftMastersTest {
         .set(MasterConfig.HA_DIR, dir.toString())
         .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
         .set(MasterConfig.HA_SNAPSHOT_THRESHOLD, "20")
-        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms");
+        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
+        .set(MasterConfig.HTTP_PORT, "0");
   }
 
   private Master start(int i) throws IOException {
@@ -90,7 +91,7 @@ class RaftMastersTest {
   @AfterEach
   void stopGroup() throws IOException {
     if (clients != null) clients.close();
-    for (Master m : masters) if (m != null) m.close();
+    for (Master m : masters) if (m != null) m.halt();
     try (Stream<Path> s = Files.walk(dir)) {
       s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
     }
@@ -164,8 +165,8 @@ class RaftMastersTest {
     await("followers apply the same changes", () -> Arrays.equals(leaderState, state(follower))
         && Arrays.equals(leaderState, state((leader + 2) % 3)));
 
-    // The leader goes away: another is elected, with the same state, and answers the same slots for old shuffles.
-    masters[leader].close();
+    // The leader crashes: another is elected, with the same state, and answers the same slots for old shuffles.
+    masters[leader].halt();
     masters[leader] = null;
     int next = awaitLeader();
     assertNotEquals(leader, next);
@@ -219,5 +220,56 @@ class RaftMastersTest {
     c.ask(heartbeat("app-new"), Empty.parser(), 60_000);
     int lead = awaitLeader();
     assertTrue((boolean) masters[lead].log().stateMachine().read(s -> s.hasApplication("app-new")));
+  }
+
+  private static String http(String method, int port, String path) throws IOException {
+    java.net.HttpURLConnection c = (java.net.HttpURLConnection) new java.net.URL("http://127.0.0.1:" + port + path)
+        .openConnection();
+    c.setRequestMethod(method);
+    int code = c.getResponseCode();
+    try (java.io.InputStream in = code < 400 ? c.getInputStream() : c.getErrorStream()) {
+      return code + " " + new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void adminEndpointReportsTransfersLeadershipAndExportsMetrics() throws Exception {
+    int leader = awaitLeader();
+    client().ask(registerWorker(1), Empty.parser(), 30_000);
+    client().ask(slots("app-admin", 3, 4), RequestSlotsResponse.parser(), 30_000);
+    String status = http("GET", masters[leader].httpPort(), "/api/status");
+    assertTrue(status.startsWith("200 "), status);
+    assertTrue(status.contains("\"role\":\"leader\""), status);
+    assertTrue(status.contains("\"leader\":\"" + rpcEndpoints.get(leader) + "\""), status);
+    assertTrue(status.contains("\"id\":\"app-admin\",\"shuffles\":[{\"id\":3,\"partitions\":4"), status);
+    assertTrue(status.contains("\"host\":\"10.0.0.1\""), status);
+    int follower = (leader + 1) % 3;
+    assertTrue(http("GET", masters[follower].httpPort(), "/api/status").contains("\"role\":\"follower\""));
+
+    String metrics = http("GET", masters[leader].httpPort(), "/metrics");
+    assertTrue(metrics.contains("estuary_master_is_leader 1.0"), metrics);
+    assertTrue(metrics.contains("estuary_master_slot_requests_total 1.0"), metrics);
+    assertTrue(metrics.contains("estuary_master_workers{state=\"available\",} 1.0"), metrics);
+    assertTrue(http("GET", masters[follower].httpPort(), "/metrics").contains("estuary_master_is_leader 0.0"));
+
+    assertTrue(http("POST", masters[follower].httpPort(), "/api/leadership/transfer?to=m" + follower)
+        .startsWith("409 "), "only the leader can hand over");
+    String moved = http("POST", masters[leader].httpPort(), "/api/leadership/transfer?to=m" + follower);
+    assertTrue(moved.startsWith("200 "), moved);
+    await("m" + follower + " leads", () -> masters[follower].isLeader());
+    assertTrue(http("GET", masters[leader].httpPort(), "/nope").startsWith("404 "));
+  }
+
+  @Test
+  void gracefulShutdownHandsLeadershipOverFirst() throws Exception {
+    int leader = awaitLeader();
+    long term = masters[leader].log().term();
+    long t0 = System.nanoTime();
+    masters[leader].close();
+    masters[leader] = null;
+    int next = awaitLeader();
+    System.out.printf("HANDOVER: m%d leads %d ms after m%d began a graceful shutdown%n", next,
+        (System.nanoTime() - t0) / 1_000_000, leader);
+    assertTrue(masters[next].log().term() > term);
   }
 }

@@ -57,7 +57,7 @@ public final class MiniCluster implements AutoCloseable {
   }
 
   private EstuaryConf masterConf(int i) {
-    EstuaryConf c = base.copy();
+    EstuaryConf c = base.copy().set(MasterConfig.HTTP_PORT, "0");
     if (!c.contains(MasterConfig.LIVENESS_CHECK_INTERVAL)) c.set(MasterConfig.LIVENESS_CHECK_INTERVAL, "1s");
     if (haNodes != null) {
       c.set(MasterConfig.HA_NODES, haNodes).set(MasterConfig.HA_ID, "m" + i)
@@ -109,7 +109,7 @@ public final class MiniCluster implements AutoCloseable {
 
   /** Stops master i (as a crash would, without handing leadership over). */
   public void stopMaster(int i) {
-    masters[i].close();
+    masters[i].halt();
     masters[i] = null;
   }
 
@@ -190,7 +190,7 @@ public final class MiniCluster implements AutoCloseable {
   @Override
   public void close() throws IOException {
     for (Worker w : workers) w.close();
-    for (Master m : masters) if (m != null) m.close();
+    for (Master m : masters) if (m != null) m.halt();
     try (Stream<Path> s = Files.walk(root)) {
       s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
     }

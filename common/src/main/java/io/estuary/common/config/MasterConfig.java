@@ -143,5 +143,12 @@ public final class MasterConfig {
               + "(callers retry, bounded by estuary.client.master.wait).")
           .build();
 
+  public static final ConfigEntry<Integer> HTTP_PORT =
+      ConfigEntry.builder("estuary.master.http.port", ConfigType.INT)
+          .defaultValue("9095").check(ConfigType.port())
+          .doc("Port of the master's admin HTTP endpoint (JSON status under /api, Prometheus metrics at /metrics), "
+              + "bound on the master's host.")
+          .build();
+
   static void touch() {}
 }

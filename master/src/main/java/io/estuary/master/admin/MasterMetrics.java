@@ -1,0 +1,85 @@
+package io.estuary.master.admin;
+
+import io.estuary.master.Master;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
+import io.prometheus.client.GaugeMetricFamily;
+import io.prometheus.client.Histogram;
+import io.prometheus.client.exporter.common.TextFormat;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The master's Prometheus metrics. One registry per master (not the global one), so several masters in one JVM
+ * (tests) do not clash.
+ */
+public final class MasterMetrics {
+  private final CollectorRegistry registry = new CollectorRegistry();
+  private final Counter slotRequests;
+  private final Counter slotRequestFailures;
+  private final Histogram slotRequestSeconds;
+
+  public MasterMetrics(Master master) {
+    slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
+        .register(registry);
+    slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total",
+        "Slot requests that failed.").register(registry);
+    slotRequestSeconds = Histogram.build("estuary_master_slot_request_seconds",
+        "Time from a slot request to its answer.").buckets(0.001, 0.005, 0.02, 0.1, 0.5, 2, 10).register(registry);
+    new Collector() {
+      @Override
+      public List<MetricFamilySamples> collect() {
+        List<MetricFamilySamples> out = new ArrayList<>();
+        out.add(new GaugeMetricFamily("estuary_master_is_leader", "1 when this master leads.",
+            master.isLeader() ? 1 : 0));
+        out.add(new GaugeMetricFamily("estuary_master_term", "Raft term (0 for a single master).",
+            master.log().term()));
+        out.add(new GaugeMetricFamily("estuary_master_applied_index", "Index of the last applied change.",
+            master.log().appliedIndex()));
+        GaugeMetricFamily workers = new GaugeMetricFamily("estuary_master_workers",
+            "Registered workers, by whether they have a disk that can take slots.", Arrays.asList("state"));
+        int[] counts = master.state(s -> {
+          int healthy = 0;
+          int noDisk = 0;
+          for (io.estuary.common.protocol.WorkerInfo w : s.workers()) {
+            boolean ok = false;
+            for (io.estuary.common.protocol.DiskInfo d : w.getDisksList()) {
+              ok |= d.getStatus() == io.estuary.common.protocol.DiskStatus.DISK_HEALTHY;
+            }
+            if (ok) healthy++;
+            else noDisk++;
+          }
+          return new int[] {healthy, noDisk};
+        });
+        workers.addMetric(Arrays.asList("available"), counts[0]);
+        workers.addMetric(Arrays.asList("no_healthy_disk"), counts[1]);
+        out.add(workers);
+        int apps = master.state(s -> s.applicationIds().size());
+        out.add(new GaugeMetricFamily("estuary_master_applications", "Registered applications.", apps));
+        return out;
+      }
+    }.register(registry);
+  }
+
+  /** Records one answered slot request. */
+  public void slotRequest(long nanos, boolean failed) {
+    slotRequests.inc();
+    if (failed) slotRequestFailures.inc();
+    slotRequestSeconds.observe(nanos / 1e9);
+  }
+
+  public String scrape() {
+    StringWriter w = new StringWriter();
+    try {
+      TextFormat.write004(w, registry.metricFamilySamples());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    return w.toString();
+  }
+
+}
