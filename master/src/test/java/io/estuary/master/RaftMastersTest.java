@@ -272,4 +272,16 @@ class RaftMastersTest {
         (System.nanoTime() - t0) / 1_000_000, leader);
     assertTrue(masters[next].log().term() > term);
   }
+
+  @Test
+  void aMasterThatLosesItsRaftServerGivesUp() throws Exception {
+    awaitLeader();
+    int victim = 0;
+    masters[victim].halt();
+    java.util.concurrent.CountDownLatch fatal = new java.util.concurrent.CountDownLatch(1);
+    masters[victim] = new Master(conf(victim), fatal::countDown);
+    ((io.estuary.master.state.RatisStateLog) masters[victim].log()).stopRaftServerOnly();
+    assertTrue(fatal.await(60, java.util.concurrent.TimeUnit.SECONDS),
+        "the master must notice that Raft stopped and give up (in production: exit)");
+  }
 }

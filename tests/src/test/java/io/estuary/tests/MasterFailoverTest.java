@@ -144,4 +144,32 @@ class MasterFailoverTest {
     assertEquals(expectedSingle, next.get(5, TimeUnit.MINUTES));
   }
 
+
+  /** Masters as separate processes: the leader is killed with SIGKILL while the job runs. */
+  @Test
+  void killMinus9OfTheLeaderProcessDuringAJob() throws Exception {
+    spark.stop();
+    cluster.close();
+    spark = null;
+    cluster = null;
+    try (MasterProcesses masters = new MasterProcesses(3)) {
+      masters.awaitLeader();
+      cluster = MiniCluster.withExternalMasters(masters.endpoints(), 2, new EstuaryConf());
+      spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2]", "kill-9"),
+          masters.endpoints()).set("spark.estuary.client.master.wait", "60s"));
+      CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
+      int leader = masters.awaitLeader();
+      String app = spark.sparkContext().applicationId();
+      await("the job registers its first shuffle", () -> {
+        String st = masters.status(leader);
+        return st != null && st.contains("\"id\":\"" + app + "\",\"shuffles\":[{");
+      });
+      masters.kill(leader);
+      assertEquals(expectedChained, job.get(5, TimeUnit.MINUTES), "output after kill -9 of the leader");
+      int next = masters.awaitLeader();
+      assertNotEquals(leader, next);
+      String st = masters.status(next);
+      assertTrue(st.contains("\"id\":\"" + app + "\""), st);
+    }
+  }
 }

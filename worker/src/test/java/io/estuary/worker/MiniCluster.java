@@ -35,10 +35,23 @@ public final class MiniCluster implements AutoCloseable {
 
   /** With {@code numMasters} > 1 the masters form a Raft group on loopback ports. */
   public MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
+    this(numMasters, numWorkers, disksPerWorker, overrides, null);
+  }
+
+  /** Workers only, registering with masters that run elsewhere (e.g. as separate processes). */
+  public static MiniCluster withExternalMasters(String masterEndpoints, int numWorkers, EstuaryConf overrides)
+      throws IOException {
+    return new MiniCluster(0, numWorkers, 1, overrides, masterEndpoints);
+  }
+
+  private MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides,
+      String externalMasters) throws IOException {
     this.root = Files.createTempDirectory("estuary-minicluster");
     this.base = overrides.copy();
     this.masters = new Master[numMasters];
-    if (numMasters == 1) {
+    if (externalMasters != null) {
+      masterEndpoints.addAll(java.util.Arrays.asList(externalMasters.split(",")));
+    } else if (numMasters == 1) {
       masters[0] = new Master(masterConf(0).set(MasterConfig.HOST, "127.0.0.1").set(MasterConfig.PORT, "0"));
       masterEndpoints.add("127.0.0.1:" + masters[0].port());
     } else {
@@ -53,7 +66,17 @@ public final class MiniCluster implements AutoCloseable {
       }
       workers.add(new Worker(workerConf(dirs.toString())));
     }
-    awaitWorkers(numWorkers);
+    if (externalMasters == null) {
+      awaitWorkers(numWorkers);
+    } else {
+      long deadline = System.currentTimeMillis() + 60_000;
+      for (Worker w : workers) {
+        while (!w.registeredWithMaster()) {
+          if (System.currentTimeMillis() > deadline) throw new IllegalStateException("workers did not register");
+          sleep(20);
+        }
+      }
+    }
   }
 
   private EstuaryConf masterConf(int i) {

@@ -206,6 +206,14 @@ public final class RatisStateLog implements StateLog {
     if (!reply.isSuccess()) throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
   }
 
+  /**
+   * Stops the Raft server but nothing else, as Ratis does on its own after e.g. a long JVM pause. For tests of
+   * what the master does then.
+   */
+  public void stopRaftServerOnly() throws IOException {
+    server.close();
+  }
+
   @Override
   public void close() {
     closing = true;
