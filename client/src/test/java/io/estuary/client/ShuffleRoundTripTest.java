@@ -117,6 +117,12 @@ class ShuffleRoundTripTest {
     long total = 0;
     for (Tally t : expected) total += t.count;
     assertEquals(total, all.count);
+    // Serving those chunks was timed: workers report fetch latency per disk (load-aware placement reads it).
+    long fetchMicros = 0;
+    for (io.estuary.worker.Worker w : cluster.workers()) {
+      for (io.estuary.common.protocol.DiskInfo d : w.info().getDisksList()) fetchMicros += d.getAvgFetchMicros();
+    }
+    assertTrue(fetchMicros > 0, "no disk reports a fetch latency");
   }
 
   @Test

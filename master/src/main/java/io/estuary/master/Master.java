@@ -4,6 +4,7 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.MasterCommandBatch;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
@@ -146,6 +147,7 @@ public final class Master implements Closeable {
     if (!log.isLeader()) return; // only the leader decides what is lost
     try {
       long now = System.currentTimeMillis();
+      List<MasterCommand> changes = new ArrayList<>();
       Map<String, WorkerInfo> workers = new HashMap<>();
       for (WorkerInfo w : log.stateMachine().read(MasterState::workers)) workers.put(WorkerId.of(w.getAddress()), w);
       for (String id : workerLiveness.expired(workers.keySet(), now)) {
@@ -153,14 +155,20 @@ public final class Master implements Closeable {
         WorkerInfo w = workers.get(id);
         if (w == null) continue;
         LOG.warn("Worker {} sent no heartbeat in time: declared lost", id);
-        log.submit(MasterCommand.newBuilder().setWorkerLost(WorkerLost.newBuilder().setWorker(w.getAddress())).build());
+        changes.add(MasterCommand.newBuilder().setWorkerLost(WorkerLost.newBuilder().setWorker(w.getAddress())).build());
       }
       List<String> apps = new ArrayList<>(log.stateMachine().read(MasterState::applicationIds));
       for (String app : appLiveness.expired(apps, now)) {
         appLiveness.forget(app);
         if (!apps.contains(app)) continue;
         LOG.warn("Application {} sent no heartbeat in time: expired, its data will be deleted", app);
-        log.submit(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app)).build());
+        changes.add(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app))
+            .build());
+      }
+      // Everything one check found goes into the log as one entry.
+      if (changes.size() == 1) log.submit(changes.get(0));
+      else if (changes.size() > 1) {
+        log.submit(MasterCommand.newBuilder().setBatch(MasterCommandBatch.newBuilder().addAllCommands(changes)).build());
       }
     } catch (RuntimeException e) {
       LOG.warn("Liveness check failed", e);

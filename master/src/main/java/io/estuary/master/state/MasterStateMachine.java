@@ -72,6 +72,10 @@ public final class MasterStateMachine {
         state.unregisteredShuffles.computeIfAbsent(c.getAppId(), a -> new HashMap<>()).put(c.getShuffleId(), true);
         break;
       }
+      case BATCH:
+        appliedCommands--; // counted per change, not per entry
+        for (MasterCommand c : command.getBatch().getCommandsList()) apply(c);
+        break;
       default:
         throw new IllegalArgumentException("unknown master command " + command.getCommandCase());
     }

@@ -81,6 +81,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void fetch(Channel ch, ChunkFetchRequest r) {
+    long t0 = System.nanoTime();
     StreamManager streams = rpcHandler.streamManager();
     ManagedBuffer chunk;
     try {
@@ -91,6 +92,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
+      streams.chunkSent(r.streamId, r.chunkIndex, System.nanoTime() - t0, f.isSuccess());
       if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
           r.streamId, ch.remoteAddress(), f.cause().toString());
     });

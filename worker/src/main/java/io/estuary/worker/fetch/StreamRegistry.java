@@ -26,6 +26,8 @@ public final class StreamRegistry implements StreamManager {
 
   private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
   private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
+  /** Chunks handed to the transport and not yet sent: their disk, for the fetch latency it reports. */
+  private final Map<String, io.estuary.worker.storage.Disk> sending = new ConcurrentHashMap<>();
 
   public long open(CommittedFile file, Channel channel) {
     long id = nextId.incrementAndGet();
@@ -42,13 +44,21 @@ public final class StreamRegistry implements StreamManager {
           + "chunk " + chunkIndex + " does not exist");
     }
     if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
+    sending.put(streamId + "/" + chunkIndex, s.file.disk());
     try {
       return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex))
           .open();
     } catch (java.io.IOException e) {
+      sending.remove(streamId + "/" + chunkIndex);
       streams.remove(streamId);
       throw new IllegalStateException("chunk " + chunkIndex + " of stream " + streamId + ": " + e.getMessage(), e);
     }
+  }
+
+  @Override
+  public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
+    io.estuary.worker.storage.Disk d = sending.remove(streamId + "/" + chunkIndex);
+    if (d != null && success) d.recordFetch(nanos);
   }
 
   public void closeStreamsOf(Channel channel) {

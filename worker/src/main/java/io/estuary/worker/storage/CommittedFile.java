@@ -7,14 +7,17 @@ public final class CommittedFile {
   private final File file;
   private final long[] chunkOffsets;
   private final long length;
+  private final Disk disk;
 
-  public CommittedFile(File file, long[] chunkOffsets, long length) {
+  public CommittedFile(File file, long[] chunkOffsets, long length, Disk disk) {
+    this.disk = disk;
     this.file = file;
     this.chunkOffsets = chunkOffsets;
     this.length = length;
   }
 
   public File file() { return file; }
+  public Disk disk() { return disk; }
   public long length() { return length; }
   public int numChunks() { return chunkOffsets.length; }
 

@@ -12,6 +12,13 @@ public final class Disk {
   private final long reserveBytes;
   private final AtomicInteger activeSlots = new AtomicInteger();
   private volatile String failure;
+  private volatile double recentFetchMicros;
+
+  /** Records how long serving one chunk from this disk took (an exponentially weighted mean). */
+  public synchronized void recordFetch(long nanos) {
+    double micros = nanos / 1000.0;
+    recentFetchMicros = recentFetchMicros == 0 ? micros : recentFetchMicros * 0.8 + micros * 0.2;
+  }
 
   public Disk(File dir, int flushThreads, long reserveBytes) {
     this.dir = dir;
@@ -56,6 +63,7 @@ public final class Disk {
         .setStatus(status())
         .setActiveSlots(activeSlots.get())
         .setAvgFlushMicros(flusher.averageFlushMicros())
+        .setAvgFetchMicros((long) recentFetchMicros)
         .build();
   }
 }

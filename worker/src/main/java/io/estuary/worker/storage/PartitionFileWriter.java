@@ -166,7 +166,7 @@ public final class PartitionFileWriter {
     }
     long[] offsets = new long[chunkOffsets.size()];
     for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
-    commit.complete(new CommittedFile(file, offsets, appended));
+    commit.complete(new CommittedFile(file, offsets, appended, disk));
   }
 
   /** Drops buffered data and deletes the file. */

@@ -1,0 +1,68 @@
+package io.estuary.master.state;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.protocol.ApplicationRegistered;
+import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.MasterCommandBatch;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.ShuffleUnregistered;
+import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerLost;
+import io.estuary.common.protocol.WorkerRegistered;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MasterStateMachineTest {
+  private static WorkerAddress addr(int i) {
+    return WorkerAddress.newBuilder().setHost("h" + i).setRpcPort(1).setPushPort(2).setFetchPort(3).build();
+  }
+
+  private static List<MasterCommand> history() {
+    List<MasterCommand> cs = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      cs.add(MasterCommand.newBuilder().setWorkerRegistered(WorkerRegistered.newBuilder()
+          .setWorker(WorkerInfo.newBuilder().setAddress(addr(i)))).build());
+    }
+    for (String app : new String[] {"a", "b", "c"}) {
+      cs.add(MasterCommand.newBuilder().setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app)).build());
+      for (int s = 0; s < 3; s++) {
+        cs.add(MasterCommand.newBuilder().setSlotsAllocated(SlotsAllocated.newBuilder().setAppId(app).setShuffleId(s)
+            .addLocations(PartitionLocation.newBuilder().setPartitionId(0).setWorker(addr(s)))).build());
+      }
+    }
+    cs.add(MasterCommand.newBuilder().setShuffleUnregistered(ShuffleUnregistered.newBuilder().setAppId("a")
+        .setShuffleId(1)).build());
+    // One liveness check's findings, logged as one entry.
+    cs.add(MasterCommand.newBuilder().setBatch(MasterCommandBatch.newBuilder()
+        .addCommands(MasterCommand.newBuilder().setWorkerLost(WorkerLost.newBuilder().setWorker(addr(2))))
+        .addCommands(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId("c"))))
+        .build());
+    return cs;
+  }
+
+  @Test
+  void replicasThatApplyTheSameLogHoldTheSameStateAndSnapshotsRoundTrip() {
+    MasterStateMachine a = new MasterStateMachine();
+    MasterStateMachine b = new MasterStateMachine();
+    for (MasterCommand c : history()) {
+      a.apply(c);
+      b.apply(c);
+    }
+    assertArrayEquals(a.snapshot().toByteArray(), b.snapshot().toByteArray());
+    assertEquals(2, (int) a.read(s -> s.workers().size()), "the batch's WorkerLost was applied");
+    assertFalse((boolean) a.read(s -> s.hasApplication("c")), "the batch's ApplicationRemoved was applied");
+    assertTrue((boolean) a.read(s -> s.wasRemoved("c")));
+    assertTrue((boolean) a.read(s -> s.isShuffleUnregistered("a", 1)));
+    assertNull(a.read(s -> s.shuffle("a", 1)));
+    assertNotNull(a.read(s -> s.shuffle("a", 2)));
+
+    MasterStateMachine restored = new MasterStateMachine();
+    restored.restore(a.snapshot());
+    assertArrayEquals(a.snapshot().toByteArray(), restored.snapshot().toByteArray());
+  }
+}
