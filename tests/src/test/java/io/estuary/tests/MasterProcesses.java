@@ -52,7 +52,6 @@ final class MasterProcesses implements AutoCloseable {
     cmd.add("-Destuary.master.ha.nodes=" + nodes);
     cmd.add("-Destuary.master.ha.id=m" + i);
     cmd.add("-Destuary.master.ha.dir=" + dir.resolve("raft"));
-    cmd.add("-Destuary.master.ha.electionTimeout=300ms");
     cmd.add("-Destuary.master.http.port=" + httpPorts[i]);
     cmd.add("-Destuary.master.liveness.checkInterval=500ms");
     cmd.add("-cp");
