@@ -5,6 +5,8 @@ import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.MasterCommandBatch;
+import io.estuary.common.protocol.WorkerState;
+import io.estuary.common.protocol.WorkerStateChanged;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
@@ -119,6 +121,20 @@ public final class Master implements Closeable {
 
   public int httpPort() {
     return admin.port();
+  }
+
+  /**
+   * Sets a worker's state (ACTIVE, EXCLUDED or DECOMMISSIONING) through the log; only the leader can. Returns once
+   * the change is committed.
+   */
+  public void setWorkerState(String workerId, WorkerState state, String reason) {
+    if (!log.isLeader()) throw new IllegalStateException("only the leader changes worker states; ask "
+        + log.leaderEndpoint());
+    WorkerInfo w = log.stateMachine().read(s -> s.worker(workerId));
+    if (w == null) throw new IllegalArgumentException("no registered worker " + workerId);
+    LOG.info("Worker {} is now {}: {}", workerId, state, reason);
+    log.submit(MasterCommand.newBuilder().setWorkerStateChanged(WorkerStateChanged.newBuilder()
+        .setWorker(w.getAddress()).setState(state).setReason(reason)).build()).join();
   }
 
   /** Hands leadership to master {@code targetId}; only the leader can. */

@@ -210,7 +210,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
   /** Registered workers, with the newest disk facts each has reported. */
   private List<WorkerInfo> placementView() {
     List<WorkerInfo> out = new ArrayList<>();
-    for (WorkerInfo w : log.stateMachine().read(MasterState::workers)) {
+    for (WorkerInfo w : log.stateMachine().read(MasterState::activeWorkers)) {
       out.add(latestReports.getOrDefault(WorkerId.of(w.getAddress()), w));
     }
     return out;

@@ -258,6 +258,21 @@ class RaftMastersTest {
     assertTrue(moved.startsWith("200 "), moved);
     await("m" + follower + " leads", () -> masters[follower].isLeader());
     assertTrue(http("GET", masters[leader].httpPort(), "/nope").startsWith("404 "));
+
+    // An operator excludes a worker on the (new) leader: replicated, and it gets no new slots.
+    client().ask(registerWorker(2), Empty.parser(), 30_000);
+    String w1 = "10.0.0.1:1:2:3";
+    assertTrue(http("POST", masters[follower].httpPort(), "/api/workers/exclude?id=" + w1).startsWith("200 "));
+    for (io.estuary.common.protocol.PartitionLocation l : client().ask(slots("app-admin", 4, 10),
+        RequestSlotsResponse.parser(), 30_000).getLocationsList()) {
+      assertEquals("10.0.0.2", l.getWorker().getHost(), "an excluded worker got a slot");
+    }
+    byte[] st = state(follower);
+    await("the exclusion reaches every master", () -> Arrays.equals(st, state(leader)));
+    assertTrue(http("GET", masters[leader].httpPort(), "/api/status").contains("\"state\":\"WORKER_EXCLUDED\""));
+    assertTrue(http("GET", masters[follower].httpPort(), "/metrics")
+        .contains("estuary_master_workers{state=\"excluded\",} 1.0"));
+    assertTrue(http("POST", masters[follower].httpPort(), "/api/workers/decommission?id=nope").startsWith("409 "));
   }
 
   @Test

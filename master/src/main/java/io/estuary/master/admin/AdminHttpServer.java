@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.master.Master;
 import io.estuary.master.state.MasterNodes;
@@ -78,6 +79,23 @@ public final class AdminHttpServer implements Closeable {
       } catch (IOException | IllegalStateException e) {
         send(ex, 409, "application/json", Json.write(map("error", e.getMessage())));
       }
+    } else if (path.startsWith("/api/workers/") && method.equals("POST")) {
+      String action = path.substring("/api/workers/".length());
+      WorkerState state = action.equals("exclude") ? WorkerState.WORKER_EXCLUDED
+          : action.equals("decommission") ? WorkerState.WORKER_DECOMMISSIONING
+          : action.equals("activate") ? WorkerState.WORKER_ACTIVE : null;
+      String id = query(ex, "id");
+      if (state == null || id == null) {
+        send(ex, 400, "application/json", Json.write(map("error", "POST /api/workers/(exclude|decommission|activate)"
+            + "?id=<host:rpcPort:pushPort:fetchPort>")));
+        return;
+      }
+      try {
+        master.setWorkerState(id, state, "admin API");
+        send(ex, 200, "application/json", Json.write(map("worker", id, "state", state.name())));
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        send(ex, 409, "application/json", Json.write(map("error", e.getMessage())));
+      }
     } else {
       send(ex, 404, "application/json", Json.write(map("error", method + " " + path + " is not an admin endpoint; "
           + "try GET /api/status, POST /api/leadership/transfer?to=<id>, GET /metrics")));
@@ -117,7 +135,8 @@ public final class AdminHttpServer implements Closeable {
               d.getUsableBytes(), "activeSlots", d.getActiveSlots(), "flushMicros", d.getAvgFlushMicros(),
               "fetchMicros", d.getAvgFetchMicros()));
         }
-        workers.add(map("id", WorkerId.of(w.getAddress()), "host", w.getAddress().getHost(), "rpcPort",
+        workers.add(map("id", WorkerId.of(w.getAddress()), "state", st.workerState(WorkerId.of(w.getAddress())).name(),
+            "host", w.getAddress().getHost(), "rpcPort",
             w.getAddress().getRpcPort(), "pushPort", w.getAddress().getPushPort(), "fetchPort",
             w.getAddress().getFetchPort(), "disks", disks));
       }

@@ -41,22 +41,32 @@ public final class MasterMetrics {
         out.add(new GaugeMetricFamily("estuary_master_applied_index", "Index of the last applied change.",
             master.log().appliedIndex()));
         GaugeMetricFamily workers = new GaugeMetricFamily("estuary_master_workers",
-            "Registered workers, by whether they have a disk that can take slots.", Arrays.asList("state"));
+            "Registered workers by state: available (active with a healthy disk), no_healthy_disk, excluded, "
+                + "decommissioning.", Arrays.asList("state"));
         int[] counts = master.state(s -> {
-          int healthy = 0;
-          int noDisk = 0;
+          int[] c = new int[4];
           for (io.estuary.common.protocol.WorkerInfo w : s.workers()) {
+            io.estuary.common.protocol.WorkerState ws = s.workerState(io.estuary.master.state.WorkerId.of(w.getAddress()));
+            if (ws == io.estuary.common.protocol.WorkerState.WORKER_EXCLUDED) {
+              c[2]++;
+              continue;
+            }
+            if (ws == io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING) {
+              c[3]++;
+              continue;
+            }
             boolean ok = false;
             for (io.estuary.common.protocol.DiskInfo d : w.getDisksList()) {
               ok |= d.getStatus() == io.estuary.common.protocol.DiskStatus.DISK_HEALTHY;
             }
-            if (ok) healthy++;
-            else noDisk++;
+            c[ok ? 0 : 1]++;
           }
-          return new int[] {healthy, noDisk};
+          return c;
         });
         workers.addMetric(Arrays.asList("available"), counts[0]);
         workers.addMetric(Arrays.asList("no_healthy_disk"), counts[1]);
+        workers.addMetric(Arrays.asList("excluded"), counts[2]);
+        workers.addMetric(Arrays.asList("decommissioning"), counts[3]);
         out.add(workers);
         int apps = master.state(s -> s.applicationIds().size());
         out.add(new GaugeMetricFamily("estuary_master_applications", "Registered applications.", apps));

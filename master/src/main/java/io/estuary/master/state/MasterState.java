@@ -4,6 +4,7 @@ import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerState;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -19,6 +20,8 @@ import java.util.TreeMap;
 public final class MasterState {
   /** Registered, not lost, by {@link WorkerId}. Sorted so every replica iterates in the same order. */
   final Map<String, WorkerInfo> workers = new TreeMap<>();
+  /** Workers that are not ACTIVE, with their state. */
+  final Map<String, WorkerState> workerStates = new TreeMap<>();
   /** Application ids currently registered. */
   final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
   /** Applications removed recently; their data is expired even though the master no longer knows them. */
@@ -37,6 +40,19 @@ public final class MasterState {
 
   public WorkerInfo worker(String workerId) {
     return workers.get(workerId);
+  }
+
+  public WorkerState workerState(String workerId) {
+    return workerStates.getOrDefault(workerId, WorkerState.WORKER_ACTIVE);
+  }
+
+  /** Registered workers that may get new slots. */
+  public List<WorkerInfo> activeWorkers() {
+    List<WorkerInfo> out = new ArrayList<>();
+    for (Map.Entry<String, WorkerInfo> e : workers.entrySet()) {
+      if (!workerStates.containsKey(e.getKey())) out.add(e.getValue());
+    }
+    return out;
   }
 
   public boolean hasApplication(String appId) {

@@ -11,6 +11,8 @@ import io.estuary.common.protocol.ShuffleUnregistered;
 import io.estuary.common.protocol.SlotsAllocated;
 import io.estuary.common.protocol.WorkerDisksChanged;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerState;
+import io.estuary.common.protocol.WorkerStateChanged;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -36,9 +38,20 @@ public final class MasterStateMachine {
         state.workers.put(WorkerId.of(w.getAddress()), w);
         break;
       }
-      case WORKER_LOST:
-        state.workers.remove(WorkerId.of(command.getWorkerLost().getWorker()));
+      case WORKER_LOST: {
+        String id = WorkerId.of(command.getWorkerLost().getWorker());
+        state.workers.remove(id);
+        state.workerStates.remove(id);
         break;
+      }
+      case WORKER_STATE_CHANGED: {
+        WorkerStateChanged c = command.getWorkerStateChanged();
+        String id = WorkerId.of(c.getWorker());
+        if (!state.workers.containsKey(id)) break;
+        if (c.getState() == WorkerState.WORKER_ACTIVE) state.workerStates.remove(id);
+        else state.workerStates.put(id, c.getState());
+        break;
+      }
       case WORKER_DISKS_CHANGED: {
         WorkerDisksChanged c = command.getWorkerDisksChanged();
         String id = WorkerId.of(c.getWorker());
@@ -84,6 +97,10 @@ public final class MasterStateMachine {
   /** The whole state, for a snapshot. Deterministic: the same state always gives the same bytes. */
   public synchronized MasterSnapshot snapshot() {
     MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
+    for (java.util.Map.Entry<String, WorkerState> e : state.workerStates.entrySet()) {
+      b.addWorkerStates(WorkerStateChanged.newBuilder().setWorker(state.workers.get(e.getKey()).getAddress())
+          .setState(e.getValue()));
+    }
     for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app : state.applications.entrySet()) {
       ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
       for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh : app.getValue().entrySet()) {
@@ -105,7 +122,9 @@ public final class MasterStateMachine {
     state.applications.clear();
     state.recentlyRemoved.clear();
     state.unregisteredShuffles.clear();
+    state.workerStates.clear();
     for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
+    for (WorkerStateChanged c : snap.getWorkerStatesList()) state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());
     for (ApplicationSlots a : snap.getApplicationsList()) {
       java.util.Map<Integer, List<PartitionLocation>> shuffles = new TreeMap<>();
       for (ShuffleSlots sh : a.getShufflesList()) shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));

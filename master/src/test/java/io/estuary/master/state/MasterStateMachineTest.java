@@ -35,6 +35,8 @@ class MasterStateMachineTest {
             .addLocations(PartitionLocation.newBuilder().setPartitionId(0).setWorker(addr(s)))).build());
       }
     }
+    cs.add(MasterCommand.newBuilder().setWorkerStateChanged(io.estuary.common.protocol.WorkerStateChanged.newBuilder()
+        .setWorker(addr(1)).setState(io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING)).build());
     cs.add(MasterCommand.newBuilder().setShuffleUnregistered(ShuffleUnregistered.newBuilder().setAppId("a")
         .setShuffleId(1)).build());
     // One liveness check's findings, logged as one entry.
@@ -57,6 +59,7 @@ class MasterStateMachineTest {
     assertEquals(2, (int) a.read(s -> s.workers().size()), "the batch's WorkerLost was applied");
     assertFalse((boolean) a.read(s -> s.hasApplication("c")), "the batch's ApplicationRemoved was applied");
     assertTrue((boolean) a.read(s -> s.wasRemoved("c")));
+    assertEquals(1, (int) a.read(s -> s.activeWorkers().size()), "h1 decommissioning, h2 lost");
     assertTrue((boolean) a.read(s -> s.isShuffleUnregistered("a", 1)));
     assertNull(a.read(s -> s.shuffle("a", 1)));
     assertNotNull(a.read(s -> s.shuffle("a", 2)));
