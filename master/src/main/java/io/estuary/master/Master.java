@@ -47,6 +47,7 @@ public final class Master implements Closeable {
   private final ScheduledExecutorService checker;
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
+  private MasterRpcHandler handler;
   private final String host;
   private final MasterNodes nodes;
   private final String id;
@@ -78,7 +79,7 @@ public final class Master implements Closeable {
     }
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
-    MasterRpcHandler handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
+    MasterRpcHandler handler = this.handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
         conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics);
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.
@@ -171,6 +172,7 @@ public final class Master implements Closeable {
         WorkerInfo w = workers.get(id);
         if (w == null) continue;
         LOG.warn("Worker {} sent no heartbeat in time: declared lost", id);
+        handler.workerLost(id);
         changes.add(MasterCommand.newBuilder().setWorkerLost(WorkerLost.newBuilder().setWorker(w.getAddress())).build());
       }
       List<String> apps = new ArrayList<>(log.stateMachine().read(MasterState::applicationIds));

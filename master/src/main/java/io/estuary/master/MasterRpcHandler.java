@@ -47,6 +47,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final LivenessTracker appLiveness;
   private final long applicationTimeoutMs;
   private final MasterMetrics metrics;
+  private final boolean durableState;
   /** When this master last became leader: before a full application timeout has passed, it may not know every app. */
   private volatile long leaderSinceMs = System.currentTimeMillis();
   /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
@@ -58,11 +59,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
       LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics) {
     super("master");
     this.metrics = metrics;
+    this.durableState = !(log instanceof io.estuary.master.state.LocalStateLog);
     this.log = log;
     this.allocator = allocator;
     this.workerLiveness = workerLiveness;
     this.appLiveness = appLiveness;
     this.applicationTimeoutMs = applicationTimeoutMs;
+  }
+
+  /** Forgets the load report of a worker declared lost. */
+  void workerLost(String workerId) {
+    latestReports.remove(workerId);
   }
 
   /** Called when this master gains or loses leadership. */
@@ -134,8 +141,11 @@ final class MasterRpcHandler extends ControlRpcHandler {
         String app = ShuffleKey.appId(key);
         int shuffle = ShuffleKey.shuffleId(key);
         // An app this master has never heard of is only expired once a live app would have re-registered.
+        // What the log recorded as removed is expired. An app never heard of is expired only by a single master,
+        // whose state does not survive a restart; replicated state always knows, and a deposed leader answering
+        // from stale state must not condemn data it never heard of.
         boolean expired = s.wasRemoved(app) || s.isShuffleUnregistered(app, shuffle)
-            || (!s.hasApplication(app) && longUp);
+            || (!durableState && !s.hasApplication(app) && longUp);
         if (expired) resp.addExpiredShuffleKeys(key);
       }
       return null;
@@ -166,7 +176,14 @@ final class MasterRpcHandler extends ControlRpcHandler {
     CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
     if (f == null) {
       f = mine;
-      ensureApplication(r.getAppId()).thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
+      CompletableFuture<Void> registered;
+      try {
+        registered = ensureApplication(r.getAppId());
+      } catch (RuntimeException e) {
+        registered = new CompletableFuture<>();
+        registered.completeExceptionally(e);
+      }
+      registered.thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
         allocating.remove(key, mine);
         if (e != null) mine.completeExceptionally(e);
         else mine.complete(locs);
@@ -200,7 +217,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
     List<PartitionLocation> chosen = allocator.allocate(new SlotRequest(r.getAppId(), r.getShuffleId(),
         r.getNumPartitions(), r.getReplicate(), appWorkers), placementView());
     return log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
-        .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> chosen);
+        .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> {
+          if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
+            throw new EstuaryException("application " + r.getAppId() + " expired while shuffle " + r.getShuffleId()
+                + " was being placed; it registers again with its next request");
+          }
+          return chosen;
+        });
   }
 
   private static Throwable cause(Throwable e) {

@@ -74,14 +74,16 @@ public final class MasterStateMachine {
       }
       case SLOTS_ALLOCATED: {
         SlotsAllocated c = command.getSlotsAllocated();
-        state.applications.computeIfAbsent(c.getAppId(), a -> new TreeMap<>())
-            .put(c.getShuffleId(), new ArrayList<>(c.getLocationsList()));
+        // An application removed meanwhile (expired) stays removed; the leader reports the request failed.
+        java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
+        if (shuffles != null) shuffles.put(c.getShuffleId(), new ArrayList<>(c.getLocationsList()));
         break;
       }
       case SHUFFLE_UNREGISTERED: {
         ShuffleUnregistered c = command.getShuffleUnregistered();
         java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
-        if (shuffles != null) shuffles.remove(c.getShuffleId());
+        if (shuffles == null) break; // the application is gone, and its data with it
+        shuffles.remove(c.getShuffleId());
         state.unregisteredShuffles.computeIfAbsent(c.getAppId(), a -> new HashMap<>()).put(c.getShuffleId(), true);
         break;
       }

@@ -30,6 +30,7 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -81,6 +82,10 @@ public final class RatisStateLog implements StateLog {
     long election = conf.get(MasterConfig.HA_ELECTION_TIMEOUT);
     RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+    // A leader cut off from the others steps down within an election timeout, so a deposed leader stops
+    // answering soon after a new one is elected.
+    RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p,
+        TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
     RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, conf.get(MasterConfig.HA_SNAPSHOT_THRESHOLD));
     RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
@@ -143,8 +148,10 @@ public final class RatisStateLog implements StateLog {
           done.completeExceptionally(e);
         } else if (reply.isSuccess()) {
           done.complete(null);
-        } else if (reply.getNotLeaderException() != null) {
-          done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
+        } else if (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null
+            || reply.getException() instanceof LeaderSteppingDownException) {
+          // Leadership is moving: the caller retries at the leader (named when known).
+          done.completeExceptionally(new NotLeaderException(suggestedLeader(reply)));
         } else {
           done.completeExceptionally(new EstuaryException("the master log refused " + command.getCommandCase()
               + ": " + reply.getException()));
@@ -153,8 +160,16 @@ public final class RatisStateLog implements StateLog {
     } catch (IOException e) {
       done.completeExceptionally(e);
     }
-    // Without a quorum nothing commits; fail after a while so callers retry instead of waiting forever.
-    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS);
+    // Without a quorum nothing commits; fail after a while, as "not the leader", so callers retry (elsewhere).
+    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS).handle((v, e) -> {
+      Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+      if (c instanceof java.util.concurrent.TimeoutException) {
+        throw new NotLeaderException(null, "no quorum committed the change within " + submitTimeoutMs + " ms");
+      }
+      if (c instanceof RuntimeException) throw (RuntimeException) c;
+      if (c != null) throw new EstuaryException(String.valueOf(c.getMessage()), c);
+      return v;
+    });
   }
 
   @Override
@@ -175,6 +190,14 @@ public final class RatisStateLog implements StateLog {
     RaftPeerId leader = i == null ? null : i.getLeaderId();
     MasterNodes.Node n = leader == null ? null : nodes.find(leader.toString());
     return n == null ? null : n.rpcEndpoint();
+  }
+
+  private String suggestedLeader(RaftClientReply reply) {
+    if (reply.getNotLeaderException() != null && reply.getNotLeaderException().getSuggestedLeader() != null) {
+      MasterNodes.Node n = nodes.find(reply.getNotLeaderException().getSuggestedLeader().getId().toString());
+      if (n != null) return n.rpcEndpoint();
+    }
+    return leaderEndpoint();
   }
 
   public String leaderId() {
@@ -229,6 +252,10 @@ public final class RatisStateLog implements StateLog {
   public static final class NotLeaderException extends EstuaryException {
     public NotLeaderException(String leaderEndpoint) {
       super(NotLeader.message(leaderEndpoint));
+    }
+
+    NotLeaderException(String leaderEndpoint, String why) {
+      super(NotLeader.message(leaderEndpoint) + " (" + why + ")");
     }
   }
 }

@@ -96,10 +96,20 @@ final class RatisStateMachine extends BaseStateMachine {
     MasterSnapshot snap = state.snapshot();
     File f = storage.getSnapshotFile(ti.getTerm(), ti.getIndex());
     File tmp = new File(f.getPath() + ".tmp");
-    try (OutputStream out = Files.newOutputStream(tmp.toPath())) {
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(tmp.toPath(),
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING,
+        java.nio.file.StandardOpenOption.WRITE); OutputStream out = java.nio.channels.Channels.newOutputStream(ch)) {
       snap.writeTo(out);
+      out.flush();
+      ch.force(true); // Ratis purges the log up to this snapshot: it must be on disk first
     }
     Files.move(tmp.toPath(), f.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    try (java.nio.channels.FileChannel dir = java.nio.channels.FileChannel.open(f.getParentFile().toPath(),
+        java.nio.file.StandardOpenOption.READ)) {
+      dir.force(true); // and so must the rename
+    } catch (IOException ignored) {
+      // some file systems cannot sync a directory
+    }
     MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(f);
     storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(f.toPath(), md5), ti));
     LOG.info("Took master snapshot {} ({} bytes)", ti, f.length());

@@ -68,4 +68,22 @@ class MasterStateMachineTest {
     restored.restore(a.snapshot());
     assertArrayEquals(a.snapshot().toByteArray(), restored.snapshot().toByteArray());
   }
+
+  @Test
+  void aPlacementCommittedAfterItsApplicationExpiredDoesNotResurrectIt() {
+    MasterStateMachine m = new MasterStateMachine();
+    m.apply(MasterCommand.newBuilder().setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId("x")).build());
+    m.apply(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId("x")).build());
+    m.apply(MasterCommand.newBuilder().setSlotsAllocated(SlotsAllocated.newBuilder().setAppId("x").setShuffleId(0)
+        .addLocations(PartitionLocation.newBuilder().setWorker(addr(0)))).build());
+    m.apply(MasterCommand.newBuilder().setShuffleUnregistered(ShuffleUnregistered.newBuilder().setAppId("x")
+        .setShuffleId(5)).build());
+    assertFalse((boolean) m.read(s -> s.hasApplication("x")));
+    assertNull(m.read(s -> s.shuffle("x", 0)));
+    assertFalse((boolean) m.read(s -> s.isShuffleUnregistered("x", 5)), "no bookkeeping for a removed app");
+    assertEquals(0, m.snapshot().getUnregisteredCount());
+    // It comes back cleanly when it registers again.
+    m.apply(MasterCommand.newBuilder().setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId("x")).build());
+    assertFalse((boolean) m.read(s -> s.wasRemoved("x")));
+  }
 }

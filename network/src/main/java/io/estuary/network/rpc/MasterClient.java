@@ -7,6 +7,9 @@ import io.estuary.common.util.HostNames;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,20 +48,26 @@ public final class MasterClient {
     long deadline = System.currentTimeMillis() + waitMs;
     long backoff = 50;
     RemoteException last = null;
+    boolean redirected = false;
     while (true) {
       String endpoint = current;
       try {
-        return ControlClient.ask(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request, parser);
+        return attempt(endpoint, request, parser, deadline);
       } catch (RemoteException e) {
         last = e;
         if (NotLeader.is(e.getMessage())) {
           String leader = NotLeader.leader(e.getMessage());
           if (leader != null && !leader.equals(endpoint)) {
-            switchTo(endpoint, leader, "the leader is now " + leader);
             if (!endpoints.contains(leader)) endpoints.add(leader);
-            continue; // go there at once
+            switchTo(endpoint, leader, "the leader is now " + leader);
+            if (!redirected) { // follow the first redirect at once; back off if redirects go round in circles
+              redirected = true;
+              if (System.currentTimeMillis() < deadline) continue;
+            }
+          } else {
+            // This master knows no leader (an election, or it is cut off): ask the next one.
+            switchTo(endpoint, next(endpoint), endpoint + " knows no leader");
           }
-          // no leader elected yet: wait a little and ask again
         } else if (isConnectionProblem(e)) {
           switchTo(endpoint, next(endpoint), endpoint + " unreachable (" + e.getMessage() + ")");
         } else {
@@ -76,6 +85,24 @@ public final class MasterClient {
         throw new RemoteException("interrupted while looking for a master", e);
       }
       backoff = Math.min(backoff * 2, 1000);
+    }
+  }
+
+  /** One try at one master, never longer than the time left. */
+  private <T extends MessageLite> T attempt(String endpoint, Request.Builder request, Parser<T> parser,
+      long deadline) throws RemoteException {
+    long left = Math.max(1, deadline - System.currentTimeMillis());
+    try {
+      return ControlClient.askAsync(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request,
+          parser).get(left, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new RemoteException("no answer from " + endpoint + " within " + left + " ms");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RemoteException("interrupted while waiting for " + endpoint, e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      throw c instanceof RemoteException ? new RemoteException(c.getMessage(), c) : new RemoteException(String.valueOf(c), c);
     }
   }
 
