@@ -299,4 +299,29 @@ class RaftMastersTest {
     assertTrue(fatal.await(60, java.util.concurrent.TimeUnit.SECONDS),
         "the master must notice that Raft stopped and give up (in production: exit)");
   }
+
+  @Test
+  void aMasterRestartedAfterItsOwnSnapshotAndLogPurgeRejoinsWithTheSameState() throws Exception {
+    int leader = awaitLeader();
+    MasterClient c = client();
+    for (int w = 0; w < 3; w++) c.ask(registerWorker(w), Empty.parser(), 30_000);
+    for (int a = 0; a < 60; a++) c.ask(slots("app-" + a, 0, 2), RequestSlotsResponse.parser(), 30_000);
+    int victim = (leader + 1) % 3;
+    byte[] before = state(leader);
+    await("the victim has applied everything", () -> Arrays.equals(before, state(victim)));
+    File sm = new File(dir.toFile(), "m" + victim);
+    masters[victim].halt();
+    masters[victim] = null;
+    long snapshots;
+    try (Stream<Path> s = Files.walk(sm.toPath())) {
+      snapshots = s.filter(p -> p.getFileName().toString().startsWith("snapshot.")
+          && !p.toString().endsWith(".md5")).count();
+    }
+    assertTrue(snapshots > 0, "the victim took snapshots (threshold 20) before it stopped");
+    for (int a = 60; a < 70; a++) c.ask(slots("app-" + a, 0, 2), RequestSlotsResponse.parser(), 30_000);
+    masters[victim] = start(victim);
+    int lead = awaitLeader();
+    byte[] expected = state(lead);
+    await("the restarted master has the same state", () -> Arrays.equals(expected, state(victim)));
+  }
 }
