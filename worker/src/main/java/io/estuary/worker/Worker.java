@@ -31,6 +31,7 @@ public final class Worker implements Closeable {
   private final TransportServer rpcServer;
   private final TransportServer pushServer;
   private final TransportServer fetchServer;
+  private final FetchHandler fetchHandler;
   private final TransportClientFactory masterClients;
   private final MasterHeartbeater heartbeater;
   private final WorkerAddress address;
@@ -45,6 +46,7 @@ public final class Worker implements Closeable {
     }
     this.storage = new StorageManager(conf);
     this.registry = new PartitionRegistry(storage);
+    this.fetchHandler = new FetchHandler(registry);
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
@@ -53,11 +55,11 @@ public final class Worker implements Closeable {
           new WorkerControlHandler(registry));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
           new PushHandler(registry, storage.memory()));
-      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT),
-          new FetchHandler(registry));
+      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
     } catch (RuntimeException e) {
       if (rpc != null) rpc.close();
       if (push != null) push.close();
+      fetchHandler.close();
       storage.close();
       throw e;
     }
@@ -99,6 +101,7 @@ public final class Worker implements Closeable {
     rpcServer.close();
     pushServer.close();
     fetchServer.close();
+    fetchHandler.close();
     storage.close();
   }
 

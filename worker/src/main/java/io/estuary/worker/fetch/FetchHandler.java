@@ -17,10 +17,19 @@ import io.netty.channel.Channel;
 public final class FetchHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
   private final StreamRegistry streams = new StreamRegistry();
+  private final java.util.concurrent.ScheduledExecutorService sweeper =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          new io.estuary.common.util.NamedThreadFactory("worker-stream-sweeper"));
 
   public FetchHandler(PartitionRegistry registry) {
     super("worker fetch server");
     this.registry = registry;
+    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS),
+        1, 1, java.util.concurrent.TimeUnit.MINUTES);
+  }
+
+  public void close() {
+    sweeper.shutdownNow();
   }
 
   @Override

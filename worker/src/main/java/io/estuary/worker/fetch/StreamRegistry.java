@@ -14,9 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * is served or its connection closes.
  */
 public final class StreamRegistry implements StreamManager {
+  /** A stream without a fetch for this long is dropped (its reader stopped early or died). */
+  static final long IDLE_MS = 10 * 60 * 1000L;
+
   private static final class OpenStream {
     final CommittedFile file;
     final Channel channel;
+    volatile long lastUsedMs = System.currentTimeMillis();
 
     OpenStream(CommittedFile file, Channel channel) {
       this.file = file;
@@ -43,8 +47,9 @@ public final class StreamRegistry implements StreamManager {
       throw new IllegalArgumentException("stream " + streamId + " has " + s.file.numChunks() + " chunks; "
           + "chunk " + chunkIndex + " does not exist");
     }
+    s.lastUsedMs = System.currentTimeMillis();
     if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
-    sending.put(streamId + "/" + chunkIndex, s.file.disk());
+    if (s.file.disk() != null) sending.put(streamId + "/" + chunkIndex, s.file.disk());
     try {
       return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex))
           .open();
@@ -59,6 +64,13 @@ public final class StreamRegistry implements StreamManager {
   public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
     io.estuary.worker.storage.Disk d = sending.remove(streamId + "/" + chunkIndex);
     if (d != null && success) d.recordFetch(nanos);
+  }
+
+  /** Drops streams idle since {@code nowMs - idleMs}; returns how many. */
+  public int dropIdle(long nowMs, long idleMs) {
+    int before = streams.size();
+    streams.values().removeIf(s -> nowMs - s.lastUsedMs > idleMs);
+    return before - streams.size();
   }
 
   public void closeStreamsOf(Channel channel) {
