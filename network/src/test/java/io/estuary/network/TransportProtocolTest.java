@@ -144,6 +144,9 @@ class TransportProtocolTest {
     RemoteException e = assertThrows(RemoteException.class, () -> echo("silence please"));
     assertTrue(e.getMessage().contains("no answer from 127.0.0.1:" + server.port() + " within 2000 ms"),
         e.getMessage());
+    assertTrue(e.isConnectionFailure(), "no answer is not an answer");
+    RemoteException refused = assertThrows(RemoteException.class, () -> clients.client("127.0.0.1", 1));
+    assertTrue(refused.isConnectionFailure(), refused.getMessage());
   }
 
   @Test
@@ -166,6 +169,7 @@ class TransportProtocolTest {
       RemoteException e = assertThrows(RemoteException.class,
           () -> c.sendRpcSync(Unpooled.wrappedBuffer(new byte[] {(byte) 0xff, (byte) 0xff, 0x01})));
       assertTrue(e.getMessage().contains("malformed request"), e.getMessage());
+      assertFalse(e.isConnectionFailure(), "the server answered: its error is the answer");
 
       byte[] future = Request.newBuilder().setProtocolVersion(99)
           .setOpenStream(OpenStreamRequest.getDefaultInstance()).build().toByteArray();

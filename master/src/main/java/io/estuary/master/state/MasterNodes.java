@@ -56,7 +56,8 @@ public final class MasterNodes {
   }
 
   public Node get(String id) {
-    for (Node n : nodes) if (n.id.equals(id)) return n;
+    Node n = find(id);
+    if (n != null) return n;
     throw new ConfigException(MasterConfig.HA_ID.key() + ": '" + id + "' is not one of the ids in "
         + MasterConfig.HA_NODES.key());
   }

@@ -33,7 +33,7 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
   void addRpc(long requestId, CompletableFuture<ByteBuf> future) {
     pendingRpcs.put(requestId, future);
     if (closedReason != null && pendingRpcs.remove(requestId) != null) {
-      future.completeExceptionally(new RemoteException(closedReason));
+      future.completeExceptionally(RemoteException.noAnswer(closedReason, null));
     }
   }
 
@@ -44,7 +44,7 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
   void addChunk(long streamId, int chunkIndex, ChunkReceivedCallback cb) {
     pendingChunks.put(streamId + "/" + chunkIndex, cb);
     if (closedReason != null && pendingChunks.remove(streamId + "/" + chunkIndex) != null) {
-      cb.onFailure(chunkIndex, new RemoteException(closedReason));
+      cb.onFailure(chunkIndex, RemoteException.noAnswer(closedReason, null));
     }
   }
 
@@ -119,11 +119,11 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
     if (closedReason == null) closedReason = reason;
     for (Long id : pendingRpcs.keySet()) {
       CompletableFuture<ByteBuf> f = pendingRpcs.remove(id);
-      if (f != null) f.completeExceptionally(new RemoteException(reason));
+      if (f != null) f.completeExceptionally(RemoteException.noAnswer(reason, null));
     }
     for (String key : pendingChunks.keySet()) {
       ChunkReceivedCallback cb = pendingChunks.remove(key);
-      if (cb != null) cb.onFailure(Integer.parseInt(key.substring(key.indexOf('/') + 1)), new RemoteException(reason));
+      if (cb != null) cb.onFailure(Integer.parseInt(key.substring(key.indexOf('/') + 1)), RemoteException.noAnswer(reason, null));
     }
   }
 }

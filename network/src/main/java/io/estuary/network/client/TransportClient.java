@@ -84,14 +84,14 @@ public final class TransportClient implements Closeable {
       if (!w.isSuccess()) {
         msg.releaseBody(); // a no-op when the encoder already handed the body over
         handler.removeRpc(requestId);
-        f.completeExceptionally(new RemoteException("failed to send to " + remote + ": " + w.cause(), w.cause()));
+        f.completeExceptionally(RemoteException.noAnswer("failed to send to " + remote + ": " + w.cause(), w.cause()));
       }
     });
     ScheduledFuture<?> timeout = channel.eventLoop().schedule(() -> {
       if (!f.isDone()) {
         handler.removeRpc(requestId);
-        f.completeExceptionally(new RemoteException("no answer from " + remote + " within " + timeoutMs
-            + " ms (estuary.network.rpc.timeout)"));
+        f.completeExceptionally(RemoteException.noAnswer("no answer from " + remote + " within " + timeoutMs
+            + " ms (estuary.network.rpc.timeout)", null));
       }
     }, timeoutMs, TimeUnit.MILLISECONDS);
     f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks
@@ -118,7 +118,7 @@ public final class TransportClient implements Closeable {
     channel.writeAndFlush(new ChunkFetchRequest(streamId, chunkIndex)).addListener(w -> {
       if (!w.isSuccess()) {
         ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
-        if (cb != null) cb.onFailure(chunkIndex, new RemoteException("failed to send to " + remote, w.cause()));
+        if (cb != null) cb.onFailure(chunkIndex, RemoteException.noAnswer("failed to send to " + remote, w.cause()));
       }
     });
   }
@@ -127,8 +127,8 @@ public final class TransportClient implements Closeable {
     return channel.eventLoop().schedule(() -> {
       ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
       if (cb != null) {
-        cb.onFailure(chunkIndex, new RemoteException("chunk " + chunkIndex + " of stream " + streamId + " from "
-            + remote + " not received within " + timeoutMs + " ms (estuary.network.rpc.timeout)"));
+        cb.onFailure(chunkIndex, RemoteException.noAnswer("chunk " + chunkIndex + " of stream " + streamId + " from "
+            + remote + " not received within " + timeoutMs + " ms (estuary.network.rpc.timeout)", null));
       }
     }, timeoutMs, TimeUnit.MILLISECONDS);
   }

@@ -75,10 +75,10 @@ public final class TransportClientFactory implements Closeable {
     ChannelFuture f = b.connect(host, port);
     if (!f.awaitUninterruptibly(connectTimeoutMs + 1000L, TimeUnit.MILLISECONDS)) {
       f.channel().close();
-      throw new RemoteException("connecting to " + remote + " timed out after " + connectTimeoutMs + " ms");
+      throw RemoteException.noAnswer("connecting to " + remote + " timed out after " + connectTimeoutMs + " ms", null);
     }
     if (!f.isSuccess()) {
-      throw new RemoteException("cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
+      throw RemoteException.noAnswer("cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
     }
     Channel ch = f.channel();
     return new TransportClient(ch, handler, timeoutMs, remote);

@@ -68,7 +68,7 @@ public final class MasterClient {
             // This master knows no leader (an election, or it is cut off): ask the next one.
             switchTo(endpoint, next(endpoint), endpoint + " knows no leader");
           }
-        } else if (isConnectionProblem(e)) {
+        } else if (e.isConnectionFailure()) {
           switchTo(endpoint, next(endpoint), endpoint + " unreachable (" + e.getMessage() + ")");
         } else {
           throw e; // the leader answered: its error is the answer
@@ -96,7 +96,7 @@ public final class MasterClient {
       return ControlClient.askAsync(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request,
           parser).get(left, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw new RemoteException("no answer from " + endpoint + " within " + left + " ms");
+      throw new RemoteException("no answer from " + endpoint + " within " + left + " ms", e, true);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RemoteException("interrupted while waiting for " + endpoint, e);
@@ -115,11 +115,5 @@ public final class MasterClient {
     if (!current.equals(from) || from.equals(to)) return; // someone else already moved on
     current = to;
     LOG.info("Master: {}; using {}", why, to);
-  }
-
-  private static boolean isConnectionProblem(RemoteException e) {
-    String m = String.valueOf(e.getMessage());
-    return m.startsWith("cannot connect") || m.startsWith("connecting to") || m.startsWith("connection to")
-        || m.startsWith("failed to send") || m.startsWith("no answer from");
   }
 }
