@@ -1,13 +1,19 @@
 package io.estuary.client;
 
+import io.estuary.client.write.LocationTable;
+import io.estuary.client.write.ReviveBatcher;
+import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetReducerFileGroupRequest;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
 import io.estuary.common.protocol.MapperEndRequest;
 import io.estuary.common.protocol.MapperEndResponse;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.PartitionStats;
 import io.estuary.common.protocol.RegisterShuffleRequest;
 import io.estuary.common.protocol.RegisterShuffleResponse;
+import io.estuary.common.protocol.ReportFetchFailureRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
@@ -20,25 +26,32 @@ import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The executor side of Estuary, one per process and shared by all tasks and shuffles: connections to workers and
- * to the driver, the partition locations of each shuffle, and one timer for push retries. Nothing here grows with
- * the number of shuffles except the location cache, which engines clear when a shuffle is removed.
+ * to the driver, the {@link LocationTable} of each shuffle generation being written, one timer for push retries and
+ * one {@link ReviveBatcher}. Nothing here grows with the number of shuffles except the location cache, which
+ * engines clear when a shuffle is removed. Thread-safe.
  */
 public final class ShuffleClient implements Closeable {
   private final EstuaryConf conf;
   private final TransportClientFactory connections;
   private final ScheduledExecutorService retryTimer;
-  private final Map<String, CompletableFuture<List<PartitionLocation>>> locations = new ConcurrentHashMap<>();
+  private final ReviveBatcher revives;
+  private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
 
   public ShuffleClient(EstuaryConf conf) {
     this.conf = conf;
     this.connections = new TransportClientFactory(conf, "estuary-client");
     this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
+    this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
   }
 
   public EstuaryConf conf() {
@@ -48,9 +61,9 @@ public final class ShuffleClient implements Closeable {
   /** Runs a push retry later on the process's one retry thread. */
   public void retryTimerSchedule(Runnable r, long delayMs) {
     try {
-      retryTimer.schedule(r, delayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      java.util.concurrent.ForkJoinPool.commonPool().execute(r); // closing: try once more, off the event loop
+      retryTimer.schedule(r, delayMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      ForkJoinPool.commonPool().execute(r); // closing: try once more, off the event loop
     }
   }
 
@@ -66,48 +79,84 @@ public final class ShuffleClient implements Closeable {
     return connections.client(spec.driverHost, spec.driverPort);
   }
 
-  /** The location of every partition; the first caller in this process registers the shuffle with the driver. */
-  public List<PartitionLocation> locations(ShuffleSpec spec) {
-    String key = spec.appId + "/" + spec.shuffleId;
-    CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
-    CompletableFuture<List<PartitionLocation>> f = locations.putIfAbsent(key, mine);
+  /**
+   * The locations a writer of stage attempt {@code stageAttempt} writes to; the first caller in this process for
+   * that attempt asks the driver, which picks the generation (a fresh one after lost data, or for an indeterminate
+   * stage's rerun).
+   */
+  public LocationTable register(ShuffleSpec spec, int stageAttempt, boolean indeterminate) {
+    String key = spec.appId + "/" + spec.shuffleId + "/" + stageAttempt;
+    CompletableFuture<LocationTable> mine = new CompletableFuture<>();
+    CompletableFuture<LocationTable> f = tables.putIfAbsent(key, mine);
     if (f == null) {
       f = mine;
       try {
         RegisterShuffleResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setRegisterShuffle(
             RegisterShuffleRequest.newBuilder().setShuffleId(spec.shuffleId).setNumMappers(spec.numMappers)
-                .setNumPartitions(spec.numPartitions)), RegisterShuffleResponse.parser());
-        mine.complete(r.getLocationsList());
+                .setNumPartitions(spec.numPartitions).setStageAttempt(stageAttempt).setIndeterminate(indeterminate)),
+            RegisterShuffleResponse.parser());
+        mine.complete(new LocationTable(spec.appId, r.getEstuaryShuffleId(), r.getLocationsList()));
       } catch (RemoteException | RuntimeException e) {
-        locations.remove(key, mine); // the next task tries again
+        tables.remove(key, mine); // the next task tries again
         mine.completeExceptionally(new EstuaryException("registering " + spec + " failed: " + e.getMessage(), e));
       }
     }
     try {
       return f.join();
-    } catch (java.util.concurrent.CompletionException e) {
+    } catch (CompletionException e) {
       throw (RuntimeException) e.getCause();
     }
   }
 
-  /** Reports a finished map attempt; returns the attempt that counts for this map (the first to finish). */
-  public int mapperEnd(ShuffleSpec spec, int mapId, int attemptId) throws RemoteException {
+  /** A new location for a partition whose location at {@code failedEpoch} failed or split; batched, see {@link ReviveBatcher}. */
+  public CompletableFuture<PartitionLocation> revive(ShuffleSpec spec, LocationTable table, int partition,
+      int failedEpoch, WorkerAddress failedWorker, boolean split) {
+    return revives.revive(table, () -> {
+      try {
+        return driver(spec);
+      } catch (RemoteException e) {
+        throw new EstuaryException("cannot reach the driver at " + spec.driverHost + ":" + spec.driverPort + ": "
+            + e.getMessage(), e);
+      }
+    }, partition, failedEpoch, failedWorker, split);
+  }
+
+  /**
+   * Reports a finished map attempt with what it wrote to each partition ({@code table} is null when it wrote
+   * nothing); returns the attempt that counts for this map (the first to finish).
+   */
+  public int mapperEnd(ShuffleSpec spec, LocationTable table, int stageAttempt, boolean indeterminate, int mapId,
+      int attemptId, List<PartitionStats> stats) throws RemoteException {
     MapperEndResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setMapperEnd(
-        MapperEndRequest.newBuilder().setShuffleId(spec.shuffleId).setMapId(mapId).setAttemptId(attemptId)
-            .setNumMappers(spec.numMappers).setNumPartitions(spec.numPartitions)), MapperEndResponse.parser());
+        MapperEndRequest.newBuilder().setShuffleId(table == null ? -1 : table.shuffleId())
+            .setEngineShuffleId(spec.shuffleId).setStageAttempt(stageAttempt).setIndeterminate(indeterminate)
+            .setMapId(mapId).setAttemptId(attemptId)
+            .setNumMappers(spec.numMappers).setNumPartitions(spec.numPartitions).addAllStats(stats)),
+        MapperEndResponse.parser());
     return r.getWinningAttemptId();
   }
 
-  /** Where partitions [start, end) were committed, and which attempt of each map counts. Waits for the commit. */
-  public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition)
-      throws RemoteException {
+  /**
+   * Where partitions [start, end) of the newest generation were committed, which attempt of each map counts, and
+   * what maps [startMap, endMap) wrote to each partition. Waits for the commit.
+   */
+  public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition,
+      int startMap, int endMap) throws RemoteException {
     return ControlClient.ask(driver(spec), Request.newBuilder().setGetReducerFileGroup(
         GetReducerFileGroupRequest.newBuilder().setShuffleId(spec.shuffleId).setStartPartition(startPartition)
-            .setEndPartition(endPartition).setNumMappers(spec.numMappers).setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser());
+            .setEndPartition(endPartition).setStartMap(startMap).setEndMap(endMap).setNumMappers(spec.numMappers)
+            .setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser());
+  }
+
+  /** Tells the driver a generation cannot be read, before the engine is told to rerun its maps. */
+  public void reportFetchFailure(ShuffleSpec spec, int estuaryShuffleId, String reason) throws RemoteException {
+    ControlClient.ask(driver(spec), Request.newBuilder().setReportFetchFailure(ReportFetchFailureRequest.newBuilder()
+        .setShuffleId(spec.shuffleId).setEstuaryShuffleId(estuaryShuffleId).setReason(reason)), Empty.parser());
   }
 
   public void forgetShuffle(String appId, int shuffleId) {
-    locations.remove(appId + "/" + shuffleId);
+    String prefix = appId + "/" + shuffleId + "/";
+    tables.keySet().removeIf(k -> k.startsWith(prefix));
   }
 
   @Override

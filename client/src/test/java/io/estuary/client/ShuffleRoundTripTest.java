@@ -3,12 +3,15 @@ package io.estuary.client;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.batch.BatchCodec;
+import io.estuary.client.batch.BatchHeader;
+import io.estuary.client.write.LocationTable;
+import io.estuary.common.protocol.PartitionStats;
+import io.estuary.common.status.StatusCode;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
-import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
@@ -87,6 +90,18 @@ class ShuffleRoundTripTest {
     return t;
   }
 
+  /** What one map wrote to one partition as a single batch, as a map reports it at its end. */
+  static PartitionStats stats(int partition, byte[]... batches) {
+    long checksum = 0;
+    long records = 0;
+    for (byte[] b : batches) {
+      checksum += BatchHeader.checksum(Unpooled.wrappedBuffer(b), 0) & 0xffffffffL;
+      records += BatchHeader.records(Unpooled.wrappedBuffer(b), 0);
+    }
+    return PartitionStats.newBuilder().setPartitionId(partition).setBatches(batches.length).setRecords(records)
+        .setChecksum(checksum).build();
+  }
+
   @Test
   void everyRecordComesBackOnce() throws Exception {
     int maps = 5;
@@ -160,16 +175,16 @@ class ShuffleRoundTripTest {
   @Test
   void aBatchThatLandsTwiceIsReadOnce() throws Exception {
     ShuffleSpec spec = spec(1, 1);
-    List<PartitionLocation> locs = client.locations(spec);
+    LocationTable table = client.register(spec, 0, false);
     byte[] rec = record(9, 0, 0, 64);
     byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
-    byte[] batch = new BatchCodec("lz4").encodeToArray(0, 0, 0, framed, 0, framed.length);
-    TransportClient c = client.pushClient(locs.get(0).getWorker());
+    byte[] batch = new BatchCodec("lz4").encodeToArray(0, 0, 0, 1, framed, 0, framed.length);
+    TransportClient c = client.pushClient(table.get(0).getWorker());
     for (int i = 0; i < 2; i++) { // a retry whose first try had landed
-      TransportClient.await(c.pushData(ShuffleKey.of(spec.appId, spec.shuffleId), 0, 0,
+      TransportClient.await(c.pushData(table.shuffleKey(), 0, 0,
           new NettyManagedBuffer(Unpooled.wrappedBuffer(batch)))).release();
     }
-    client.mapperEnd(spec, 0, 0);
+    client.mapperEnd(spec, table, 0, false, 0, 0, java.util.Collections.singletonList(stats(0, batch)));
     Tally got = readAll(spec, 0, 1, 0, 1);
     assertEquals(1, got.count);
   }
@@ -205,15 +220,16 @@ class ShuffleRoundTripTest {
   @Test
   void unknownShuffleAndLocationAreRefusedClearly() throws Exception {
     ShuffleSpec spec = spec(2, 2);
-    List<PartitionLocation> locs = client.locations(spec);
-    TransportClient c = client.pushClient(locs.get(0).getWorker());
+    LocationTable table = client.register(spec, 0, false);
+    TransportClient c = client.pushClient(table.get(0).getWorker());
     RemoteException e = assertThrows(RemoteException.class, () -> TransportClient.await(c.pushData(
         ShuffleKey.of("no-such-app", 7), 0, 0, new NettyManagedBuffer(Unpooled.wrappedBuffer(new byte[10])))));
-    assertTrue(e.getMessage().contains("unknown location"), e.getMessage());
+    assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
     assertTrue(e.getMessage().contains("no-such-app-7"), e.getMessage());
 
     ShuffleSpec unknown = new ShuffleSpec(spec.appId, 999, 2, 2, "127.0.0.1", lifecycle.port());
-    RemoteException e2 = assertThrows(RemoteException.class, () -> client.reducerFiles(unknown, 0, 1));
+    RemoteException e2 = assertThrows(RemoteException.class, () -> client.reducerFiles(unknown, 0, 1, 0, 2));
+    assertEquals(StatusCode.UNKNOWN_SHUFFLE, e2.status());
     assertTrue(e2.getMessage().contains("unknown shuffle 999"), e2.getMessage());
 
     // The worker still serves everyone else.

@@ -4,5 +4,5 @@ package io.estuary.common;
 public final class ProtocolVersion {
   private ProtocolVersion() {}
 
-  public static final int CURRENT = 1;
+  public static final int CURRENT = 2;
 }

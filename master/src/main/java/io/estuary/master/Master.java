@@ -48,6 +48,7 @@ public final class Master implements Closeable {
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
   private MasterRpcHandler handler;
+  private final WorkerFailureTracker failures;
   private final String host;
   private final MasterNodes nodes;
   private final String id;
@@ -79,13 +80,17 @@ public final class Master implements Closeable {
     }
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
+    WorkerFailureTracker failures = this.failures = new WorkerFailureTracker(log,
+        conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD), conf.get(MasterConfig.WORKER_FAILURE_WINDOW),
+        conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE), System::currentTimeMillis);
     MasterRpcHandler handler = this.handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
-        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics);
+        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures);
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.
       workerLiveness.reset();
       appLiveness.reset();
       handler.leadershipChanged();
+      failures.leadershipChanged();
     });
     TransportServer rpc = null;
     try {
@@ -155,6 +160,11 @@ public final class Master implements Closeable {
     return host + ":" + port();
   }
 
+  /** Revive requests (new locations for running shuffles) this master has answered, for tests and metrics. */
+  public long reviveSlotRequests() {
+    return metrics.reviveSlotRequests();
+  }
+
   /** Read access to the agreed state, for tests and the admin API. */
   public <T> T state(java.util.function.Function<MasterState, T> reader) {
     return log.stateMachine().read(reader);
@@ -183,6 +193,7 @@ public final class Master implements Closeable {
         changes.add(MasterCommand.newBuilder().setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app))
             .build());
       }
+      changes.addAll(failures.readmissions());
       // Everything one check found goes into the log as one entry.
       if (changes.size() == 1) log.submit(changes.get(0));
       else if (changes.size() > 1) {

@@ -7,21 +7,25 @@ import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.RegisterWorkerRequest;
+import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.ReviveSlotsRequest;
 import io.estuary.common.protocol.ShuffleUnregistered;
 import io.estuary.common.protocol.SlotsAllocated;
 import io.estuary.common.protocol.WorkerDisksChanged;
 import io.estuary.common.protocol.WorkerHeartbeatRequest;
 import io.estuary.common.protocol.WorkerHeartbeatResponse;
+import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocator;
-import io.estuary.master.slots.SlotRequest;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
@@ -29,10 +33,13 @@ import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.NotLeader;
 import io.netty.channel.Channel;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +49,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private static final Logger LOG = LoggerFactory.getLogger(MasterRpcHandler.class);
 
   private final StateLog log;
-  private final SlotAllocator allocator;
+  private final SlotPlanner planner;
+  private final WorkerFailureTracker failures;
   private final LivenessTracker workerLiveness;
   private final LivenessTracker appLiveness;
   private final long applicationTimeoutMs;
@@ -56,12 +64,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
-      LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics) {
+      LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics, WorkerFailureTracker failures) {
     super("master");
     this.metrics = metrics;
     this.durableState = !(log instanceof io.estuary.master.state.LocalStateLog);
     this.log = log;
-    this.allocator = allocator;
+    this.planner = new SlotPlanner(allocator);
+    this.failures = failures;
     this.workerLiveness = workerLiveness;
     this.appLiveness = appLiveness;
     this.applicationTimeoutMs = applicationTimeoutMs;
@@ -80,7 +89,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
 
   @Override
   protected void handle(Channel channel, Request request, Reply reply) {
-    if (!log.isLeader()) throw new EstuaryException(NotLeader.message(log.leaderEndpoint()));
+    if (!log.isLeader()) throw NotLeader.exception(log.leaderEndpoint());
     long now = System.currentTimeMillis();
     switch (request.getPayloadCase()) {
       case REGISTER_WORKER: {
@@ -105,6 +114,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
       case REQUEST_SLOTS:
         requestSlots(request.getRequestSlots(), reply, now);
         break;
+      case REVIVE_SLOTS:
+        reviveSlots(request.getReviveSlots(), reply, now);
+        break;
+      case REPORT_WORKER_FAILURES: {
+        ReportWorkerFailuresRequest r = request.getReportWorkerFailures();
+        if (r.getAppId().isEmpty()) throw new IllegalArgumentException("a worker failure report needs an app_id");
+        metrics.workerFailureReport();
+        appLiveness.touch(r.getAppId(), now);
+        after(failures.report(r.getAppId(), r.getWorkersList(), r.getReason()), reply, Empty::getDefaultInstance);
+        break;
+      }
       case UNREGISTER_SHUFFLE: {
         String app = request.getUnregisterShuffle().getAppId();
         int shuffle = request.getUnregisterShuffle().getShuffleId();
@@ -171,11 +191,23 @@ final class MasterRpcHandler extends ControlRpcHandler {
           + " asks for " + r.getNumPartitions() + " partitions; need at least 1");
     }
     appLiveness.touch(r.getAppId(), now);
+    long t0 = System.nanoTime();
+    decide(r, 0).whenComplete((locs, e) -> {
+      metrics.slotRequest(System.nanoTime() - t0, e != null);
+      if (e != null) reply.fail(cause(e));
+      else reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+    });
+  }
+
+  /**
+   * One decision per shuffle at a time, so concurrent retries get the same answer. A caller that joins another's
+   * decision but excluded a worker it uses decides again once that one is done.
+   */
+  private CompletableFuture<List<PartitionLocation>> decide(RequestSlotsRequest r, int round) {
     String key = r.getAppId() + "/" + r.getShuffleId();
     CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
     CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
     if (f == null) {
-      f = mine;
       CompletableFuture<Void> registered;
       try {
         registered = ensureApplication(r.getAppId());
@@ -188,34 +220,41 @@ final class MasterRpcHandler extends ControlRpcHandler {
         if (e != null) mine.completeExceptionally(e);
         else mine.complete(locs);
       });
+      return mine;
     }
-    long t0 = System.nanoTime();
-    f.whenComplete((locs, e) -> {
-      metrics.slotRequest(System.nanoTime() - t0, e != null);
-      if (e != null) reply.fail(String.valueOf(cause(e).getMessage()));
-      else reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+    Predicate<WorkerAddress> excluded = SlotPlanner.excludedBy(r.getExcludedWorkersList());
+    return f.thenCompose(locs -> {
+      if (!SlotPlanner.touches(locs, excluded)) return CompletableFuture.completedFuture(locs);
+      if (round >= 10) {
+        throw new StatusException(StatusCode.RETRY_LATER, "shuffle " + r.getShuffleId() + " of " + r.getAppId()
+            + " is being placed by many concurrent requests; try again");
+      }
+      return decide(r, round + 1);
     });
   }
 
-  /** The shuffle's locations: those already logged, or a new placement once the log has committed it. */
+  /**
+   * The shuffle's locations: a new placement, or the logged one; either way with no copy on a worker that is lost,
+   * not ACTIVE or excluded by the caller. A logged placement that had such copies is repaired and logged again.
+   */
   private CompletableFuture<List<PartitionLocation>> allocate(RequestSlotsRequest r) {
     List<PartitionLocation> existing = log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId()));
-    if (existing != null) {
-      if (existing.size() != r.getNumPartitions()) {
-        throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
-            + existing.size() + " partitions, not " + r.getNumPartitions());
-      }
-      return CompletableFuture.completedFuture(existing);
+    if (existing != null && existing.size() != r.getNumPartitions()) {
+      throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
+          + existing.size() + " partitions, not " + r.getNumPartitions());
     }
-    java.util.Set<String> appWorkers = log.stateMachine().read(s -> {
-      java.util.Set<String> ids = new java.util.HashSet<>();
-      for (List<PartitionLocation> locs : s.shuffles(r.getAppId()).values()) {
-        for (PartitionLocation l : locs) ids.add(WorkerId.of(l.getWorker()));
-      }
-      return ids;
-    });
-    List<PartitionLocation> chosen = allocator.allocate(new SlotRequest(r.getAppId(), r.getShuffleId(),
-        r.getNumPartitions(), r.getReplicate(), appWorkers), placementView());
+    List<WorkerInfo> usable = SlotPlanner.usable(placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+    List<PartitionLocation> chosen;
+    if (existing == null) {
+      chosen = planner.placeAll(r.getAppId(), r.getShuffleId(), r.getNumPartitions(), r.getReplicate(),
+          appWorkers(r.getAppId()), usable);
+    } else {
+      chosen = planner.repair(r.getAppId(), r.getShuffleId(), existing, r.getReplicate(), appWorkers(r.getAppId()),
+          usable);
+      if (chosen == existing) return CompletableFuture.completedFuture(existing);
+      LOG.info("Shuffle {} of {}: partitions on lost, inactive or excluded workers placed anew", r.getShuffleId(),
+          r.getAppId());
+    }
     return log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
         .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> {
           if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
@@ -224,6 +263,38 @@ final class MasterRpcHandler extends ControlRpcHandler {
           }
           return chosen;
         });
+  }
+
+  /**
+   * New locations for some partitions of a running shuffle. Not logged: the driver owns the epochs and records
+   * every location it hands out; the master only chooses where, from its current view.
+   */
+  private void reviveSlots(ReviveSlotsRequest r, Reply reply, long now) {
+    metrics.reviveSlotRequest();
+    for (int id : r.getPartitionIdsList()) {
+      if (id < 0) throw new IllegalArgumentException("revive of shuffle " + r.getShuffleId() + " of "
+          + r.getAppId() + " names partition " + id);
+    }
+    if (r.getPartitionIdsCount() == 0) {
+      reply.ok(RequestSlotsResponse.getDefaultInstance());
+      return;
+    }
+    appLiveness.touch(r.getAppId(), now);
+    List<WorkerInfo> usable = SlotPlanner.usable(placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+    List<PartitionLocation> locs = planner.place(r.getAppId(), r.getShuffleId(), r.getPartitionIdsList(), 0,
+        r.getReplicate(), appWorkers(r.getAppId()), usable);
+    reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+  }
+
+  /** WorkerIds holding the application's shuffles, so its placements stay within maxWorkersPerApplication. */
+  private Set<String> appWorkers(String app) {
+    return log.stateMachine().read(s -> {
+      Set<String> ids = new HashSet<>();
+      for (List<PartitionLocation> locs : s.shuffles(app).values()) {
+        for (PartitionLocation l : locs) ids.add(WorkerId.of(l.getWorker()));
+      }
+      return ids;
+    });
   }
 
   private static Throwable cause(Throwable e) {
@@ -253,9 +324,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
 
   private static void after(CompletableFuture<Void> logged, Reply reply, Supplier<com.google.protobuf.MessageLite> answer) {
     logged.whenComplete((v, e) -> {
-      if (e != null) reply.fail(cause(e) instanceof EstuaryException ? cause(e).getMessage()
-          : "master could not record the change: " + cause(e));
-      else reply.ok(answer.get());
+      if (e == null) {
+        reply.ok(answer.get());
+      } else if (cause(e) instanceof EstuaryException) {
+        reply.fail(cause(e));
+      } else {
+        reply.fail(io.estuary.common.status.StatusCode.FATAL, "master could not record the change: " + cause(e));
+      }
     });
   }
 }

@@ -149,7 +149,7 @@ class RaftMastersTest {
     // A follower refuses, naming the leader.
     RemoteException e = assertThrows(RemoteException.class, () -> ControlClient.ask(
         clients.client("127.0.0.1", masters[follower].port()), heartbeat("app-x"), Empty.parser()));
-    assertTrue(e.getMessage().contains("NOT_LEADER"), e.getMessage());
+    assertEquals(io.estuary.common.status.StatusCode.NOT_LEADER, e.status(), e.getMessage());
     assertTrue(e.getMessage().contains(rpcEndpoints.get(leader)), e.getMessage());
 
     // A client that starts at the follower is redirected and succeeds.

@@ -79,9 +79,10 @@ class TransportProtocolTest {
       int len = in.readInt();
       assertEquals(MessageType.RPC_FAILURE.id(), in.readByte(), "the server answers with a failure frame");
       assertEquals(-1L, in.readLong(), "the failure concerns the whole connection");
+      assertEquals(io.estuary.common.status.StatusCode.BAD_REQUEST.id(), in.readByte(), "a malformed frame is a bad request");
       byte[] msg = new byte[in.readInt()];
       in.readFully(msg);
-      assertEquals(len, 1 + 8 + 4 + msg.length);
+      assertEquals(len, 1 + 8 + 1 + 4 + msg.length);
       assertThrows(EOFException.class, in::readByte, "the server closes the connection");
       return new String(msg, StandardCharsets.UTF_8);
     }

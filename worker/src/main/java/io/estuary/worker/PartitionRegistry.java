@@ -10,7 +10,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** The slots this worker holds: per shuffle, the writer of each reserved location and the files committed so far. */
+/**
+ * The slots this worker holds: per shuffle, the writer of each reserved location, the replica it forwards to (for a
+ * primary with a peer), and the files committed so far. Thread-safe (concurrent maps; a location's entries are
+ * written once at reservation).
+ */
 public final class PartitionRegistry {
   private final StorageManager storage;
   private final Map<String, ShuffleSlots> shuffles = new ConcurrentHashMap<>();
@@ -18,6 +22,7 @@ public final class PartitionRegistry {
   private static final class ShuffleSlots {
     final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
     final Map<Long, CommittedFile> committed = new ConcurrentHashMap<>();
+    final Map<Long, PartitionLocation> replicas = new ConcurrentHashMap<>();
   }
 
   public PartitionRegistry(StorageManager storage) {
@@ -32,6 +37,9 @@ public final class PartitionRegistry {
   public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
     ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
     for (PartitionLocation loc : locations) {
+      if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
+        slots.replicas.putIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), loc.getPeer());
+      }
       slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
         PartitionFileWriter w = storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());
         w.disk().activeSlots().incrementAndGet();
@@ -44,6 +52,12 @@ public final class PartitionRegistry {
   public PartitionFileWriter writer(String shuffleKey, int partitionId, int epoch) {
     ShuffleSlots slots = shuffles.get(shuffleKey);
     return slots == null ? null : slots.writers.get(key(partitionId, epoch));
+  }
+
+  /** Where a primary location forwards its pushes, or null (a replica, or no replication). */
+  public PartitionLocation replicaOf(String shuffleKey, int partitionId, int epoch) {
+    ShuffleSlots slots = shuffles.get(shuffleKey);
+    return slots == null ? null : slots.replicas.get(key(partitionId, epoch));
   }
 
   public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {

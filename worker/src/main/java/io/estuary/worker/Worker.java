@@ -13,6 +13,7 @@ import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.push.PushHandler;
+import io.estuary.worker.push.Replicator;
 import io.estuary.worker.storage.StorageManager;
 import java.io.Closeable;
 import java.util.concurrent.CountDownLatch;
@@ -32,6 +33,7 @@ public final class Worker implements Closeable {
   private final TransportServer pushServer;
   private final TransportServer fetchServer;
   private final FetchHandler fetchHandler;
+  private final Replicator replicator;
   private final TransportClientFactory masterClients;
   private final MasterHeartbeater heartbeater;
   private final WorkerAddress address;
@@ -47,6 +49,13 @@ public final class Worker implements Closeable {
     this.storage = new StorageManager(conf);
     this.registry = new PartitionRegistry(storage);
     this.fetchHandler = new FetchHandler(registry);
+    long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
+    long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
+    if (hardSplit < softSplit) {
+      throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
+          + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
+    }
+    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"));
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
@@ -54,12 +63,13 @@ public final class Worker implements Closeable {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
           new WorkerControlHandler(registry));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory()));
+          new PushHandler(registry, storage.memory(), replicator, softSplit, hardSplit));
       fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
     } catch (RuntimeException e) {
       if (rpc != null) rpc.close();
       if (push != null) push.close();
       fetchHandler.close();
+      replicator.close();
       storage.close();
       throw e;
     }
@@ -100,6 +110,7 @@ public final class Worker implements Closeable {
     masterClients.close();
     rpcServer.close();
     pushServer.close();
+    replicator.close();
     fetchServer.close();
     fetchHandler.close();
     storage.close();

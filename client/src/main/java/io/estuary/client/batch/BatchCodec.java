@@ -1,6 +1,5 @@
 package io.estuary.client.batch;
 
-import io.estuary.common.util.EstuaryException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -39,8 +38,11 @@ public final class BatchCodec {
     this.compressor = codec == BatchHeader.CODEC_LZ4 ? LZ4.fastCompressor() : null;
   }
 
-  /** A complete batch (header and data) in a pooled direct buffer the caller releases. */
-  public ByteBuf encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
+  /**
+   * A complete batch (header and data) in a pooled direct buffer the caller releases. {@code records} is how many
+   * records {@code raw} holds; it travels in the header for end-to-end counts.
+   */
+  public ByteBuf encode(int mapId, int attemptId, int batchId, int records, byte[] raw, int offset, int length) {
     int room = codec == BatchHeader.CODEC_LZ4 ? compressor.maxCompressedLength(length) : length;
     ByteBuf out = ALLOC.directBuffer(BatchHeader.SIZE + room);
     try {
@@ -61,12 +63,9 @@ public final class BatchCodec {
         }
       }
       if (usedCodec == BatchHeader.CODEC_NONE) out.setBytes(BatchHeader.SIZE, raw, offset, length);
-      crc.reset();
-      crc.update(out.nioBuffer(BatchHeader.SIZE, dataLength));
-      out.setIndex(0, 0);
-      out.writeInt(mapId).writeInt(attemptId).writeInt(batchId).writeInt(usedCodec).writeInt(length)
-          .writeInt(dataLength).writeInt((int) crc.getValue());
-      out.writerIndex(BatchHeader.SIZE + dataLength);
+      BatchHeader.write(out, 0, mapId, attemptId, batchId, usedCodec, length, dataLength, records);
+      BatchHeader.setChecksum(out, 0, checksum(out, 0, dataLength));
+      out.setIndex(0, BatchHeader.SIZE + dataLength);
       return out;
     } catch (RuntimeException e) {
       out.release();
@@ -74,9 +73,18 @@ public final class BatchCodec {
     }
   }
 
+  /** CRC32 over the checked header bytes of the batch at {@code at} and its {@code dataLength} data bytes. */
+  private int checksum(ByteBuf b, int at, int dataLength) {
+    crc.reset();
+    crc.update(b.nioBuffer(at, BatchHeader.CHECKED));
+    crc.update(b.nioBuffer(at + BatchHeader.SIZE, dataLength));
+    return (int) crc.getValue();
+  }
+
   /** Encodes into a heap buffer; for tests and tools that build batches by hand. */
-  public byte[] encodeToArray(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
-    ByteBuf b = encode(mapId, attemptId, batchId, raw, offset, length);
+  public byte[] encodeToArray(int mapId, int attemptId, int batchId, int records, byte[] raw, int offset,
+      int length) {
+    ByteBuf b = encode(mapId, attemptId, batchId, records, raw, offset, length);
     try {
       byte[] out = new byte[b.readableBytes()];
       b.getBytes(b.readerIndex(), out);
@@ -87,18 +95,19 @@ public final class BatchCodec {
   }
 
   /**
-   * Checks and decodes the data of a batch whose header fields were already read; {@code data} holds
-   * {@code dataLength} bytes at {@code offset}. The result is valid until the next call: it is a view of
-   * {@code data} (uncompressed batches) or of this codec's scratch buffer.
+   * Checks and decodes the batch whose header starts at {@code at} in {@code data} (its data must follow in full).
+   * The result is valid until the next call: it is a view of {@code data} (uncompressed batches) or of this codec's
+   * scratch buffer. A checksum mismatch or an unknown codec throws {@link CorruptBatchException}.
    */
-  public ByteBuf decode(int codecId, int rawLength, int checksum, ByteBuf data, int offset, int dataLength,
-      String where) {
-    crc.reset();
-    crc.update(data.nioBuffer(offset, dataLength));
-    if ((int) crc.getValue() != checksum) {
-      throw new EstuaryException("corrupt batch in " + where + ": checksum mismatch over " + dataLength + " bytes");
+  public ByteBuf decode(ByteBuf data, int at, String where) {
+    int dataLength = BatchHeader.dataLength(data, at);
+    int rawLength = BatchHeader.rawLength(data, at);
+    if (checksum(data, at, dataLength) != BatchHeader.checksum(data, at)) {
+      throw new CorruptBatchException("corrupt batch in " + where + ": checksum mismatch over " + dataLength
+          + " bytes (map " + BatchHeader.mapId(data, at) + " batch " + BatchHeader.batchId(data, at) + ")");
     }
-    switch (codecId) {
+    int offset = at + BatchHeader.SIZE;
+    switch (BatchHeader.codec(data, at)) {
       case BatchHeader.CODEC_NONE:
         return data.slice(offset, dataLength);
       case BatchHeader.CODEC_LZ4:
@@ -106,7 +115,8 @@ public final class BatchCodec {
         decompressor.decompress(data.nioBuffer(offset, dataLength), 0, ByteBuffer.wrap(scratch), 0, rawLength);
         return Unpooled.wrappedBuffer(scratch, 0, rawLength);
       default:
-        throw new EstuaryException("corrupt batch in " + where + ": unknown codec " + codecId);
+        throw new CorruptBatchException("corrupt batch in " + where + ": unknown codec "
+            + BatchHeader.codec(data, at));
     }
   }
 }

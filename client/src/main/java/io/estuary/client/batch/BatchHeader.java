@@ -1,7 +1,10 @@
 package io.estuary.client.batch;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * Every pushed batch starts with this header; the worker stores batches as they come, so readers find it again.
+ * This class owns the layout: nothing else hard-codes an offset.
  *
  * <pre>
  *   int mapId        map task index
@@ -10,14 +13,42 @@ package io.estuary.client.batch;
  *   int codec        0 = none, 1 = lz4
  *   int rawLength    bytes after decompression
  *   int dataLength   bytes that follow the header
- *   int checksum     CRC32 of those bytes, checked when reading
+ *   int records      records in the batch (for end-to-end counts)
+ *   int checksum     CRC32 over the 28 header bytes before it and the data: a flipped bit anywhere is caught
  * </pre>
  */
 public final class BatchHeader {
   private BatchHeader() {}
 
-  public static final int SIZE = 28;
+  public static final int SIZE = 32;
+  /** Bytes of the header covered by the checksum (all but the checksum itself). */
+  public static final int CHECKED = 28;
 
   public static final int CODEC_NONE = 0;
   public static final int CODEC_LZ4 = 1;
+
+  public static int mapId(ByteBuf b, int at) { return b.getInt(at); }
+  public static int attemptId(ByteBuf b, int at) { return b.getInt(at + 4); }
+  public static int batchId(ByteBuf b, int at) { return b.getInt(at + 8); }
+  public static int codec(ByteBuf b, int at) { return b.getInt(at + 12); }
+  public static int rawLength(ByteBuf b, int at) { return b.getInt(at + 16); }
+  public static int dataLength(ByteBuf b, int at) { return b.getInt(at + 20); }
+  public static int records(ByteBuf b, int at) { return b.getInt(at + 24); }
+  public static int checksum(ByteBuf b, int at) { return b.getInt(at + 28); }
+
+  /** Writes every field but the checksum at {@code at}. */
+  static void write(ByteBuf b, int at, int mapId, int attemptId, int batchId, int codec, int rawLength,
+      int dataLength, int records) {
+    b.setInt(at, mapId);
+    b.setInt(at + 4, attemptId);
+    b.setInt(at + 8, batchId);
+    b.setInt(at + 12, codec);
+    b.setInt(at + 16, rawLength);
+    b.setInt(at + 20, dataLength);
+    b.setInt(at + 24, records);
+  }
+
+  static void setChecksum(ByteBuf b, int at, int checksum) {
+    b.setInt(at + 28, checksum);
+  }
 }

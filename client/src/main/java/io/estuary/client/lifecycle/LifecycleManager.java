@@ -4,9 +4,6 @@ import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
-import io.estuary.common.protocol.CommitFilesRequest;
-import io.estuary.common.protocol.CommitFilesResponse;
-import io.estuary.common.protocol.CommittedPartition;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetReducerFileGroupRequest;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
@@ -14,43 +11,50 @@ import io.estuary.common.protocol.MapperEndRequest;
 import io.estuary.common.protocol.MapperEndResponse;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.PartitionStats;
 import io.estuary.common.protocol.RegisterShuffleRequest;
 import io.estuary.common.protocol.RegisterShuffleResponse;
+import io.estuary.common.protocol.ReportFetchFailureRequest;
+import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
-import io.estuary.common.protocol.ReserveSlotsRequest;
+import io.estuary.common.protocol.ReviveRequest;
+import io.estuary.common.protocol.ReviveResponse;
 import io.estuary.common.protocol.UnregisterApplicationRequest;
 import io.estuary.common.protocol.UnregisterShuffleRequest;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
-import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.netty.channel.Channel;
 import java.io.Closeable;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The driver side of Estuary, one per application: registers shuffles (slots from the master, reserved on the
- * workers), learns which map attempts ended, commits each shuffle on its workers once every map has ended, and
- * tells reducers where their partitions are. Its threads are shared by all shuffles.
+ * workers), gives failed or split partitions new epochs, learns which map attempts ended and what they wrote,
+ * commits each shuffle on its workers once every map has ended, and tells reducers where their partitions are.
+ * Engine shuffles map to generations ({@link ShuffleGenerations}): a rerun after lost data writes a fresh one. Its
+ * threads are shared by all shuffles. Thread-safe.
  */
 public final class LifecycleManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
@@ -60,12 +64,19 @@ public final class LifecycleManager implements Closeable {
   private final TransportClientFactory connections;
   private final MasterClient master;
   private final long masterWaitMs;
+  private final boolean replicate;
   private final TransportServer server;
   private final String host;
   private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
   private final ScheduledExecutorService heartbeat =
       Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
-  private final Map<Integer, ShuffleState> shuffles = new ConcurrentHashMap<>();
+  private final ShuffleGenerations generations = new ShuffleGenerations();
+  private final FailedWorkers failedWorkers = new FailedWorkers(System::currentTimeMillis);
+  private final SlotReserver reserver;
+  private final ShuffleCommitter committer;
+  private final EpochAllocator epochs;
+  private final AtomicBoolean warnedSingleCopy = new AtomicBoolean();
+  private volatile IntConsumer shuffleLostListener = id -> { };
 
   /**
    * Registers the application with a master (failing with a clear message when none answers within
@@ -78,6 +89,12 @@ public final class LifecycleManager implements Closeable {
     this.connections = new TransportClientFactory(conf, "estuary-driver");
     this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
     this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
+    this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
+    this.reserver = new SlotReserver(connections, appId);
+    this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
+        conf.get(ClientConfig.COMMIT_TIMEOUT));
+    this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,
+        replicate, work);
     try {
       sendHeartbeat();
     } catch (RemoteException e) {
@@ -116,17 +133,42 @@ public final class LifecycleManager implements Closeable {
     return appId;
   }
 
-  private ShuffleState state(int shuffleId, int numMappers, int numPartitions) {
-    return shuffles.computeIfAbsent(shuffleId, id -> new ShuffleState(id, numMappers, numPartitions));
+  /**
+   * Called with the engine's shuffle id when a reader reports that a generation cannot be read, before the reader
+   * fails; engines use it to forget the map outputs so that the maps run again (Spark: unregister them).
+   */
+  public void onShuffleLost(IntConsumer listener) {
+    this.shuffleLostListener = listener;
+  }
+
+  /** Revive requests from executors so far, and the master requests they cost (for tests and metrics). */
+  public long reviveRequests() {
+    return epochs.reviveRequests();
+  }
+
+  public long reviveMasterRequests() {
+    return epochs.masterRequests();
+  }
+
+  private void reportFailedWorkers(List<WorkerAddress> workers) {
+    work.execute(() -> {
+      try {
+        master.ask(Request.newBuilder().setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder()
+            .setAppId(appId).addAllWorkers(workers).setReason("unreachable from " + appId)), Empty.parser(),
+            masterWaitMs);
+      } catch (RemoteException | RuntimeException e) {
+        LOG.warn("Reporting failed workers {} to the master failed: {}", workers, e.getMessage());
+      }
+    });
   }
 
   // ------------------------------------------------------------------ register
 
-  private CompletableFuture<List<PartitionLocation>> register(ShuffleState s) {
+  private CompletableFuture<EpochTable> register(ShuffleState s) {
     synchronized (s) {
-      CompletableFuture<List<PartitionLocation>> slots = s.slots;
+      CompletableFuture<EpochTable> slots = s.slots;
       if (slots == null) {
-        CompletableFuture<List<PartitionLocation>> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
+        CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
         s.slots = slots = created;
         created.whenComplete((v, e) -> {
           if (e != null) {
@@ -140,83 +182,59 @@ public final class LifecycleManager implements Closeable {
     }
   }
 
-  private List<PartitionLocation> allocate(ShuffleState s) {
-    try {
-      RequestSlotsResponse r = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
-          .setAppId(appId).setShuffleId(s.shuffleId).setNumPartitions(s.numPartitions)),
-          RequestSlotsResponse.parser(), masterWaitMs);
-      List<PartitionLocation> locations = r.getLocationsList();
-      Map<String, List<PartitionLocation>> byWorker = byWorker(locations);
-      List<CompletableFuture<Empty>> reserves = new ArrayList<>();
-      for (List<PartitionLocation> locs : byWorker.values()) {
-        WorkerAddress w = locs.get(0).getWorker();
-        reserves.add(ControlClient.askAsync(connections.client(w.getHost(), w.getRpcPort()),
-            Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder().setAppId(appId)
-                .setShuffleId(s.shuffleId).addAllLocations(locs)), Empty.parser()));
+  /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
+  private EpochTable allocate(ShuffleState s) {
+    String last = "";
+    for (int attempt = 0; attempt < 3; attempt++) {
+      List<PartitionLocation> locations;
+      try {
+        RequestSlotsResponse r = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
+            .setAppId(appId).setShuffleId(s.shuffleId).setNumPartitions(s.numPartitions).setReplicate(replicate)
+            .addAllExcludedWorkers(failedWorkers.ids())), RequestSlotsResponse.parser(), masterWaitMs);
+        locations = r.getLocationsList();
+      } catch (RemoteException e) {
+        throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
       }
-      for (CompletableFuture<Empty> f : reserves) io.estuary.network.client.TransportClient.await(f);
-      LOG.info("Shuffle {}: {} partitions on {} workers", s.shuffleId, s.numPartitions, byWorker.size());
-      return locations;
-    } catch (RemoteException e) {
-      throw new EstuaryException("cannot register shuffle " + s.shuffleId + " of " + appId + ": " + e.getMessage(), e);
+      if (replicate && !locations.isEmpty() && !locations.get(0).hasPeer()
+          && warnedSingleCopy.compareAndSet(false, true)) {
+        LOG.warn("{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy", appId);
+      }
+      Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
+      if (refused.isEmpty()) {
+        LOG.info("{}: {} partitions on {} workers", s, s.numPartitions,
+            WorkerCalls.copiesByWorker(locations).size());
+        return new EpochTable(locations);
+      }
+      last = refused.toString();
+      LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
+      List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
+      if (!fresh.isEmpty()) reportFailedWorkers(fresh);
     }
-  }
-
-  private static Map<String, List<PartitionLocation>> byWorker(List<PartitionLocation> locations) {
-    Map<String, List<PartitionLocation>> out = new LinkedHashMap<>();
-    for (PartitionLocation l : locations) {
-      WorkerAddress w = l.getWorker();
-      out.computeIfAbsent(w.getHost() + ":" + w.getRpcPort(), k -> new ArrayList<>()).add(l);
-    }
-    return out;
+    throw new EstuaryException("cannot register " + s + " of " + appId + ": workers kept refusing the slots: "
+        + last);
   }
 
   // ------------------------------------------------------------------ commit
 
   private void commit(ShuffleState s) {
-    CompletableFuture<List<PartitionLocation>> slots;
+    CompletableFuture<EpochTable> slots;
     synchronized (s) {
       slots = s.slots;
     }
     if (slots == null) { // no map wrote anything
-      s.commit.complete(new long[s.numPartitions]);
+      List<PartitionFiles.Builder> none = new ArrayList<>();
+      for (int p = 0; p < s.numPartitions; p++) none.add(PartitionFiles.newBuilder().setPartitionId(p));
+      s.commit.complete(none);
       return;
     }
-    slots.thenAcceptAsync(locations -> {
-      try {
-        long t0 = System.nanoTime();
-        long[] sizes = new long[s.numPartitions];
-        List<CompletableFuture<CommitFilesResponse>> calls = new ArrayList<>();
-        Map<String, List<PartitionLocation>> byWorker = byWorker(locations);
-        for (List<PartitionLocation> locs : byWorker.values()) {
-          WorkerAddress w = locs.get(0).getWorker();
-          calls.add(ControlClient.askAsync(connections.client(w.getHost(), w.getRpcPort()),
-              Request.newBuilder().setCommitFiles(CommitFilesRequest.newBuilder().setAppId(appId)
-                  .setShuffleId(s.shuffleId).addAllLocations(locs)), CommitFilesResponse.parser()));
-        }
-        StringBuilder failures = new StringBuilder();
-        int committed = 0;
-        for (CompletableFuture<CommitFilesResponse> f : calls) {
-          CommitFilesResponse r = io.estuary.network.client.TransportClient.await(f);
-          for (CommittedPartition c : r.getCommittedList()) {
-            sizes[c.getPartitionId()] += c.getBytes();
-            committed++;
-          }
-          if (r.getFailedCount() > 0) failures.append(r.getFailureReason());
-        }
-        if (failures.length() > 0 || committed != locations.size()) {
-          throw new EstuaryException("commit of shuffle " + s.shuffleId + " failed: " + committed + " of "
-              + locations.size() + " partitions committed; " + failures);
-        }
-        LOG.info("Shuffle {} committed on {} workers in {} ms", s.shuffleId, byWorker.size(),
-            (System.nanoTime() - t0) / 1_000_000);
-        s.commit.complete(sizes);
-      } catch (RemoteException | RuntimeException e) {
-        LOG.error("Commit of shuffle {} failed", s.shuffleId, e);
-        s.commit.completeExceptionally(e);
-      }
+    slots.thenAcceptAsync(table -> {
+      long t0 = System.nanoTime();
+      List<PartitionLocation> all = table.all();
+      s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
+      LOG.info("{} committed ({} locations) in {} ms", s, all.size(), (System.nanoTime() - t0) / 1_000_000);
     }, work).exceptionally(e -> {
-      s.commit.completeExceptionally(e instanceof CompletionException ? e.getCause() : e);
+      LOG.error("Commit of {} failed", s, e);
+      s.commit.completeExceptionally(cause(e));
       return null;
     });
   }
@@ -233,49 +251,33 @@ public final class LifecycleManager implements Closeable {
       switch (request.getPayloadCase()) {
         case REGISTER_SHUFFLE: {
           RegisterShuffleRequest r = request.getRegisterShuffle();
-          ShuffleState s = state(r.getShuffleId(), r.getNumMappers(), r.getNumPartitions());
-          register(s).whenComplete((locs, e) -> {
-            if (e != null) reply.fail(cause(e).getMessage());
-            else reply.ok(RegisterShuffleResponse.newBuilder().addAllLocations(locs).build());
+          ShuffleState s = generations.forWriter(r.getShuffleId(), r.getStageAttempt(), r.getIndeterminate(),
+              r.getNumMappers(), r.getNumPartitions());
+          register(s).whenComplete((table, e) -> {
+            if (e != null) reply.fail(cause(e));
+            else reply.ok(RegisterShuffleResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
+                .addAllLocations(table.currentAll()).build());
           });
           break;
         }
-        case MAPPER_END: {
-          MapperEndRequest r = request.getMapperEnd();
-          ShuffleState s = state(r.getShuffleId(), r.getNumMappers(), r.getNumPartitions());
-          if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
-            throw new IllegalArgumentException("shuffle " + r.getShuffleId() + " has " + s.numMappers
-                + " maps; map " + r.getMapId() + " does not exist");
-          }
-          int winner = s.mapEnded(r.getMapId(), r.getAttemptId());
-          if (s.shouldStartCommit()) commit(s);
-          reply.ok(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
+        case REVIVE:
+          revive(request.getRevive(), reply);
           break;
-        }
-        case GET_REDUCER_FILE_GROUP: {
-          GetReducerFileGroupRequest r = request.getGetReducerFileGroup();
-          ShuffleState s = shuffles.get(r.getShuffleId());
-          if (s == null && r.getNumMappers() == 0) {
-            s = state(r.getShuffleId(), 0, r.getNumPartitions());
-            if (s.shouldStartCommit()) commit(s);
+        case MAPPER_END:
+          mapperEnd(request.getMapperEnd(), reply);
+          break;
+        case GET_REDUCER_FILE_GROUP:
+          fileGroup(request.getGetReducerFileGroup(), reply);
+          break;
+        case REPORT_FETCH_FAILURE: {
+          ReportFetchFailureRequest r = request.getReportFetchFailure();
+          ShuffleState s = generations.byId(r.getEstuaryShuffleId());
+          if (s != null && s.engineShuffleId == r.getShuffleId() && s.markLost()) {
+            LOG.warn("{} cannot be read ({}); its maps run again into a fresh generation", s, r.getReason());
+            shuffleLostListener.accept(s.engineShuffleId);
+            unregisterAtMaster(s.shuffleId);
           }
-          if (s == null) {
-            throw new IllegalArgumentException("unknown shuffle " + r.getShuffleId() + " of " + appId
-                + ": no map of it has ended");
-          }
-          ShuffleState st = s;
-          if (r.getStartPartition() < 0 || r.getEndPartition() > st.numPartitions
-              || r.getStartPartition() > r.getEndPartition()) {
-            throw new IllegalArgumentException("partitions [" + r.getStartPartition() + ", " + r.getEndPartition()
-                + ") are outside shuffle " + r.getShuffleId() + "'s " + st.numPartitions + " partitions");
-          }
-          st.commit.whenComplete((sizes, e) -> {
-            if (e != null) {
-              reply.fail("shuffle " + st.shuffleId + " of " + appId + " is not readable: " + cause(e).getMessage());
-              return;
-            }
-            reply.ok(fileGroup(st, sizes, r.getStartPartition(), r.getEndPartition()));
-          });
+          reply.ok(Empty.getDefaultInstance());
           break;
         }
         default:
@@ -284,14 +286,86 @@ public final class LifecycleManager implements Closeable {
     }
   }
 
-  private static GetReducerFileGroupResponse fileGroup(ShuffleState s, long[] sizes, int start, int end) {
-    GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder();
-    List<PartitionLocation> locations = s.slots == null ? null : s.slots.join();
-    for (int p = start; p < end; p++) {
-      PartitionFiles.Builder pf = PartitionFiles.newBuilder().setPartitionId(p);
-      if (locations != null && sizes[p] > 0) pf.addLocations(locations.get(p)).addBytes(sizes[p]);
-      b.addPartitions(pf);
+  private void revive(ReviveRequest r, ControlRpcHandler.Reply reply) {
+    ShuffleState s = generations.byId(r.getShuffleId());
+    if (s == null) {
+      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
+          + appId);
     }
+    CompletableFuture<EpochTable> slots;
+    synchronized (s) {
+      slots = s.slots;
+    }
+    if (slots == null || !slots.isDone() || slots.isCompletedExceptionally()) {
+      throw new StatusException(StatusCode.RETRY_LATER, s + " is not registered yet");
+    }
+    epochs.revive(s, slots.join(), r.getPartitionsList(), r.getFailedWorkersList(), r.getSplit())
+        .whenComplete((locs, e) -> {
+          if (e != null) reply.fail(cause(e));
+          else reply.ok(ReviveResponse.newBuilder().addAllLocations(locs).build());
+        });
+  }
+
+  private void mapperEnd(MapperEndRequest r, ControlRpcHandler.Reply reply) {
+    ShuffleState s = r.getShuffleId() >= 0 ? generations.byId(r.getShuffleId())
+        : generations.forWriter(r.getEngineShuffleId(), r.getStageAttempt(), r.getIndeterminate(), r.getNumMappers(),
+            r.getNumPartitions());
+    if (s == null) {
+      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
+          + appId);
+    }
+    if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
+      throw new IllegalArgumentException(s + " has " + s.numMappers + " maps; map " + r.getMapId()
+          + " does not exist");
+    }
+    for (PartitionStats st : r.getStatsList()) {
+      if (st.getPartitionId() < 0 || st.getPartitionId() >= s.numPartitions) {
+        throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; map " + r.getMapId()
+            + " reported partition " + st.getPartitionId());
+      }
+    }
+    int winner = s.mapEnded(r.getMapId(), r.getAttemptId(), r.getStatsList());
+    if (s.shouldStartCommit()) commit(s);
+    reply.ok(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
+  }
+
+  private void fileGroup(GetReducerFileGroupRequest r, ControlRpcHandler.Reply reply) {
+    ShuffleState s = generations.newest(r.getShuffleId());
+    if (s == null && r.getNumMappers() == 0) {
+      s = generations.forWriter(r.getShuffleId(), 0, false, 0, r.getNumPartitions());
+      if (s.shouldStartCommit()) commit(s);
+    }
+    if (s == null) {
+      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle " + r.getShuffleId() + " of " + appId
+          + ": no map of it has ended");
+    }
+    if (r.getStartPartition() < 0 || r.getEndPartition() > s.numPartitions
+        || r.getStartPartition() > r.getEndPartition()) {
+      throw new IllegalArgumentException("partitions [" + r.getStartPartition() + ", " + r.getEndPartition()
+          + ") are outside " + s + "'s " + s.numPartitions + " partitions");
+    }
+    ShuffleState st = s;
+    st.commit.whenComplete((files, e) -> {
+      if (st.lost()) {
+        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " was lost and is being written again");
+      } else if (e != null) {
+        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " is not readable: " + cause(e).getMessage());
+      } else {
+        reply.ok(fileGroupOf(st, files, r));
+      }
+    });
+  }
+
+  private static GetReducerFileGroupResponse fileGroupOf(ShuffleState s, List<PartitionFiles.Builder> files,
+      GetReducerFileGroupRequest r) {
+    int start = r.getStartPartition();
+    PartitionFiles.Builder[] range = new PartitionFiles.Builder[r.getEndPartition() - start];
+    for (int p = start; p < r.getEndPartition(); p++) range[p - start] = files.get(p).clone();
+    int endMap = r.getEndMap() <= 0 && r.getStartMap() == 0 ? s.numMappers : r.getEndMap();
+    s.addExpected(range, start, r.getStartMap(), endMap);
+    GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
+        .setIntegrityChecked(true);
+    for (PartitionFiles.Builder f : range) b.addPartitions(f);
     for (int a : s.mapAttemptsCopy()) b.addMapAttempts(a);
     return b.build();
   }
@@ -302,15 +376,18 @@ public final class LifecycleManager implements Closeable {
 
   // ------------------------------------------------------------------ cleanup
 
-  /** Forgets a shuffle; the master tells its workers to delete the data. */
+  /** Forgets an engine shuffle (every generation); the master tells its workers to delete the data. */
   public void unregisterShuffle(int shuffleId) {
-    if (shuffles.remove(shuffleId) == null) return;
+    for (ShuffleState s : generations.remove(shuffleId)) unregisterAtMaster(s.shuffleId);
+  }
+
+  private void unregisterAtMaster(int estuaryShuffleId) {
     work.execute(() -> {
       try {
         master.ask(Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId(appId)
-            .setShuffleId(shuffleId)), Empty.parser(), masterWaitMs);
+            .setShuffleId(estuaryShuffleId)), Empty.parser(), masterWaitMs);
       } catch (RemoteException e) {
-        LOG.warn("Unregistering shuffle {} failed: {}", shuffleId, e.getMessage());
+        LOG.warn("Unregistering shuffle {} failed: {}", estuaryShuffleId, e.getMessage());
       }
     });
   }

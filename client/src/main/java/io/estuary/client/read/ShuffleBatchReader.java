@@ -4,13 +4,16 @@ import io.estuary.client.ShuffleClient;
 import io.estuary.client.ShuffleSpec;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
+import io.estuary.client.batch.CorruptBatchException;
 import io.estuary.common.config.ClientConfig;
+import io.estuary.common.protocol.EpochFiles;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
 import io.estuary.common.protocol.OpenStreamRequest;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.StreamHandle;
+import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
@@ -18,17 +21,30 @@ import io.estuary.network.rpc.ControlClient;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Reads the batches of partitions [start, end) written by maps [startMap, endMap), decoded, in file order.
+ * Reads the batches of partitions [start, end) written by maps [startMap, endMap), decoded, in file order, from the
+ * newest generation of the shuffle.
  *
  * <p>Only the attempt of each map that ended first counts: batches of other attempts (failed or speculative ones)
- * are skipped, and a batch seen twice (a push retried after its first try landed) is read once.
+ * are skipped, and a batch seen twice (a push retried after its first try landed, or the same epoch read again from
+ * its replica) is read once. Every epoch of a partition is read once, from its first copy that works: when a copy
+ * fails (worker gone, file lost, corrupt batch) the reader restarts that epoch from the beginning of the next copy
+ * (chunk boundaries may differ between copies; deduplication skips what was already returned).
+ *
+ * <p>With integrity checking on, the batches, records and checksums read per partition are compared with what the
+ * winning map attempts reported. When an epoch cannot be read from any copy, or the counts differ, the reader throws
+ * {@link ShuffleDataLostException}: the engine reruns the maps. Confined to one thread.
  */
 public final class ShuffleBatchReader implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleBatchReader.class);
+
   private final ShuffleClient client;
   private final ShuffleSpec spec;
   private final int startPartition;
@@ -36,11 +52,41 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private final int startMap;
   private final int endMap;
   private final int maxChunksInFlight;
+  private final boolean verify;
   private final BatchCodec codec;
 
-  private final Deque<PartitionLocation> pending = new ArrayDeque<>();
+  /** One epoch of one partition still to read, with the copies not yet tried. */
+  private static final class EpochRead {
+    final int partition;
+    final int epoch;
+    final Deque<PartitionLocation> copies;
+
+    EpochRead(int partition, EpochFiles e) {
+      this.partition = partition;
+      this.epoch = e.getEpoch();
+      this.copies = new ArrayDeque<>(e.getCopiesList());
+    }
+  }
+
+  /** What was read of one partition, and what should have been. */
+  private static final class Counts {
+    long batches;
+    long records;
+    long checksum;
+    final PartitionFiles expected;
+
+    Counts(PartitionFiles expected) {
+      this.expected = expected;
+    }
+  }
+
+  private final Deque<EpochRead> pending = new ArrayDeque<>();
+  private final Map<Integer, Counts> counts = new HashMap<>();
   private int[] mapAttempts;
+  private int shuffleId = -1;
+  private boolean checkCounts;
   private final Set<Long> seenBatches = new HashSet<>();
+  private EpochRead current;
   private ChunkStream stream;
   private String streamName;
   private ByteBuf chunk;
@@ -48,6 +94,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private int chunkLen;
   private long bytesFetched;
   private long batchesRead;
+  private long recordsRead;
+  private boolean verified;
 
   public ShuffleBatchReader(ShuffleClient client, ShuffleSpec spec, int startPartition, int endPartition,
       int startMap, int endMap) {
@@ -58,11 +106,20 @@ public final class ShuffleBatchReader implements AutoCloseable {
     this.startMap = startMap;
     this.endMap = endMap;
     this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
+    this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
     this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
   }
 
   private void init() throws RemoteException {
-    GetReducerFileGroupResponse r = client.reducerFiles(spec, startPartition, endPartition);
+    GetReducerFileGroupResponse r;
+    try {
+      r = client.reducerFiles(spec, startPartition, endPartition, startMap, endMap);
+    } catch (RemoteException e) {
+      if (e.status() == StatusCode.SHUFFLE_DATA_LOST) throw lost(-1, -1, e.getMessage(), e);
+      throw e;
+    }
+    shuffleId = r.getEstuaryShuffleId();
+    checkCounts = verify && r.getIntegrityChecked();
     mapAttempts = new int[r.getMapAttemptsCount()];
     for (int i = 0; i < mapAttempts.length; i++) mapAttempts[i] = r.getMapAttempts(i);
     for (int m = startMap; m < Math.min(endMap, mapAttempts.length); m++) {
@@ -72,10 +129,13 @@ public final class ShuffleBatchReader implements AutoCloseable {
       }
     }
     for (PartitionFiles pf : r.getPartitionsList()) {
-      List<PartitionLocation> locs = pf.getLocationsList();
-      for (int i = 0; i < locs.size(); i++) {
-        if (pf.getBytesCount() > i && pf.getBytes(i) == 0) continue; // nothing was written there
-        pending.add(locs.get(i));
+      if (pf.getIncomplete() && !checkCounts) {
+        throw lost(pf.getPartitionId(), -1, "an epoch of partition " + pf.getPartitionId() + " has no committed "
+            + "copy, and without integrity counts nothing proves it held no data", null);
+      }
+      counts.put(pf.getPartitionId(), new Counts(pf));
+      for (EpochFiles e : pf.getEpochsList()) {
+        if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e));
       }
     }
   }
@@ -88,52 +148,76 @@ public final class ShuffleBatchReader implements AutoCloseable {
     if (mapAttempts == null) init();
     while (true) {
       while (chunkPos < chunkLen) {
-        ByteBuf batch = nextBatchInChunk();
+        ByteBuf batch;
+        try {
+          batch = nextBatchInChunk();
+        } catch (CorruptBatchException e) {
+          failCopy(e);
+          break;
+        }
         if (batch != null) return batch;
       }
-      if (!loadNextChunk()) return null;
+      if (!loadNextChunk()) {
+        verifyCounts();
+        return null;
+      }
     }
   }
 
   private ByteBuf nextBatchInChunk() {
     if (chunkLen - chunkPos < BatchHeader.SIZE) {
-      throw new EstuaryException("corrupt data in " + streamName + ": " + (chunkLen - chunkPos)
+      throw new CorruptBatchException("corrupt data in " + streamName + ": " + (chunkLen - chunkPos)
           + " trailing bytes are not a batch");
     }
     int h = chunkPos;
-    int mapId = chunk.getInt(h);
-    int attemptId = chunk.getInt(h + 4);
-    int batchId = chunk.getInt(h + 8);
-    int codecId = chunk.getInt(h + 12);
-    int rawLength = chunk.getInt(h + 16);
-    int dataLength = chunk.getInt(h + 20);
-    int checksum = chunk.getInt(h + 24);
-    int dataStart = chunkPos + BatchHeader.SIZE;
-    if (dataLength < 0 || dataLength > chunkLen - dataStart || rawLength < 0) {
-      throw new EstuaryException("corrupt data in " + streamName + ": batch of " + dataLength + " bytes overruns "
-          + "its chunk");
+    int mapId = BatchHeader.mapId(chunk, h);
+    int dataLength = BatchHeader.dataLength(chunk, h);
+    if (dataLength < 0 || dataLength > chunkLen - h - BatchHeader.SIZE || BatchHeader.rawLength(chunk, h) < 0) {
+      throw new CorruptBatchException("corrupt data in " + streamName + ": batch of " + dataLength
+          + " bytes overruns its chunk");
     }
-    chunkPos = dataStart + dataLength;
+    chunkPos = h + BatchHeader.SIZE + dataLength;
     if (mapId < startMap || mapId >= endMap) return null;
-    if (mapId >= mapAttempts.length || mapAttempts[mapId] != attemptId) return null;
-    if (!seenBatches.add(((long) mapId << 32) | (batchId & 0xffffffffL))) return null;
+    if (mapId >= mapAttempts.length || mapAttempts[mapId] != BatchHeader.attemptId(chunk, h)) return null;
+    long id = ((long) mapId << 32) | (BatchHeader.batchId(chunk, h) & 0xffffffffL);
+    if (seenBatches.contains(id)) return null;
+    ByteBuf decoded = codec.decode(chunk, h, streamName); // checks the checksum first
+    seenBatches.add(id);
     batchesRead++;
-    return codec.decode(codecId, rawLength, checksum, chunk, dataStart, dataLength, streamName);
+    recordsRead += BatchHeader.records(chunk, h);
+    Counts c = counts.get(current.partition);
+    c.batches++;
+    c.records += BatchHeader.records(chunk, h);
+    c.checksum += BatchHeader.checksum(chunk, h) & 0xffffffffL;
+    return decoded;
   }
 
   private boolean loadNextChunk() throws RemoteException {
     while (true) {
       if (stream == null) {
-        PartitionLocation loc = pending.poll();
-        if (loc == null) return false;
-        open(loc);
+        if (current == null || current.copies.isEmpty()) {
+          current = pending.poll();
+          if (current == null) return false;
+        }
+        try {
+          open(current.copies.peek());
+        } catch (RemoteException e) {
+          failCopy(e);
+        }
         continue;
       }
       releaseChunk();
-      ByteBuf buf = stream.next();
+      ByteBuf buf;
+      try {
+        buf = stream.next();
+      } catch (RemoteException e) {
+        failCopy(e);
+        continue;
+      }
       if (buf == null) {
         stream.close();
         stream = null;
+        current.copies.clear(); // this epoch is fully read
         continue;
       }
       // Batches are decoded straight out of the fetched buffer: offsets below are relative to its start.
@@ -149,19 +233,57 @@ public final class ShuffleBatchReader implements AutoCloseable {
     }
   }
 
+  /** The copy being read failed: drop it and go on with the epoch's next copy, or give up on the partition. */
+  private void failCopy(Exception cause) throws ShuffleDataLostException {
+    if (stream != null) stream.close();
+    stream = null;
+    releaseChunk();
+    current.copies.poll();
+    if (current.copies.isEmpty()) {
+      throw lost(current.partition, current.epoch, "no copy of " + streamName + " could be read; the last failed "
+          + "with: " + cause.getMessage(), cause);
+    }
+    LOG.warn("Reading {} failed ({}); reading its other copy from the start", streamName, cause.getMessage());
+  }
+
+  private void verifyCounts() throws ShuffleDataLostException {
+    if (verified || !checkCounts) return;
+    verified = true;
+    for (Map.Entry<Integer, Counts> e : counts.entrySet()) {
+      Counts c = e.getValue();
+      PartitionFiles x = c.expected;
+      if (c.batches != x.getExpectedBatches() || c.records != x.getExpectedRecords()
+          || c.checksum != x.getExpectedChecksum()) {
+        throw lost(e.getKey(), -1, "partition " + e.getKey() + " of " + spec + " (maps " + startMap + "-"
+            + (endMap - 1) + ") does not add up: read " + c.batches + " batches, " + c.records + " records, "
+            + "checksum " + Long.toHexString(c.checksum) + "; the maps wrote " + x.getExpectedBatches()
+            + " batches, " + x.getExpectedRecords() + " records, checksum "
+            + Long.toHexString(x.getExpectedChecksum()), null);
+      }
+    }
+  }
+
+  private ShuffleDataLostException lost(int partition, int epoch, String message, Throwable cause) {
+    return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
+  }
+
   private void open(PartitionLocation loc) throws RemoteException {
-    streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " of " + spec + " on "
-        + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
+    streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
+        + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     TransportClient c = client.fetchClient(loc.getWorker());
     StreamHandle h;
     try {
       h = ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
-          .setAppId(spec.appId).setShuffleId(spec.shuffleId).setPartitionId(loc.getPartitionId())
+          .setAppId(spec.appId).setShuffleId(shuffleId).setPartitionId(loc.getPartitionId())
           .setEpoch(loc.getEpoch())), StreamHandle.parser());
     } catch (RemoteException e) {
       throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
     }
-    if (h.getNumChunks() > 0) stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight);
+    if (h.getNumChunks() > 0) {
+      stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight);
+    } else {
+      current.copies.clear(); // an empty file: nothing to read in this epoch
+    }
   }
 
   public long bytesFetched() {
@@ -172,13 +294,17 @@ public final class ShuffleBatchReader implements AutoCloseable {
     return batchesRead;
   }
 
+  public long recordsRead() {
+    return recordsRead;
+  }
+
   private void releaseChunk() {
     if (chunk != null) {
       chunk.release();
       chunk = null;
-      chunkPos = 0;
-      chunkLen = 0;
     }
+    chunkPos = 0;
+    chunkLen = 0;
   }
 
   @Override

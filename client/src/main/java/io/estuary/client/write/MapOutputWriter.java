@@ -3,11 +3,14 @@ package io.estuary.client.write;
 import io.estuary.client.ShuffleClient;
 import io.estuary.client.ShuffleSpec;
 import io.estuary.client.batch.BatchCodec;
+import io.estuary.client.batch.BatchHeader;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.PartitionStats;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
@@ -20,21 +23,35 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The output of one map attempt. Serialized records are buffered per partition; a full buffer becomes a batch
- * (header + compressed records) pushed to that partition's worker. At the end, the partial buffers bound for one
- * worker go out together in merged pushes, every push is awaited, and the driver is told the attempt ended.
+ * (header + compressed records) pushed to that partition's current location. At the end, the partial buffers bound
+ * for one worker go out together in merged pushes, every push is awaited, and the driver is told the attempt ended,
+ * with what it wrote to each partition (batches, records, checksum) for readers to verify.
+ *
+ * <p>A failed push is handled by its {@link StatusCode}: busy is retried after a jittered back-off; a failed
+ * location (worker gone, disk failed, hard split, unknown location, replica unreachable) is revived to a new epoch
+ * and the push resent there; a stage that already ended means this attempt lost the race and its data is not
+ * needed; anything fatal fails the task at once. A push stays in flight until it is finally resolved.
+ *
+ * <p>Confined to the task's thread, except push completions, which run on Netty or timer threads and touch only the
+ * push itself, the {@link PushTracker} and the shared {@link LocationTable}.
  */
 public final class MapOutputWriter {
   private static final Logger LOG = LoggerFactory.getLogger(MapOutputWriter.class);
+  private static final long MAX_BACKOFF_MS = 10_000;
 
   private final ShuffleClient client;
   private final ShuffleSpec spec;
   private final int mapId;
   private final int attemptId;
+  private final int stageAttempt;
+  private final boolean indeterminate;
   private final BatchCodec codec;
   private final int bufferSize;
   private final long mergedSize;
@@ -42,36 +59,61 @@ public final class MapOutputWriter {
   private final long retryWaitMs;
   private final long awaitMs;
   private final PushTracker tracker;
-  private final String shuffleKey;
 
   private final byte[][] buffers;
   private final int[] fill;
+  private final int[] bufferedRecords;
   private final long[] partitionBytes;
+  private final int[] batches;
+  private final long[] records;
+  private final long[] checksums;
   private int nextBatchId;
-  private List<PartitionLocation> locations;
+  private LocationTable table;
   private volatile boolean aborted;
+  private volatile boolean stageEnded;
 
   public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId) {
+    this(client, spec, mapId, attemptId, 0, false);
+  }
+
+  /**
+   * @param stageAttempt the attempt of the stage this map belongs to: a rerun after lost data writes a fresh
+   *     generation of the shuffle
+   * @param indeterminate whether the stage's output may differ when it reruns (then a rerun replaces all of it)
+   */
+  public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId, int stageAttempt,
+      boolean indeterminate) {
     EstuaryConf conf = client.conf();
     this.client = client;
     this.spec = spec;
     this.mapId = mapId;
     this.attemptId = attemptId;
+    this.stageAttempt = stageAttempt;
+    this.indeterminate = indeterminate;
     this.codec = new BatchCodec(conf.get(ClientConfig.COMPRESSION_CODEC));
     this.bufferSize = (int) (long) conf.get(ClientConfig.PUSH_BUFFER_SIZE);
     this.mergedSize = conf.get(ClientConfig.PUSH_MERGED_SIZE);
     this.retries = conf.get(ClientConfig.PUSH_RETRIES);
     this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
-    this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2);
+    this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2) + MAX_BACKOFF_MS * retries;
     this.tracker = new PushTracker(conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT));
-    this.shuffleKey = io.estuary.common.util.ShuffleKey.of(spec.appId, spec.shuffleId);
-    this.buffers = new byte[spec.numPartitions][];
-    this.fill = new int[spec.numPartitions];
-    this.partitionBytes = new long[spec.numPartitions];
+    int n = spec.numPartitions;
+    this.buffers = new byte[n][];
+    this.fill = new int[n];
+    this.bufferedRecords = new int[n];
+    this.partitionBytes = new long[n];
+    this.batches = new int[n];
+    this.records = new long[n];
+    this.checksums = new long[n];
   }
 
-  /** Adds serialized records (whole records only) for a partition. */
+  /** Adds one serialized record for a partition. */
   public void write(int partition, byte[] data, int offset, int length) {
+    write(partition, data, offset, length, 1);
+  }
+
+  /** Adds serialized records (whole records only, {@code count} of them) for a partition. */
+  public void write(int partition, byte[] data, int offset, int length, int count) {
     if (fill[partition] > 0 && fill[partition] + length > bufferSize) pushPartition(partition);
     byte[] buf = buffers[partition];
     int need = fill[partition] + length;
@@ -83,48 +125,56 @@ public final class MapOutputWriter {
     }
     System.arraycopy(data, offset, buf, fill[partition], length);
     fill[partition] = need;
+    bufferedRecords[partition] += count;
     if (need >= bufferSize) pushPartition(partition);
   }
 
-  private PartitionLocation location(int partition) {
-    if (locations == null) locations = client.locations(spec);
-    return locations.get(partition);
+  private LocationTable table() {
+    if (table == null) table = client.register(spec, stageAttempt, indeterminate);
+    return table;
+  }
+
+  /** Encodes a batch and counts it in the partition's end-of-map report. */
+  private ByteBuf encode(int partition, byte[] data, int offset, int length, int count) {
+    ByteBuf batch = codec.encode(mapId, attemptId, nextBatchId++, count, data, offset, length);
+    partitionBytes[partition] += batch.readableBytes();
+    batches[partition]++;
+    records[partition] += count;
+    checksums[partition] += BatchHeader.checksum(batch, 0) & 0xffffffffL;
+    return batch;
   }
 
   private ByteBuf takeBatch(int partition) {
-    ByteBuf batch = codec.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, fill[partition]);
+    ByteBuf batch = encode(partition, buffers[partition], 0, fill[partition], bufferedRecords[partition]);
     fill[partition] = 0;
+    bufferedRecords[partition] = 0;
     if (buffers[partition].length > bufferSize) buffers[partition] = null; // do not keep a huge record's buffer
-    partitionBytes[partition] += batch.readableBytes();
     return batch;
   }
 
   private void pushPartition(int partition) {
-    location(partition); // register the shuffle before encoding, so a failure leaves no batch to release
+    table(); // register the shuffle before encoding, so a failure leaves no batch to release
     pushBatch(partition, takeBatch(partition));
   }
 
   /**
-   * Pushes {@code data} as a batch of its own, after whatever the partition had buffered. For serializers whose
-   * streams cannot be concatenated: each batch then holds exactly one serialization stream.
+   * Pushes {@code data} ({@code count} records) as a batch of its own, after whatever the partition had buffered.
+   * For serializers whose streams cannot be concatenated: each batch then holds exactly one serialization stream.
    */
-  public void writeBatch(int partition, byte[] data, int offset, int length) {
+  public void writeBatch(int partition, byte[] data, int offset, int length, int count) {
     if (fill[partition] > 0) pushPartition(partition);
-    ByteBuf batch = codec.encode(mapId, attemptId, nextBatchId++, data, offset, length);
-    partitionBytes[partition] += batch.readableBytes();
-    pushBatch(partition, batch);
+    table();
+    pushBatch(partition, encode(partition, data, offset, length, count));
   }
 
   private void pushBatch(int partition, ByteBuf batch) {
-    PartitionLocation loc;
     try {
-      loc = location(partition);
       tracker.acquire(batch.readableBytes());
     } catch (RuntimeException e) {
       batch.release();
       throw e;
     }
-    send(new Push(loc.getWorker(), new int[] {partition}, new int[] {loc.getEpoch()}, new int[] {0}, batch, false), 0);
+    send(Push.single(table.get(partition), batch, null), 0);
   }
 
   /**
@@ -134,121 +184,257 @@ public final class MapOutputWriter {
   public long[] finish() throws RemoteException {
     pushRemainderMerged();
     tracker.awaitAll(awaitMs);
-    client.mapperEnd(spec, mapId, attemptId);
+    List<PartitionStats> stats = new ArrayList<>();
+    for (int p = 0; p < batches.length; p++) {
+      if (batches[p] == 0) continue;
+      stats.add(PartitionStats.newBuilder().setPartitionId(p).setBatches(batches[p]).setRecords(records[p])
+          .setChecksum(checksums[p]).build());
+    }
+    int winner = client.mapperEnd(spec, table, stageAttempt, indeterminate, mapId, attemptId, stats);
+    if (winner != attemptId) {
+      LOG.info("Map {} attempt {} of {} ended after attempt {}; its output is ignored", mapId, attemptId, spec,
+          winner);
+    }
     return partitionBytes.clone();
   }
 
   private void pushRemainderMerged() {
     Map<String, List<Integer>> byWorker = new LinkedHashMap<>();
-    Map<String, WorkerAddress> workers = new LinkedHashMap<>();
     for (int p = 0; p < fill.length; p++) {
       if (fill[p] == 0) continue;
-      WorkerAddress w = location(p).getWorker();
-      String id = w.getHost() + ":" + w.getPushPort();
-      byWorker.computeIfAbsent(id, k -> new ArrayList<>()).add(p);
-      workers.put(id, w);
+      WorkerAddress w = table().get(p).getWorker();
+      byWorker.computeIfAbsent(w.getHost() + ":" + w.getPushPort(), k -> new ArrayList<>()).add(p);
     }
-    for (Map.Entry<String, List<Integer>> e : byWorker.entrySet()) {
-      List<ByteBuf> batches = new ArrayList<>();
-      List<Integer> parts = new ArrayList<>();
+    for (List<Integer> parts : byWorker.values()) {
+      List<ByteBuf> group = new ArrayList<>();
+      List<PartitionLocation> locs = new ArrayList<>();
       long size = 0;
-      for (int p : e.getValue()) {
+      for (int p : parts) {
         ByteBuf b = takeBatch(p);
         if (size > 0 && size + b.readableBytes() > mergedSize) {
-          sendMerged(workers.get(e.getKey()), parts, batches);
-          batches = new ArrayList<>();
-          parts = new ArrayList<>();
+          sendMerged(locs, group);
+          group = new ArrayList<>();
+          locs = new ArrayList<>();
           size = 0;
         }
-        batches.add(b);
-        parts.add(p);
+        group.add(b);
+        locs.add(table.get(p));
         size += b.readableBytes();
       }
-      if (!batches.isEmpty()) sendMerged(workers.get(e.getKey()), parts, batches);
+      if (!group.isEmpty()) sendMerged(locs, group);
     }
   }
 
   /** One push of several partitions' batches; the body is a composite of them, nothing is copied. */
-  private void sendMerged(WorkerAddress worker, List<Integer> parts, List<ByteBuf> batches) {
-    int n = parts.size();
-    int[] ids = new int[n];
-    int[] epochs = new int[n];
-    int[] offsets = new int[n];
-    CompositeByteBuf body = Unpooled.compositeBuffer(Math.max(2, n));
-    int pos = 0;
-    for (int i = 0; i < n; i++) {
-      ids[i] = parts.get(i);
-      epochs[i] = location(ids[i]).getEpoch();
-      offsets[i] = pos;
-      pos += batches.get(i).readableBytes();
-      body.addComponent(true, batches.get(i));
+  private void sendMerged(List<PartitionLocation> locs, List<ByteBuf> group) {
+    if (locs.size() == 1) {
+      pushBatch(locs.get(0).getPartitionId(), group.get(0));
+      return;
     }
+    CompositeByteBuf body = Unpooled.compositeBuffer(Math.max(2, group.size()));
+    for (ByteBuf b : group) body.addComponent(true, b);
     try {
       tracker.acquire(body.readableBytes());
     } catch (RuntimeException e) {
       body.release();
       throw e;
     }
-    send(new Push(worker, ids, epochs, offsets, body, n > 1), 0);
+    send(Push.merged(locs, group, body), 0);
   }
 
-  /** One push request, kept (and its body held) until it finally succeeds or fails, so it can be sent again. */
-  private final class Push {
-    final WorkerAddress worker;
-    final int[] partitions;
-    final int[] epochs;
+  /**
+   * One push request, kept (and its body held) until it finally succeeds or fails, so it can be sent again. A
+   * merged push that fails is split into single pushes, one per partition, each handled on its own; the merged
+   * push's permits are returned when the last of them is resolved.
+   */
+  private static final class Push {
+    final PartitionLocation[] locations;
     final int[] offsets;
     final ByteBuf body;
     final int size;
-    final boolean merged;
+    /** For the single pushes a failed merged push became: the merged push's size and its pushes still open. */
+    final int parentSize;
+    final AtomicInteger parentOpen;
 
-    Push(WorkerAddress worker, int[] partitions, int[] epochs, int[] offsets, ByteBuf body, boolean merged) {
-      this.worker = worker;
-      this.partitions = partitions;
-      this.epochs = epochs;
+    private Push(PartitionLocation[] locations, int[] offsets, ByteBuf body, int parentSize, AtomicInteger parentOpen) {
+      this.locations = locations;
       this.offsets = offsets;
       this.body = body;
       this.size = body.readableBytes();
-      this.merged = merged;
+      this.parentSize = parentSize;
+      this.parentOpen = parentOpen;
     }
 
-    CompletableFuture<ByteBuf> sendOn(TransportClient c) {
+    static Push single(PartitionLocation loc, ByteBuf body, Push parent) {
+      return new Push(new PartitionLocation[] {loc}, new int[] {0}, body,
+          parent == null ? -1 : parent.parentSize < 0 ? parent.size : parent.parentSize,
+          parent == null ? null : parent.parentOpen);
+    }
+
+    static Push merged(List<PartitionLocation> locs, List<ByteBuf> group, ByteBuf body) {
+      int[] offsets = new int[group.size()];
+      int pos = 0;
+      for (int i = 0; i < offsets.length; i++) {
+        offsets[i] = pos;
+        pos += group.get(i).readableBytes();
+      }
+      return new Push(locs.toArray(new PartitionLocation[0]), offsets, body, -1, null);
+    }
+
+    boolean isMerged() {
+      return locations.length > 1;
+    }
+
+    WorkerAddress worker() {
+      return locations[0].getWorker();
+    }
+
+    int length(int i) {
+      return (i + 1 < offsets.length ? offsets[i + 1] : size) - offsets[i];
+    }
+
+    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey) {
       NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
-      return merged ? c.pushMergedData(shuffleKey, partitions, epochs, offsets, buf)
-          : c.pushData(shuffleKey, partitions[0], epochs[0], buf);
+      if (!isMerged()) {
+        return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf);
+      }
+      int n = locations.length;
+      int[] ids = new int[n];
+      int[] epochs = new int[n];
+      for (int i = 0; i < n; i++) {
+        ids[i] = locations[i].getPartitionId();
+        epochs[i] = locations[i].getEpoch();
+      }
+      return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf);
     }
 
-    @Override
-    public String toString() {
-      return size + " bytes of partition" + (partitions.length > 1 ? "s " + partitions.length : " " + partitions[0])
-          + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to " + worker.getHost() + ":"
-          + worker.getPushPort();
+    String describe(String shuffleKey, int mapId, int attemptId) {
+      PartitionLocation l = locations[0];
+      return size + " bytes of " + (isMerged() ? locations.length + " partitions" : "partition " + l.getPartitionId()
+          + " epoch " + l.getEpoch()) + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to "
+          + l.getWorker().getHost() + ":" + l.getWorker().getPushPort();
     }
   }
 
   private void send(Push push, int attempt) {
     CompletableFuture<ByteBuf> f;
     try {
-      f = push.sendOn(client.pushClient(push.worker));
+      f = push.sendOn(client.pushClient(push.worker()), table.shuffleKey());
     } catch (RemoteException | RuntimeException e) {
       f = new CompletableFuture<>();
       f.completeExceptionally(e);
     }
-    f.whenComplete((buf, err) -> {
+    f.whenComplete((ack, err) -> {
       if (err == null) {
-        buf.release();
-        push.body.release();
-        tracker.succeeded(push.size);
-      } else if (attempt < retries && !aborted) {
-        long wait = retryWaitMs << attempt;
-        LOG.warn("Push of {} failed ({}); retry {} of {} in {} ms", push, err.getMessage(), attempt + 1, retries, wait);
-        client.retryTimerSchedule(() -> send(push, attempt + 1), wait);
+        acknowledged(push, ack);
       } else {
-        push.body.release();
-        tracker.failed(push.size, new EstuaryException("push of " + push + " failed after " + (attempt + 1)
-            + " tries: " + err.getMessage(), err));
+        failed(push, attempt, err);
       }
     });
+  }
+
+  private void acknowledged(Push push, ByteBuf ack) {
+    try {
+      // The ack carries one status byte per partition when a partition file passed its soft split size.
+      for (int i = 0; i < ack.readableBytes() && i < push.locations.length; i++) {
+        if (StatusCode.of(ack.getByte(ack.readerIndex() + i)) != StatusCode.SOFT_SPLIT) continue;
+        PartitionLocation loc = push.locations[i];
+        if (table.claimSplit(loc.getPartitionId(), loc.getEpoch())) {
+          client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), null, true);
+        }
+      }
+    } finally {
+      ack.release();
+    }
+    resolved(push, null);
+  }
+
+  /** The push is settled for good: return its permits (or its parent's, with its last sibling). */
+  private void resolved(Push push, Throwable failure) {
+    push.body.release();
+    int permits = push.size;
+    if (push.parentOpen != null) {
+      if (push.parentOpen.decrementAndGet() > 0) {
+        if (failure != null) tracker.recordFailure(failure);
+        return;
+      }
+      permits = push.parentSize;
+    }
+    if (failure == null) tracker.succeeded(permits);
+    else tracker.failed(permits, failure);
+  }
+
+  private void failed(Push push, int attempt, Throwable err) {
+    StatusCode status = RemoteException.statusOf(err);
+    String what = push.describe(table.shuffleKey(), mapId, attemptId);
+    if (status == StatusCode.STAGE_ENDED) {
+      // Only an attempt that lost the race still pushes once the stage committed: nothing of it is read.
+      stageEnded = true;
+      resolved(push, null);
+      return;
+    }
+    if (aborted) {
+      resolved(push, new EstuaryException("push of " + what + " abandoned: the task was aborted"));
+      return;
+    }
+    if (!status.isRetryable() || attempt >= retries) {
+      resolved(push, new EstuaryException("push of " + what + " failed after " + (attempt + 1) + " tries ("
+          + status + "): " + err.getMessage(), err));
+      return;
+    }
+    if (push.isMerged()) {
+      splitMerged(push, attempt, status, err);
+      return;
+    }
+    PartitionLocation loc = push.locations[0];
+    if (status.needsRevive()) {
+      WorkerAddress failedWorker = status == StatusCode.CONNECTION_FAILED ? loc.getWorker()
+          : status == StatusCode.REPLICATE_FAILED && loc.hasPeer() ? loc.getPeer().getWorker() : null;
+      LOG.warn("Push of {} failed ({}: {}); moving partition {} to a new location", what, status,
+          err.getMessage(), loc.getPartitionId());
+      client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), failedWorker, false).whenComplete((n, e) -> {
+        if (e != null) {
+          // The driver could not answer now: wait like a busy worker, then try the whole thing again.
+          client.retryTimerSchedule(() -> failed(push, attempt + 1, err), backoff(attempt));
+        } else {
+          client.retryTimerSchedule(() -> send(Push.single(n, push.body, push), attempt + 1), 0);
+        }
+      });
+      return;
+    }
+    long wait = backoff(attempt);
+    LOG.info("Push of {} refused ({}: {}); retry {} of {} in {} ms", what, status, err.getMessage(), attempt + 1,
+        retries, wait);
+    // Sent to the partition's location as it is then: another task may have moved it meanwhile.
+    client.retryTimerSchedule(() -> send(Push.single(table.get(loc.getPartitionId()), push.body, push), attempt + 1),
+        wait);
+  }
+
+  /** A failed merged push becomes one single push per partition, each going through the failure handling above. */
+  private void splitMerged(Push merged, int attempt, StatusCode status, Throwable err) {
+    int n = merged.locations.length;
+    AtomicInteger open = new AtomicInteger(n);
+    List<Push> singles = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      ByteBuf slice = merged.body.retainedSlice(merged.body.readerIndex() + merged.offsets[i], merged.length(i));
+      singles.add(new Push(new PartitionLocation[] {merged.locations[i]}, new int[] {0}, slice, merged.size, open));
+    }
+    merged.body.release();
+    for (Push single : singles) {
+      if (status == StatusCode.HARD_SPLIT || status == StatusCode.RETRY_LATER) {
+        // Only some partitions may be full, or the worker was briefly busy: let each single find out for itself.
+        long wait = status == StatusCode.RETRY_LATER ? backoff(attempt) : 0;
+        client.retryTimerSchedule(() -> send(single, attempt + 1), wait);
+      } else {
+        failed(single, attempt, err);
+      }
+    }
+  }
+
+  /** Exponential back-off with jitter: between half and all of retryWait * 2^attempt, at most 10 s. */
+  private long backoff(int attempt) {
+    long full = Math.min(MAX_BACKOFF_MS, retryWaitMs << Math.min(attempt, 20));
+    return full / 2 + ThreadLocalRandom.current().nextLong(full / 2 + 1);
   }
 
   /** Stops retrying; data already pushed by this attempt is ignored by readers since the attempt never ends. */
@@ -256,4 +442,8 @@ public final class MapOutputWriter {
     aborted = true;
   }
 
+  /** Whether a push found the stage already ended (this attempt lost the race to another). */
+  public boolean stageEnded() {
+    return stageEnded;
+  }
 }

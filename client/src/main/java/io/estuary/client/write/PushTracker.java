@@ -38,8 +38,13 @@ final class PushTracker {
   }
 
   void failed(int bytes, Throwable cause) {
-    if (failure == null) failure = cause;
+    recordFailure(cause);
     permits.release(permitsFor(bytes));
+  }
+
+  /** Remembers a failure without returning permits (they come back with the push's last part). */
+  void recordFailure(Throwable cause) {
+    if (failure == null) failure = cause;
   }
 
   /** Waits until every push is acknowledged, then throws the first failure, if any. */

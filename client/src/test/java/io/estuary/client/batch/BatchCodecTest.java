@@ -2,7 +2,7 @@ package io.estuary.client.batch;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.util.EstuaryException;
+import io.estuary.common.status.StatusCode;
 import io.netty.buffer.ByteBuf;
 import java.util.Arrays;
 import java.util.Random;
@@ -10,13 +10,14 @@ import org.junit.jupiter.api.Test;
 
 class BatchCodecTest {
   private static byte[] roundTrip(BatchCodec codec, byte[] raw, int[] codecSeen) {
-    ByteBuf b = codec.encode(3, 1, 7, raw, 0, raw.length);
+    ByteBuf b = codec.encode(3, 1, 7, 11, raw, 0, raw.length);
     try {
-      assertEquals(3, b.getInt(0));
-      assertEquals(1, b.getInt(4));
-      assertEquals(7, b.getInt(8));
-      codecSeen[0] = b.getInt(12);
-      ByteBuf out = codec.decode(b.getInt(12), b.getInt(16), b.getInt(24), b, BatchHeader.SIZE, b.getInt(20), "test");
+      assertEquals(3, BatchHeader.mapId(b, 0));
+      assertEquals(1, BatchHeader.attemptId(b, 0));
+      assertEquals(7, BatchHeader.batchId(b, 0));
+      assertEquals(11, BatchHeader.records(b, 0));
+      codecSeen[0] = BatchHeader.codec(b, 0);
+      ByteBuf out = codec.decode(b, 0, "test");
       byte[] bytes = new byte[out.readableBytes()];
       out.getBytes(out.readerIndex(), bytes);
       return bytes;
@@ -57,16 +58,33 @@ class BatchCodecTest {
   void corruptionIsDetected() {
     BatchCodec codec = new BatchCodec("lz4");
     byte[] raw = "some records".getBytes();
-    ByteBuf b = codec.encode(0, 0, 0, raw, 0, raw.length);
+    ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
     try {
       b.setByte(BatchHeader.SIZE + 2, b.getByte(BatchHeader.SIZE + 2) ^ 0x40);
-      EstuaryException e = assertThrows(EstuaryException.class, () -> codec.decode(b.getInt(12), b.getInt(16),
-          b.getInt(24), b, BatchHeader.SIZE, b.getInt(20), "partition 5"));
-      assertTrue(e.getMessage().contains("checksum mismatch"), e.getMessage());
+      CorruptBatchException e = assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "partition 5"));
       assertTrue(e.getMessage().contains("partition 5"), e.getMessage());
+      assertEquals(StatusCode.SHUFFLE_DATA_LOST, e.status());
     } finally {
       b.release();
     }
     assertFalse(Arrays.equals(raw, new byte[0]));
+  }
+
+  @Test
+  void theChecksumCoversTheHeader() {
+    BatchCodec codec = new BatchCodec("none");
+    byte[] raw = "records".getBytes();
+    for (int field = 0; field < BatchHeader.CHECKED; field += 4) {
+      ByteBuf b = codec.encode(4, 0, 9, 2, raw, 0, raw.length);
+      try {
+        // A forged batch id, map, attempt or record count is as corrupt as a flipped data bit.
+        if (field == 20) continue; // dataLength is checked by the reader's bounds before the checksum
+        b.setInt(field, b.getInt(field) ^ 1);
+        int f = field;
+        assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "field " + f));
+      } finally {
+        b.release();
+      }
+    }
   }
 }

@@ -30,14 +30,18 @@ public final class ClientConfig {
 
   public static final ConfigEntry<Integer> PUSH_RETRIES =
       ConfigEntry.builder("estuary.client.push.retries", ConfigType.INT)
-          .defaultValue("3").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How often a failed push is retried (to the same location) before the map task fails.")
+          .defaultValue("8").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("The retry budget of one push: how often it is sent again after a retryable failure before the map "
+              + "task fails. A busy worker is retried after a back-off; a failed location (worker gone, disk "
+              + "failed, hard split, unknown location) is revived to a new location at once. Fatal failures are "
+              + "never retried.")
           .build();
 
   public static final ConfigEntry<Long> PUSH_RETRY_WAIT =
       ConfigEntry.builder("estuary.client.push.retryWait", ConfigType.DURATION_MS)
-          .defaultValue("1s").scope(CLIENT)
-          .doc("Wait before the first push retry; doubled for each further one.")
+          .defaultValue("200ms").scope(CLIENT)
+          .doc("Back-off before the first retry of a push refused as busy; doubled for each further one (at most "
+              + "10 s), each wait drawn at random between half and all of it so that many tasks do not retry in step.")
           .build();
 
   public static final ConfigEntry<String> COMPRESSION_CODEC =
@@ -61,7 +65,40 @@ public final class ClientConfig {
   public static final ConfigEntry<Long> COMMIT_TIMEOUT =
       ConfigEntry.builder("estuary.client.commit.timeout", ConfigType.DURATION_MS)
           .defaultValue("300s").scope(CLIENT).check(ConfigType.positive())
-          .doc("How long reducers wait for the stage-end commit of the shuffle they read.")
+          .doc("How long the driver spends committing a shuffle at stage end, over all tries on all workers. A "
+              + "worker that has not confirmed within this time counts as failed for every location it holds: "
+              + "those partitions are read from their replica, or the stage reruns.")
+          .build();
+
+  public static final ConfigEntry<Integer> COMMIT_RETRIES =
+      ConfigEntry.builder("estuary.client.commit.retries", ConfigType.INT)
+          .defaultValue("2").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("How often the driver asks a worker again to commit the locations it has not confirmed (within "
+              + "estuary.client.commit.timeout).")
+          .build();
+
+  public static final ConfigEntry<Boolean> PUSH_REPLICATE =
+      ConfigEntry.builder("estuary.client.push.replicate", ConfigType.BOOLEAN)
+          .defaultValue("true").scope(CLIENT)
+          .doc("Keep two copies of every partition on two workers (another rack when a topology is given): the "
+              + "primary forwards each push to the replica before acknowledging it. A cluster with one worker "
+              + "still works, with one copy and one warning per application.")
+          .build();
+
+  public static final ConfigEntry<Long> REVIVE_BATCH_WINDOW =
+      ConfigEntry.builder("estuary.client.revive.batchWindow", ConfigType.DURATION_MS)
+          .defaultValue("20ms").scope(CLIENT).check(ConfigType.positive())
+          .doc("Revives (new locations for failed partitions) asked for within this window by the tasks of one "
+              + "executor go to the driver as one request; the driver likewise sends the master one request at a "
+              + "time per shuffle.")
+          .build();
+
+  public static final ConfigEntry<Boolean> INTEGRITY_CHECK =
+      ConfigEntry.builder("estuary.client.integrity.check", ConfigType.BOOLEAN)
+          .defaultValue("true").scope(CLIENT)
+          .doc("Readers count the batches and records of every partition they read and sum their checksums, and "
+              + "compare with what the winning map attempts reported at their end. A lost, doubled or altered "
+              + "batch then fails the read (the stage reruns) instead of giving a wrong answer.")
           .build();
 
   public static final ConfigEntry<Long> MASTER_WAIT =

@@ -150,5 +150,29 @@ public final class MasterConfig {
               + "bound on the master's host.")
           .build();
 
+  public static final ConfigEntry<Integer> WORKER_FAILURE_EXCLUDE_THRESHOLD =
+      ConfigEntry.builder("estuary.master.workerFailure.excludeThreshold", ConfigType.INT)
+          .defaultValue("2").check(ConfigType.positive())
+          .doc("A worker reported failing by this many distinct applications within workerFailure.window is "
+              + "excluded from placement for workerFailure.excludeGrace. More than one by default: a single "
+              + "application's reports may stem from its own network or setup, and it already avoids the worker "
+              + "itself. 1 lets one application's report exclude a worker for everyone.")
+          .build();
+
+  public static final ConfigEntry<Long> WORKER_FAILURE_WINDOW =
+      ConfigEntry.builder("estuary.master.workerFailure.window", ConfigType.DURATION_MS)
+          .defaultValue("60s").check(ConfigType.positive())
+          .doc("How long an application's failure report about a worker counts towards "
+              + "workerFailure.excludeThreshold.")
+          .build();
+
+  public static final ConfigEntry<Long> WORKER_FAILURE_EXCLUDE_GRACE =
+      ConfigEntry.builder("estuary.master.workerFailure.excludeGrace", ConfigType.DURATION_MS)
+          .defaultValue("5min").check(ConfigType.positive())
+          .doc("How long a worker excluded for failure reports stays out of placement before it is taken back "
+              + "(checked every liveness.checkInterval). An operator's exclusion or decommission is never lifted "
+              + "this way.")
+          .build();
+
   static void touch() {}
 }

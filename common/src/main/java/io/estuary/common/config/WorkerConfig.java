@@ -74,5 +74,20 @@ public final class WorkerConfig {
           .doc("How often a worker reports its disks and shuffles to the master.")
           .build();
 
+  public static final ConfigEntry<Long> SPLIT_SOFT_SIZE =
+      ConfigEntry.builder("estuary.worker.split.softSize", ConfigType.BYTES)
+          .defaultValue("1g").check(ConfigType.positive())
+          .doc("A partition file larger than this tells its writers to split: they get the partition's next epoch "
+              + "on another worker in the background and keep pushing here meanwhile. One huge partition so "
+              + "spreads over many workers and disks.")
+          .build();
+
+  public static final ConfigEntry<Long> SPLIT_HARD_SIZE =
+      ConfigEntry.builder("estuary.worker.split.hardSize", ConfigType.BYTES)
+          .defaultValue("2g").check(ConfigType.positive())
+          .doc("A partition file this large takes no more data: pushes are refused with a split status and the "
+              + "writers move to a new epoch before going on. Must be at least estuary.worker.split.softSize.")
+          .build();
+
   static void touch() {}
 }

@@ -22,6 +22,8 @@ public final class MasterMetrics {
   private final Counter slotRequests;
   private final Counter slotRequestFailures;
   private final Histogram slotRequestSeconds;
+  private final Counter reviveSlotRequests;
+  private final Counter workerFailureReports;
 
   public MasterMetrics(Master master) {
     slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
@@ -30,6 +32,11 @@ public final class MasterMetrics {
         "Slot requests that failed.").register(registry);
     slotRequestSeconds = Histogram.build("estuary_master_slot_request_seconds",
         "Time from a slot request to its answer.").buckets(0.001, 0.005, 0.02, 0.1, 0.5, 2, 10).register(registry);
+    reviveSlotRequests = Counter.build("estuary_master_revive_slot_requests_total",
+        "Requests for new locations of running shuffles' partitions (revives and splits) answered by this master.")
+        .register(registry);
+    workerFailureReports = Counter.build("estuary_master_worker_failure_reports_total",
+        "Reports from applications about workers failing them.").register(registry);
     new Collector() {
       @Override
       public List<MetricFamilySamples> collect() {
@@ -80,6 +87,23 @@ public final class MasterMetrics {
     slotRequests.inc();
     if (failed) slotRequestFailures.inc();
     slotRequestSeconds.observe(nanos / 1e9);
+  }
+
+  /** Records one revive request (however many partitions it names). */
+  public void reviveSlotRequest() {
+    reviveSlotRequests.inc();
+  }
+
+  public long reviveSlotRequests() {
+    return (long) reviveSlotRequests.get();
+  }
+
+  public void workerFailureReport() {
+    workerFailureReports.inc();
+  }
+
+  public long workerFailureReports() {
+    return (long) workerFailureReports.get();
   }
 
   public String scrape() {

@@ -5,7 +5,8 @@ import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.LocationRole;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.util.EstuaryException;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -104,8 +105,8 @@ public final class LoadAwareSlotAllocator implements SlotAllocator {
       }
     }
     if (eligible.isEmpty()) {
-      throw new EstuaryException("no slots for " + req + ": " + workers.size() + " workers registered, none with a "
-          + "healthy disk fast enough");
+      throw new StatusException(StatusCode.FATAL, "no slots for " + req + ": " + workers.size()
+          + " workers registered, none with a healthy disk fast enough");
     }
     List<WorkerInfo> chosen = WorkerSelection.forApplication(req, eligible, maxWorkersPerApp, rotation);
     int n = chosen.size();

@@ -6,13 +6,16 @@ import io.estuary.common.protocol.LocationRole;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.util.EstuaryException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Gives each primary location a replica on another worker, and on another rack when the topology allows. */
+/**
+ * Gives each primary location a replica on another worker, and on another rack when the topology allows. With a
+ * single usable worker there is nowhere to put a replica: the locations go out without peers rather than failing
+ * the shuffle (a one-worker cluster keeps working; the driver warns that the data has one copy).
+ */
 final class ReplicaPlacer {
   private final Map<String, String> rackOfHost;
 
@@ -26,10 +29,7 @@ final class ReplicaPlacer {
 
   List<PartitionLocation> withReplicas(SlotRequest req, List<PartitionLocation> primaries, List<WorkerInfo> workers) {
     int n = workers.size();
-    if (n < 2) {
-      throw new EstuaryException("no slots for " + req + ": replication needs two workers with a healthy disk, "
-          + "there is " + n);
-    }
+    if (n < 2) return primaries;
     Map<WorkerAddress, Integer> index = new HashMap<>();
     List<List<String>> disks = new ArrayList<>(n);
     String[] racks = new String[n];

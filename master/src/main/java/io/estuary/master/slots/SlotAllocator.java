@@ -8,8 +8,9 @@ import java.util.List;
 public interface SlotAllocator {
   /**
    * One location per partition, ordered by partition id, on the given workers (each alive; disks carry their
-   * latest reported status and load). With {@code request.replicate}, each location has a peer on another worker.
-   * Throws with a clear message when no placement is possible.
+   * latest reported status and load). With {@code request.replicate}, each location has a peer on another worker
+   * when at least two workers are usable, and none otherwise. Throws a FATAL {@code StatusException} with a clear
+   * message when no placement is possible.
    */
   List<PartitionLocation> allocate(SlotRequest request, List<WorkerInfo> workers);
 }

@@ -3,7 +3,8 @@ package io.estuary.master.slots;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.util.EstuaryException;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.master.state.WorkerId;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +26,8 @@ final class WorkerSelection {
     List<WorkerInfo> usable = new ArrayList<>();
     for (WorkerInfo w : workers) if (hasHealthyDisk(w)) usable.add(w);
     if (usable.isEmpty()) {
-      throw new EstuaryException("no slots for " + req + ": " + workers.size() + " workers registered, none with a "
-          + "healthy disk");
+      throw new StatusException(StatusCode.FATAL, "no slots for " + req + ": " + workers.size()
+          + " workers registered, none with a healthy disk");
     }
     if (usable.size() <= maxWorkers) return usable;
     List<WorkerInfo> chosen = new ArrayList<>();

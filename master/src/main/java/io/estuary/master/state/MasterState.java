@@ -22,6 +22,11 @@ public final class MasterState {
   final Map<String, WorkerInfo> workers = new TreeMap<>();
   /** Workers that are not ACTIVE, with their state. */
   final Map<String, WorkerState> workerStates = new TreeMap<>();
+  /**
+   * Why each non-ACTIVE worker is in its state. Kept in the agreed state because it tells who decided (an operator
+   * or automatic failure detection), so any leader lifts only automatic exclusions.
+   */
+  final Map<String, String> workerStateReasons = new TreeMap<>();
   /** Application ids currently registered. */
   final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
   /** Applications removed recently; their data is expired even though the master no longer knows them. */
@@ -44,6 +49,11 @@ public final class MasterState {
 
   public WorkerState workerState(String workerId) {
     return workerStates.getOrDefault(workerId, WorkerState.WORKER_ACTIVE);
+  }
+
+  /** Why a worker is in its state; "" for ACTIVE workers (and states logged without a reason). */
+  public String workerStateReason(String workerId) {
+    return workerStateReasons.getOrDefault(workerId, "");
   }
 
   /** Registered workers that may get new slots. */

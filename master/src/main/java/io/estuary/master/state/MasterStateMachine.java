@@ -42,14 +42,20 @@ public final class MasterStateMachine {
         String id = WorkerId.of(command.getWorkerLost().getWorker());
         state.workers.remove(id);
         state.workerStates.remove(id);
+        state.workerStateReasons.remove(id);
         break;
       }
       case WORKER_STATE_CHANGED: {
         WorkerStateChanged c = command.getWorkerStateChanged();
         String id = WorkerId.of(c.getWorker());
         if (!state.workers.containsKey(id)) break;
-        if (c.getState() == WorkerState.WORKER_ACTIVE) state.workerStates.remove(id);
-        else state.workerStates.put(id, c.getState());
+        if (c.getState() == WorkerState.WORKER_ACTIVE) {
+          state.workerStates.remove(id);
+          state.workerStateReasons.remove(id);
+        } else {
+          state.workerStates.put(id, c.getState());
+          state.workerStateReasons.put(id, c.getReason());
+        }
         break;
       }
       case WORKER_DISKS_CHANGED: {
@@ -101,7 +107,7 @@ public final class MasterStateMachine {
     MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
     for (java.util.Map.Entry<String, WorkerState> e : state.workerStates.entrySet()) {
       b.addWorkerStates(WorkerStateChanged.newBuilder().setWorker(state.workers.get(e.getKey()).getAddress())
-          .setState(e.getValue()));
+          .setState(e.getValue()).setReason(state.workerStateReasons.getOrDefault(e.getKey(), "")));
     }
     for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app : state.applications.entrySet()) {
       ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
@@ -125,8 +131,12 @@ public final class MasterStateMachine {
     state.recentlyRemoved.clear();
     state.unregisteredShuffles.clear();
     state.workerStates.clear();
+    state.workerStateReasons.clear();
     for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
-    for (WorkerStateChanged c : snap.getWorkerStatesList()) state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());
+    for (WorkerStateChanged c : snap.getWorkerStatesList()) {
+      state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());
+      state.workerStateReasons.put(WorkerId.of(c.getWorker()), c.getReason());
+    }
     for (ApplicationSlots a : snap.getApplicationsList()) {
       java.util.Map<Integer, List<PartitionLocation>> shuffles = new TreeMap<>();
       for (ShuffleSlots sh : a.getShufflesList()) shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));

@@ -249,13 +249,14 @@ public final class RatisStateLog implements StateLog {
   }
 
   /** A change sent to a master that is not the leader. */
-  public static final class NotLeaderException extends EstuaryException {
+  public static final class NotLeaderException extends io.estuary.common.status.StatusException {
     public NotLeaderException(String leaderEndpoint) {
-      super(NotLeader.message(leaderEndpoint));
+      super(io.estuary.common.status.StatusCode.NOT_LEADER, NotLeader.exception(leaderEndpoint).getMessage());
     }
 
     NotLeaderException(String leaderEndpoint, String why) {
-      super(NotLeader.message(leaderEndpoint) + " (" + why + ")");
+      this(leaderEndpoint);
+      LOG.info("Not leading: {}", why);
     }
   }
 }

@@ -130,9 +130,12 @@ class SlotAllocatorTest {
     for (PartitionLocation l : loadAware(500).allocate(new SlotRequest("a", 0, 50, true, null), workers(2, 1))) {
       assertNotEquals(l.getWorker(), l.getPeer().getWorker());
     }
-    EstuaryException e = assertThrows(EstuaryException.class,
-        () -> loadAware(500).allocate(new SlotRequest("a", 1, 5, true, null), workers(1, 1)));
-    assertTrue(e.getMessage().contains("replication needs two workers"), e.getMessage());
+    // One usable worker: no replica is possible, but the shuffle still gets its (single-copy) locations.
+    for (SlotAllocator a : new SlotAllocator[] {loadAware(500), new RoundRobinSlotAllocator()}) {
+      List<PartitionLocation> single = a.allocate(new SlotRequest("a", 1, 5, true, null), workers(1, 1));
+      assertEquals(5, single.size());
+      for (PartitionLocation l : single) assertFalse(l.hasPeer());
+    }
   }
 
   @Test

@@ -1,33 +1,50 @@
 package io.estuary.network.client;
 
+import io.estuary.common.status.StatusCode;
+
 /**
- * An error the remote side reported (its message, verbatim), or a failure to get an answer at all: no
- * connection, a closed connection, a failed send, no answer in time. Callers that can go elsewhere (e.g. to another
- * master) ask {@link #isConnectionFailure()}; a remote's own error is its answer.
+ * An error the remote side reported (its status code and message), or a failure to get an answer at all (no
+ * connection, a closed connection, a failed send, no answer in time: {@link StatusCode#CONNECTION_FAILED}).
+ * Callers decide what to do from {@link #status()}, never from the message. Wrapping keeps the cause's status.
  */
 public class RemoteException extends java.io.IOException {
-  private final boolean connectionFailure;
+  private final StatusCode status;
 
   public RemoteException(String message) {
-    this(message, null, false);
+    this(StatusCode.FATAL, message, null);
   }
 
+  /** Wraps a cause, keeping its status when it has one. */
   public RemoteException(String message, Throwable cause) {
-    this(message, cause, false);
+    this(statusOf(cause), message, cause);
   }
 
-  public RemoteException(String message, Throwable cause, boolean connectionFailure) {
+  public RemoteException(StatusCode status, String message, Throwable cause) {
     super(message, cause);
-    this.connectionFailure = connectionFailure;
+    this.status = status;
+  }
+
+  public StatusCode status() {
+    return status;
   }
 
   /** No answer came from the remote (as opposed to an answer that is an error); also for wrapped ones. */
   public boolean isConnectionFailure() {
-    return connectionFailure || (getCause() instanceof RemoteException
-        && ((RemoteException) getCause()).isConnectionFailure());
+    return status == StatusCode.CONNECTION_FAILED;
+  }
+
+  /** The status a failure carries: its own, a wrapped one's, or {@link StatusCode#FATAL}. */
+  public static StatusCode statusOf(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof RemoteException) return ((RemoteException) c).status;
+      if (c instanceof io.estuary.common.status.StatusException) {
+        return ((io.estuary.common.status.StatusException) c).status();
+      }
+    }
+    return StatusCode.FATAL;
   }
 
   static RemoteException noAnswer(String message, Throwable cause) {
-    return new RemoteException(message, cause, true);
+    return new RemoteException(StatusCode.CONNECTION_FAILED, message, cause);
   }
 }

@@ -75,7 +75,7 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
           failAll(remote + " closed the connection: " + r.error);
         } else {
           CompletableFuture<ByteBuf> f = pendingRpcs.remove(r.requestId);
-          if (f != null) f.completeExceptionally(new RemoteException(r.error));
+          if (f != null) f.completeExceptionally(new RemoteException(r.status, r.error, null));
         }
         break;
       }
@@ -93,7 +93,7 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
       case CHUNK_FETCH_FAILURE: {
         ChunkFetchFailure r = (ChunkFetchFailure) m;
         ChunkReceivedCallback cb = removeChunk(r.streamId, r.chunkIndex);
-        if (cb != null) cb.onFailure(r.chunkIndex, new RemoteException(r.error));
+        if (cb != null) cb.onFailure(r.chunkIndex, new RemoteException(r.status, r.error, null));
         break;
       }
       default:

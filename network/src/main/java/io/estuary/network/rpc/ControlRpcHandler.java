@@ -4,6 +4,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.network.server.ResponseCallback;
 import io.estuary.network.server.RpcHandler;
 import io.netty.buffer.ByteBuf;
@@ -36,14 +38,14 @@ public abstract class ControlRpcHandler implements RpcHandler {
     try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
       request = Request.parseFrom(in);
     } catch (InvalidProtocolBufferException e) {
-      callback.onFailure(serverName + ": malformed request: " + e.getMessage());
+      callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": malformed request: " + e.getMessage());
       return;
     } catch (IOException e) {
-      callback.onFailure(serverName + ": unreadable request: " + e);
+      callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": unreadable request: " + e);
       return;
     }
     if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
-      callback.onFailure(serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
+      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
           + "version " + request.getProtocolVersion() + "; upgrade the older side");
       return;
     }
@@ -54,8 +56,18 @@ public abstract class ControlRpcHandler implements RpcHandler {
       if (!(e instanceof IllegalArgumentException || e instanceof io.estuary.common.util.EstuaryException)) {
         LOG.warn("{}: {} failed", serverName, request.getPayloadCase(), e);
       }
-      reply.fail(e.getMessage() == null ? e.toString() : e.getMessage());
+      reply.fail(statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
     }
+  }
+
+  /** The status for an exception a handler threw: its own, BAD_REQUEST for bad arguments, else FATAL. */
+  public static StatusCode statusOf(Throwable e) {
+    if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) e = e.getCause();
+    if (e instanceof StatusException) return ((StatusException) e).status();
+    if (e instanceof io.estuary.network.client.RemoteException) {
+      return ((io.estuary.network.client.RemoteException) e).status();
+    }
+    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : StatusCode.FATAL;
   }
 
   protected final IllegalArgumentException unsupported(Request request) {
@@ -77,10 +89,15 @@ public abstract class ControlRpcHandler implements RpcHandler {
       callback.onSuccess(Unpooled.wrappedBuffer(response.toByteArray()));
     }
 
-    public synchronized void fail(String error) {
+    public synchronized void fail(StatusCode status, String error) {
       if (done) return;
       done = true;
-      callback.onFailure(error);
+      callback.onFailure(status, error);
+    }
+
+    /** Fails with the status the exception carries (a {@link StatusException}'s, or a default by its type). */
+    public void fail(Throwable e) {
+      fail(statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 }

@@ -55,8 +55,9 @@ public final class MasterClient {
         return attempt(endpoint, request, parser, deadline);
       } catch (RemoteException e) {
         last = e;
-        if (NotLeader.is(e.getMessage())) {
+        if (e.status() == io.estuary.common.status.StatusCode.NOT_LEADER) {
           String leader = NotLeader.leader(e.getMessage());
+          last = new RemoteException(e.status(), NotLeader.describe(endpoint, e.getMessage()), e);
           if (leader != null && !leader.equals(endpoint)) {
             if (!endpoints.contains(leader)) endpoints.add(leader);
             switchTo(endpoint, leader, "the leader is now " + leader);
@@ -96,13 +97,15 @@ public final class MasterClient {
       return ControlClient.askAsync(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request,
           parser).get(left, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw new RemoteException("no answer from " + endpoint + " within " + left + " ms", e, true);
+      throw new RemoteException(io.estuary.common.status.StatusCode.CONNECTION_FAILED, "no answer from " + endpoint
+          + " within " + left + " ms", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RemoteException("interrupted while waiting for " + endpoint, e);
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
-      throw c instanceof RemoteException ? new RemoteException(c.getMessage(), c) : new RemoteException(String.valueOf(c), c);
+      if (c instanceof RemoteException) throw (RemoteException) c;
+      throw new RemoteException(String.valueOf(c), c);
     }
   }
 

@@ -1,31 +1,28 @@
 package io.estuary.network.rpc;
 
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
+
 /**
- * The answer of a master that is not the leader: a failure whose message starts with a fixed marker and names the
- * leader's RPC endpoint when one is known, so {@link MasterClient} can go there directly.
+ * The answer of a master that is not the leader: status {@link StatusCode#NOT_LEADER} with, as its whole message,
+ * the leader's RPC endpoint (empty while no leader is known), so {@link MasterClient} can go there directly without
+ * reading prose.
  */
 public final class NotLeader {
   private NotLeader() {}
 
-  static final String MARKER = "NOT_LEADER";
-  private static final String LEADER_IS = "; leader: ";
-
-  public static String message(String leaderEndpoint) {
-    return MARKER + ": this master is not the leader" + (leaderEndpoint == null ? "; no leader is elected yet"
-        : LEADER_IS + leaderEndpoint);
+  public static StatusException exception(String leaderEndpoint) {
+    return new StatusException(StatusCode.NOT_LEADER, leaderEndpoint == null ? "" : leaderEndpoint);
   }
 
-  static boolean is(String message) {
-    return message != null && message.contains(MARKER);
+  /** The leader named by a NOT_LEADER failure, or null. */
+  static String leader(String failureMessage) {
+    return failureMessage == null || failureMessage.isEmpty() ? null : failureMessage;
   }
 
-  /** The leader named in a not-leader message, or null. */
-  static String leader(String message) {
-    int i = message.indexOf(LEADER_IS);
-    if (i < 0) return null;
-    String rest = message.substring(i + LEADER_IS.length()).trim();
-    int end = 0;
-    while (end < rest.length() && !Character.isWhitespace(rest.charAt(end)) && rest.charAt(end) != ')') end++;
-    return rest.substring(0, end);
+  /** For people: what a NOT_LEADER answer from {@code endpoint} meant. */
+  static String describe(String endpoint, String failureMessage) {
+    String leader = leader(failureMessage);
+    return endpoint + " is not the leader" + (leader == null ? " and knows no leader yet" : "; the leader is " + leader);
   }
 }

@@ -1,5 +1,7 @@
 package io.estuary.network.server;
 
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.protocol.ChunkFetchFailure;
@@ -46,7 +48,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
           rpcHandler.receive(ch, body, callback(ch, r.requestId));
         } catch (RuntimeException e) {
           LOG.warn("{}: request {} from {} failed", serverName, r.requestId, ch.remoteAddress(), e);
-          ch.writeAndFlush(new RpcFailure(r.requestId, String.valueOf(e.getMessage())));
+          ch.writeAndFlush(new RpcFailure(r.requestId, StatusCode.FATAL, String.valueOf(e.getMessage())));
         } finally {
           body.release();
         }
@@ -88,7 +90,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
       chunk = streams.getChunk(r.streamId, r.chunkIndex);
     } catch (RuntimeException e) {
-      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, String.valueOf(e.getMessage())));
+      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, statusOf(e), String.valueOf(e.getMessage())));
       return;
     }
     ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
@@ -96,6 +98,11 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
           r.streamId, ch.remoteAddress(), f.cause().toString());
     });
+  }
+
+  private static StatusCode statusOf(RuntimeException e) {
+    if (e instanceof StatusException) return ((StatusException) e).status();
+    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : StatusCode.FATAL;
   }
 
   private static ResponseCallback callback(Channel ch, long requestId) {
@@ -106,8 +113,8 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       }
 
       @Override
-      public void onFailure(String error) {
-        ch.writeAndFlush(new RpcFailure(requestId, error));
+      public void onFailure(StatusCode status, String error) {
+        ch.writeAndFlush(new RpcFailure(requestId, status, error));
       }
     };
   }
@@ -124,7 +131,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     if (c instanceof ProtocolException) {
       // Tell the peer why before closing, so its error names the cause instead of "connection reset".
       LOG.warn("{}: closing connection from {}: {}", serverName, ctx.channel().remoteAddress(), c.getMessage());
-      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, c.getMessage()))
+      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.BAD_REQUEST, c.getMessage()))
           .addListener(ChannelFutureListener.CLOSE);
     } else {
       LOG.warn("{}: closing connection from {} after an error: {}", serverName, ctx.channel().remoteAddress(),

@@ -1,5 +1,6 @@
 package io.estuary.network.server;
 
+import io.estuary.common.status.StatusCode;
 import io.estuary.network.protocol.PushData;
 import io.estuary.network.protocol.PushMergedData;
 import io.netty.buffer.ByteBuf;
@@ -13,12 +14,12 @@ public interface RpcHandler {
   /** A push. The handler owns {@code push.body()} and must release it. */
   default void receivePush(Channel channel, PushData push, ResponseCallback callback) {
     push.body().release();
-    callback.onFailure("this server does not accept pushed data");
+    callback.onFailure(StatusCode.BAD_REQUEST, "this server does not accept pushed data");
   }
 
   default void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
     push.body().release();
-    callback.onFailure("this server does not accept pushed data");
+    callback.onFailure(StatusCode.BAD_REQUEST, "this server does not accept pushed data");
   }
 
   /** A message that expects no answer. {@code body} is valid only during the call. */

@@ -33,7 +33,7 @@ public final class CommitHandler {
       PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
       if (w == null) {
         synchronized (resp) {
-          resp.addFailed(loc);
+          resp.addFailed(loc).addUnknown(loc);
           reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
               .append(" of ").append(key).append(" is unknown on this worker; ");
         }

@@ -41,8 +41,8 @@ public final class FetchHandler extends ControlRpcHandler {
     if (file == null) {
       String why = registry.hasShuffle(key) ? "is not committed on this worker" : "is unknown on this worker "
           + "(unknown application or shuffle, or expired)";
-      throw new IllegalArgumentException("partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle "
-          + key + " " + why);
+      throw new io.estuary.common.status.StatusException(io.estuary.common.status.StatusCode.UNKNOWN_LOCATION,
+          "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key + " " + why);
     }
     long id = file.numChunks() == 0 ? -1 : streams.open(file, channel);
     reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())

@@ -1,6 +1,10 @@
 package io.estuary.worker.push;
 
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.client.RemoteException;
 import io.estuary.network.protocol.PushData;
 import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.server.ResponseCallback;
@@ -11,45 +15,67 @@ import io.estuary.worker.storage.PartitionFileWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * The push path: appends pushed batches to their partition's writer. Runs on Netty threads and never blocks: the
- * data is handed to the writer's in-memory buffer and flushed by the disk's own threads.
+ * The push path: appends pushed batches to their partition's writer and, for a primary location with a replica,
+ * forwards them to the replica, acknowledging only once the replica holds them too. Runs on Netty threads and never
+ * blocks: data is handed to the writer's in-memory buffer (flushed by the disk's own threads) and forwarded by the
+ * {@link Replicator}.
+ *
+ * <p>Refusals carry a {@link StatusCode}: busy ({@code RETRY_LATER}), unknown location, hard split, disk failed,
+ * stage ended, replica failed. A successful push is acknowledged with an empty body, or with one status byte per
+ * partition when some partition file passed its soft split size ({@code SOFT_SPLIT}).
  */
 public final class PushHandler implements RpcHandler {
-  /** Prefix of the error that tells clients to back off and retry rather than fail. */
-  public static final String BUSY = "worker busy: ";
-
   private final PartitionRegistry registry;
   private final MemoryTracker memory;
+  private final Replicator replicator;
+  private final long softSplit;
+  private final long hardSplit;
 
-  public PushHandler(PartitionRegistry registry, MemoryTracker memory) {
+  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator, long softSplitBytes,
+      long hardSplitBytes) {
     this.registry = registry;
     this.memory = memory;
+    this.replicator = replicator;
+    this.softSplit = softSplitBytes;
+    this.hardSplit = hardSplitBytes;
   }
 
   @Override
   public void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
-    callback.onFailure("the push port takes only pushed data; send control requests to the worker's rpc port");
+    callback.onFailure(StatusCode.BAD_REQUEST, "the push port takes only pushed data; send control requests to the "
+        + "worker's rpc port");
   }
 
   @Override
   public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
     ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
-    PartitionFileWriter w = registry.writer(push.shuffleKey, push.partitionId, push.epoch);
-    String refusal = w == null ? unknown(push.shuffleKey, push.partitionId, push.epoch) : busy();
-    if (refusal != null) {
-      body.release();
-      callback.onFailure(refusal);
-      return;
-    }
+    PartitionLocation replica;
+    ByteBuf forward = null;
+    PartitionFileWriter w;
     try {
-      w.append(body);
-    } catch (RuntimeException e) {
-      callback.onFailure(e.getMessage());
+      w = accepting(push.shuffleKey, push.partitionId, push.epoch, body.readableBytes());
+      replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
+      if (replica != null) forward = body.retainedDuplicate();
+      w.append(body.retain());
+    } catch (StatusException e) {
+      if (forward != null) forward.release();
+      callback.onFailure(e.status(), e.getMessage());
+      return;
+    } finally {
+      body.release();
+    }
+    byte status = w.size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : StatusCode.OK.id();
+    if (replica == null) {
+      callback.onSuccess(ack(new byte[] {status}));
       return;
     }
-    callback.onSuccess(Unpooled.EMPTY_BUFFER);
+    replicator.forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch},
+        new int[] {0}, forward).whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
   }
 
   @Override
@@ -58,41 +84,105 @@ public final class PushHandler implements RpcHandler {
     try {
       int n = push.partitionIds.length;
       PartitionFileWriter[] writers = new PartitionFileWriter[n];
+      int bodyLen = body.readableBytes();
       // Check every location before appending any, so a refused push leaves nothing half-written.
       for (int i = 0; i < n; i++) {
-        writers[i] = registry.writer(push.shuffleKey, push.partitionIds[i], push.epochs[i]);
-        if (writers[i] == null) {
-          callback.onFailure(unknown(push.shuffleKey, push.partitionIds[i], push.epochs[i]));
-          return;
-        }
+        writers[i] = accepting(push.shuffleKey, push.partitionIds[i], push.epochs[i], length(push, i, bodyLen));
       }
-      String busy = busy();
-      if (busy != null) {
-        callback.onFailure(busy);
-        return;
-      }
-      int bodyLen = body.readableBytes();
+      List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
+      byte[] statuses = new byte[n];
       for (int i = 0; i < n; i++) {
         int start = push.offsets[i];
-        int end = i + 1 < n ? push.offsets[i + 1] : bodyLen;
-        writers[i].append(body.retainedSlice(body.readerIndex() + start, end - start));
+        writers[i].append(body.retainedSlice(body.readerIndex() + start, length(push, i, bodyLen)));
+        if (writers[i].size() >= softSplit) statuses[i] = StatusCode.SOFT_SPLIT.id();
       }
-      callback.onSuccess(Unpooled.EMPTY_BUFFER);
-    } catch (RuntimeException e) {
-      callback.onFailure(e.getMessage());
+      CompletableFuture.allOf(forwards.toArray(new CompletableFuture[0]))
+          .whenComplete((v, e) -> answer(callback, e, statuses));
+    } catch (StatusException e) {
+      callback.onFailure(e.status(), e.getMessage());
     } finally {
       body.release();
     }
   }
 
-  private String busy() {
-    if (!memory.overLimit()) return null;
-    return BUSY + memory.held() + " bytes wait to be flushed, over estuary.worker.memory.maxBuffered ("
-        + memory.limit() + "); retry later";
+  private static int length(PushMergedData push, int i, int bodyLen) {
+    int end = i + 1 < push.partitionIds.length ? push.offsets[i + 1] : bodyLen;
+    return end - push.offsets[i];
   }
 
-  private static String unknown(String shuffleKey, int partition, int epoch) {
-    return "unknown location: partition " + partition + " epoch " + epoch + " of shuffle " + shuffleKey
-        + " is not reserved on this worker (unknown application or shuffle, expired, or the worker restarted)";
+  /**
+   * Sends the partitions of a merged push that have replicas on to them, one merged push per replica worker. The
+   * forwarded bytes are retained slices of {@code body}.
+   */
+  private List<CompletableFuture<Void>> forwardMerged(PushMergedData push, ByteBuf body) {
+    List<CompletableFuture<Void>> out = new ArrayList<>();
+    int n = push.partitionIds.length;
+    PartitionLocation[] replicas = new PartitionLocation[n];
+    boolean[] done = new boolean[n];
+    for (int i = 0; i < n; i++) replicas[i] = registry.replicaOf(push.shuffleKey, push.partitionIds[i], push.epochs[i]);
+    int bodyLen = body.readableBytes();
+    for (int i = 0; i < n; i++) {
+      if (replicas[i] == null || done[i]) continue;
+      List<Integer> group = new ArrayList<>();
+      for (int j = i; j < n; j++) {
+        if (!done[j] && replicas[j] != null && replicas[j].getWorker().equals(replicas[i].getWorker())) {
+          group.add(j);
+          done[j] = true;
+        }
+      }
+      int[] ids = new int[group.size()];
+      int[] epochs = new int[group.size()];
+      int[] offsets = new int[group.size()];
+      io.netty.buffer.CompositeByteBuf data = Unpooled.compositeBuffer(Math.max(2, group.size()));
+      int pos = 0;
+      for (int k = 0; k < group.size(); k++) {
+        int j = group.get(k);
+        ids[k] = push.partitionIds[j];
+        epochs[k] = push.epochs[j];
+        offsets[k] = pos;
+        int len = length(push, j, bodyLen);
+        data.addComponent(true, body.retainedSlice(body.readerIndex() + push.offsets[j], len));
+        pos += len;
+      }
+      out.add(replicator.forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
+    }
+    return out;
+  }
+
+  /** The writer of a location that may take {@code bytes} more now, or a refusal with its status. */
+  private PartitionFileWriter accepting(String shuffleKey, int partition, int epoch, int bytes) {
+    PartitionFileWriter w = registry.writer(shuffleKey, partition, epoch);
+    if (w == null) {
+      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "unknown location: partition " + partition + " epoch "
+          + epoch + " of shuffle " + shuffleKey + " is not reserved on this worker (unknown application or "
+          + "shuffle, expired, or the worker restarted)");
+    }
+    if (memory.overLimit()) {
+      throw new StatusException(StatusCode.RETRY_LATER, "worker busy: " + memory.held() + " bytes wait to be "
+          + "flushed, over estuary.worker.memory.maxBuffered (" + memory.limit() + "); retry later");
+    }
+    if (w.size() > 0 && w.size() + bytes > hardSplit) {
+      throw new StatusException(StatusCode.HARD_SPLIT, w + " holds " + w.size() + " bytes, at its hard split size "
+          + "(estuary.worker.split.hardSize " + hardSplit + "): push to the partition's next epoch");
+    }
+    return w;
+  }
+
+  /** Acknowledges once local append and replication are done, or refuses with the replica's trouble. */
+  private static void answer(ResponseCallback callback, Throwable replicaFailure, byte[] statuses) {
+    if (replicaFailure == null) {
+      callback.onSuccess(ack(statuses));
+      return;
+    }
+    StatusCode s = RemoteException.statusOf(replicaFailure);
+    // A busy replica is a busy push; a stage that ended is over for both copies; anything else: revive.
+    StatusCode mine = s == StatusCode.RETRY_LATER || s == StatusCode.STAGE_ENDED ? s : StatusCode.REPLICATE_FAILED;
+    callback.onFailure(mine, "replicating to the partition's replica failed (" + s + "): "
+        + replicaFailure.getMessage());
+  }
+
+  private static ByteBuf ack(byte[] statuses) {
+    for (byte b : statuses) if (b != StatusCode.OK.id()) return Unpooled.wrappedBuffer(statuses);
+    return Unpooled.EMPTY_BUFFER;
   }
 }

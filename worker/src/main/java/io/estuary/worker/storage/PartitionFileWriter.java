@@ -1,5 +1,7 @@
 package io.estuary.worker.storage;
 
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -60,14 +62,26 @@ public final class PartitionFileWriter {
     return disk;
   }
 
+  /** Bytes appended so far: the size the file will have. */
+  public synchronized long size() {
+    return appended;
+  }
+
   /** Appends {@code data} (whole batches) and releases it. Fails for a committed, destroyed or failed partition. */
   public void append(ByteBuf data) {
     try {
       synchronized (this) {
-        if (error != null) throw new EstuaryException(name + " cannot take data: an earlier write failed: " + error);
-        if (destroyed) throw new EstuaryException(name + " was deleted (its shuffle expired or was unregistered)");
+        if (error != null) {
+          throw new StatusException(StatusCode.DISK_FAILED, name + " cannot take data: an earlier write failed: "
+              + error);
+        }
+        if (destroyed) {
+          throw new StatusException(StatusCode.UNKNOWN_LOCATION, name + " was deleted (its shuffle expired or was "
+              + "unregistered)");
+        }
         if (commit != null) {
-          throw new EstuaryException(name + " is already committed; a late push from a map attempt that lost");
+          throw new StatusException(StatusCode.STAGE_ENDED, name + " is already committed; a late push from a map "
+              + "attempt that lost");
         }
         int n = data.readableBytes();
         if (n == 0) return;

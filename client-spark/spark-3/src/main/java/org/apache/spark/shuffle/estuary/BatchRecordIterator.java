@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.network.client.RemoteException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
@@ -18,13 +19,17 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
   private final ShuffleBatchReader batches;
   private final SerializerInstance ser;
   private final ShuffleReadMetricsReporter metrics;
+  /** Turns lost data into the engine's way of rerunning the maps. */
+  private final java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost;
   private Iterator<Tuple2<Object, Object>> current;
   private DeserializationStream stream;
   private boolean done;
   private long lastBytes;
 
-  BatchRecordIterator(ShuffleBatchReader batches, SerializerInstance ser, ShuffleReadMetricsReporter metrics) {
+  BatchRecordIterator(ShuffleBatchReader batches, SerializerInstance ser, ShuffleReadMetricsReporter metrics,
+      java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost) {
     this.batches = batches;
+    this.onDataLost = onDataLost;
     this.ser = ser;
     this.metrics = metrics;
   }
@@ -38,6 +43,8 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
       long t0 = System.nanoTime();
       try {
         batch = batches.next();
+      } catch (ShuffleDataLostException e) {
+        throw onDataLost.apply(e);
       } catch (RemoteException e) {
         throw new EstuaryFetchException("reading shuffle data failed: " + e.getMessage(), e);
       }

@@ -4,7 +4,10 @@ import io.estuary.client.ShuffleClient;
 import io.estuary.client.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.EstuaryConf;
+import org.apache.spark.MapOutputTracker;
+import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
@@ -49,6 +52,14 @@ public class EstuaryShuffleManager implements ShuffleManager {
         if (lifecycle == null) {
           String host = sparkConf.get("spark.driver.host", "localhost");
           lifecycle = new LifecycleManager(sparkConf.getAppId(), conf, host);
+          // Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle:
+          // Spark then reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
+          lifecycle.onShuffleLost(shuffleId -> {
+            MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+            if (tracker instanceof MapOutputTrackerMaster) {
+              ((MapOutputTrackerMaster) tracker).unregisterAllMapAndMergeOutput(shuffleId);
+            }
+          });
         }
         lm = lifecycle;
       }
@@ -72,7 +83,10 @@ public class EstuaryShuffleManager implements ShuffleManager {
     LifecycleManager lm = lifecycle();
     ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffleId, dependency.rdd().getNumPartitions(),
         dependency.partitioner().numPartitions(), lm.host(), lm.port());
-    return new EstuaryShuffleHandle<>(shuffleId, dependency, spec);
+    // An indeterminate stage (e.g. a round-robin repartition) may write different rows when it reruns: a rerun
+    // then replaces all of its output rather than completing the old one.
+    boolean indeterminate = "INDETERMINATE".equals(String.valueOf(dependency.rdd().outputDeterministicLevel()));
+    return new EstuaryShuffleHandle<>(shuffleId, dependency, spec, indeterminate);
   }
 
   @Override

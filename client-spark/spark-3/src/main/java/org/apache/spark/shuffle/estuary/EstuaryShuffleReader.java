@@ -2,6 +2,8 @@ package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleClient;
 import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.read.ShuffleDataLostException;
+import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
@@ -17,6 +19,7 @@ import scala.collection.Iterator;
  * Spark's own reader would.
  */
 final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EstuaryShuffleReader.class);
   private final EstuaryShuffleHandle<K, ?, C> handle;
   private final int startMap;
   private final int endMap;
@@ -38,6 +41,31 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
     this.metrics = metrics;
   }
 
+  /**
+   * Lost data becomes Spark's fetch failure, so Spark reruns the map stage. The driver hears of it first: it drops
+   * the generation and unregisters the map outputs, so that every map reruns into a fresh generation.
+   */
+  private RuntimeException fetchFailed(ShuffleDataLostException e) {
+    LOG.warn("Shuffle {} partitions [{}, {}) of maps [{}, {}) cannot be read: {}", handle.shuffleId(),
+        startPartition, endPartition, startMap, endMap, e.getMessage());
+    if (e.estuaryShuffleId() >= 0) {
+      try {
+        client.reportFetchFailure(handle.spec(), e.estuaryShuffleId(), e.getMessage());
+      } catch (io.estuary.network.client.RemoteException | RuntimeException re) {
+        LOG.warn("Telling the driver about lost shuffle data failed: {}", re.getMessage());
+      }
+    }
+    // Spark's FetchFailedException is checked; it must leave the record iterator as it is (Spark recognises it
+    // even when wrapped, but its message and type should reach the scheduler unchanged).
+    throw EstuaryShuffleReader.<RuntimeException>sneaky(new FetchFailedException(null, handle.shuffleId(), -1L, -1,
+        startPartition, "Estuary: " + e.getMessage(), e));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
   @Override
   @SuppressWarnings({"unchecked", "rawtypes"})
   public Iterator<Product2<K, C>> read() {
@@ -46,7 +74,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
         startMap, endMap);
     context.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> batches.close());
     Iterator records = new InterruptibleIterator(context,
-        new BatchRecordIterator(batches, dep.serializer().newInstance(), metrics));
+        new BatchRecordIterator(batches, dep.serializer().newInstance(), metrics, this::fetchFailed));
     Iterator result;
     if (dep.aggregator().isDefined()) {
       result = dep.mapSideCombine()

@@ -71,6 +71,7 @@ abstract class RecordSerializer {
     private final MapOutputWriter out;
     private final Bytes[] bytes;
     private final SerializationStream[] streams;
+    private final int[] counts;
     private final int batchSize;
 
     PerPartition(SerializerInstance ser, MapOutputWriter out, int numPartitions, int batchSize) {
@@ -78,6 +79,7 @@ abstract class RecordSerializer {
       this.out = out;
       this.bytes = new Bytes[numPartitions];
       this.streams = new SerializationStream[numPartitions];
+      this.counts = new int[numPartitions];
       this.batchSize = batchSize;
     }
 
@@ -89,6 +91,7 @@ abstract class RecordSerializer {
       }
       streams[partition].writeKey(key, OBJECT);
       streams[partition].writeValue(value, OBJECT);
+      counts[partition]++;
       if (bytes[partition].size() >= batchSize) {
         streams[partition].flush();
         if (bytes[partition].size() >= batchSize) pushStream(partition);
@@ -97,7 +100,8 @@ abstract class RecordSerializer {
 
     private void pushStream(int partition) {
       streams[partition].close();
-      out.writeBatch(partition, bytes[partition].buffer(), 0, bytes[partition].size());
+      out.writeBatch(partition, bytes[partition].buffer(), 0, bytes[partition].size(), counts[partition]);
+      counts[partition] = 0;
       streams[partition] = null;
       bytes[partition] = null;
     }

@@ -1,0 +1,198 @@
+package io.estuary.client.lifecycle;
+
+import io.estuary.common.protocol.PartitionEpoch;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.ReviveSlotsRequest;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.rpc.MasterClient;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Gives partitions of running shuffles new epochs: after a failed push (revive) or when a partition file grew past
+ * its split size. Requests for one shuffle that arrive while the master is being asked are gathered and sent as the
+ * next single request, so a storm of revives over one dead worker costs the master a handful of requests. Each new
+ * location is reserved on its workers before anyone is told about it; a worker that refuses is avoided and the
+ * partition placed again. Thread-safe.
+ */
+final class EpochAllocator {
+  private static final Logger LOG = LoggerFactory.getLogger(EpochAllocator.class);
+  private static final int PLACEMENT_TRIES = 3;
+
+  private final String appId;
+  private final MasterClient master;
+  private final long masterWaitMs;
+  private final SlotReserver reserver;
+  private final FailedWorkers failedWorkers;
+  private final Consumer<List<WorkerAddress>> reportFailures;
+  private final boolean replicate;
+  private final ExecutorService work;
+  private final Map<Integer, Batch> pending = new HashMap<>();
+  private final Set<Integer> running = new HashSet<>();
+  private final AtomicLong masterRequests = new AtomicLong();
+  private final AtomicLong reviveRequests = new AtomicLong();
+
+  /** Partitions of one shuffle waiting for the next master request, with workers to avoid for splits. */
+  private static final class Batch {
+    final ShuffleState shuffle;
+    final EpochTable table;
+    final Map<Integer, Set<String>> partitions = new LinkedHashMap<>();
+
+    Batch(ShuffleState shuffle, EpochTable table) {
+      this.shuffle = shuffle;
+      this.table = table;
+    }
+  }
+
+  EpochAllocator(String appId, MasterClient master, long masterWaitMs, SlotReserver reserver,
+      FailedWorkers failedWorkers, Consumer<List<WorkerAddress>> reportFailures, boolean replicate,
+      ExecutorService work) {
+    this.appId = appId;
+    this.master = master;
+    this.masterWaitMs = masterWaitMs;
+    this.reserver = reserver;
+    this.failedWorkers = failedWorkers;
+    this.reportFailures = reportFailures;
+    this.replicate = replicate;
+    this.work = work;
+  }
+
+  /** Revive requests answered (from executors), and master requests they cost. */
+  long reviveRequests() {
+    return reviveRequests.get();
+  }
+
+  long masterRequests() {
+    return masterRequests.get();
+  }
+
+  /**
+   * The newest location of each partition after its location at the given epoch failed (or, with {@code split},
+   * grew too big), in request order. A partition already past that epoch is answered at once.
+   */
+  CompletableFuture<List<PartitionLocation>> revive(ShuffleState s, EpochTable table, List<PartitionEpoch> parts,
+      List<WorkerAddress> failed, boolean split) {
+    reviveRequests.incrementAndGet();
+    if (s.commitStarted()) {
+      CompletableFuture<List<PartitionLocation>> f = new CompletableFuture<>();
+      f.completeExceptionally(new StatusException(StatusCode.STAGE_ENDED, s + " is already committed: its "
+          + "map stage ended, so this attempt's output is not needed"));
+      return f;
+    }
+    if (!failed.isEmpty()) {
+      List<WorkerAddress> fresh = failedWorkers.add(failed);
+      if (!fresh.isEmpty()) reportFailures.accept(fresh);
+    }
+    List<CompletableFuture<PartitionLocation>> answers = new ArrayList<>();
+    for (PartitionEpoch pe : parts) {
+      if (pe.getPartitionId() < 0 || pe.getPartitionId() >= s.numPartitions) {
+        throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; partition "
+            + pe.getPartitionId() + " does not exist");
+      }
+      EpochTable.Claim c = table.claim(pe.getPartitionId(), pe.getEpoch());
+      if (c.mustAllocate) {
+        Set<String> avoid = new HashSet<>();
+        if (split) { // a split moves on to another worker when there is one
+          PartitionLocation cur = table.current(pe.getPartitionId());
+          avoid.add(WorkerCalls.id(cur.getWorker()));
+          if (cur.hasPeer()) avoid.add(WorkerCalls.id(cur.getPeer().getWorker()));
+        }
+        enqueue(s, table, pe.getPartitionId(), avoid);
+      }
+      answers.add(c.location);
+    }
+    return CompletableFuture.allOf(answers.toArray(new CompletableFuture[0])).thenApply(v -> {
+      List<PartitionLocation> out = new ArrayList<>(answers.size());
+      for (CompletableFuture<PartitionLocation> a : answers) out.add(a.join());
+      return out;
+    });
+  }
+
+  private void enqueue(ShuffleState s, EpochTable table, int partition, Set<String> avoid) {
+    synchronized (pending) {
+      pending.computeIfAbsent(s.shuffleId, k -> new Batch(s, table)).partitions.put(partition, avoid);
+      if (running.add(s.shuffleId)) work.execute(() -> drain(s.shuffleId));
+    }
+  }
+
+  /** Sends the shuffle's gathered partitions to the master, one request at a time, until none are left. */
+  private void drain(int shuffleId) {
+    while (true) {
+      Batch b;
+      synchronized (pending) {
+        b = pending.remove(shuffleId);
+        if (b == null) {
+          running.remove(shuffleId);
+          return;
+        }
+      }
+      try {
+        place(b);
+      } catch (RuntimeException e) {
+        for (int p : b.partitions.keySet()) b.table.abandon(p, e);
+      }
+    }
+  }
+
+  private void place(Batch b) {
+    Map<Integer, Set<String>> left = new LinkedHashMap<>(b.partitions);
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < PLACEMENT_TRIES && !left.isEmpty(); attempt++) {
+      List<Integer> parts = new ArrayList<>(left.keySet());
+      Set<String> excluded = new HashSet<>(failedWorkers.ids());
+      if (attempt == 0) for (Set<String> avoid : left.values()) excluded.addAll(avoid);
+      List<PartitionLocation> locs;
+      try {
+        masterRequests.incrementAndGet();
+        RequestSlotsResponse r = master.ask(Request.newBuilder().setReviveSlots(ReviveSlotsRequest.newBuilder()
+            .setAppId(appId).setShuffleId(b.shuffle.shuffleId).addAllPartitionIds(parts).setReplicate(replicate)
+            .addAllExcludedWorkers(excluded)), RequestSlotsResponse.parser(), masterWaitMs);
+        locs = new ArrayList<>();
+        for (int i = 0; i < parts.size(); i++) {
+          locs.add(EpochTable.withEpoch(r.getLocations(i).toBuilder().setPartitionId(parts.get(i)).build(),
+              b.table.nextEpoch(parts.get(i))));
+        }
+      } catch (RemoteException | RuntimeException e) {
+        last = new StatusException(StatusCode.RETRY_LATER, "no new location for partitions " + parts + " of "
+            + b.shuffle + ": " + e.getMessage(), e);
+        continue; // a split that excluded every worker tries again anywhere
+      }
+      Map<WorkerAddress, String> refused = reserver.reserve(b.shuffle.shuffleId, locs);
+      if (!refused.isEmpty()) {
+        LOG.warn("Reserving new epochs of {} failed on {}; placing them elsewhere", b.shuffle, refused);
+        List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
+        if (!fresh.isEmpty()) reportFailures.accept(fresh);
+      }
+      for (PartitionLocation loc : locs) {
+        if (onAny(loc, refused.keySet())) continue;
+        b.table.install(loc.getPartitionId(), loc);
+        left.remove(loc.getPartitionId());
+      }
+      if (!left.isEmpty()) {
+        last = new StatusException(StatusCode.RETRY_LATER, "workers " + refused.keySet() + " refused new epochs of "
+            + b.shuffle);
+      }
+    }
+    for (int p : left.keySet()) b.table.abandon(p, last);
+  }
+
+  private static boolean onAny(PartitionLocation loc, Set<WorkerAddress> workers) {
+    return workers.contains(loc.getWorker()) || (loc.hasPeer() && workers.contains(loc.getPeer().getWorker()));
+  }
+}

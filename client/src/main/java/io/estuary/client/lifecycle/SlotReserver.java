@@ -1,0 +1,60 @@
+package io.estuary.client.lifecycle;
+
+import io.estuary.common.protocol.Empty;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.ReserveSlotsRequest;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
+import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.rpc.ControlClient;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Reserves locations on the workers that will hold them, primaries and replicas alike (a primary's reservation
+ * names its replica, so it knows where to forward). Stateless apart from its connections; thread-safe.
+ */
+final class SlotReserver {
+  private final TransportClientFactory connections;
+  private final String appId;
+
+  SlotReserver(TransportClientFactory connections, String appId) {
+    this.connections = connections;
+    this.appId = appId;
+  }
+
+  /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
+  Map<WorkerAddress, String> reserve(int shuffleId, List<PartitionLocation> locations) {
+    Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
+    List<CompletableFuture<Empty>> calls = new ArrayList<>();
+    List<WorkerAddress> workers = new ArrayList<>();
+    for (List<PartitionLocation> locs : byWorker.values()) {
+      WorkerAddress w = locs.get(0).getWorker();
+      workers.add(w);
+      CompletableFuture<Empty> f;
+      try {
+        TransportClient c = connections.client(w.getHost(), w.getRpcPort());
+        f = ControlClient.askAsync(c, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
+            .setAppId(appId).setShuffleId(shuffleId).addAllLocations(locs)), Empty.parser());
+      } catch (RemoteException | RuntimeException e) {
+        f = new CompletableFuture<>();
+        f.completeExceptionally(e);
+      }
+      calls.add(f);
+    }
+    Map<WorkerAddress, String> failed = new LinkedHashMap<>();
+    for (int i = 0; i < calls.size(); i++) {
+      try {
+        TransportClient.await(calls.get(i));
+      } catch (RemoteException e) {
+        failed.put(workers.get(i), e.getMessage());
+      }
+    }
+    return failed;
+  }
+}

@@ -1,0 +1,269 @@
+package io.estuary.client;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.client.batch.BatchCodec;
+import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.read.ShuffleDataLostException;
+import io.estuary.client.write.LocationTable;
+import io.estuary.client.write.MapOutputWriter;
+import io.estuary.common.config.ClientConfig;
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.PartitionStats;
+import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.client.TransportClient;
+import io.estuary.worker.MiniCluster;
+import io.estuary.worker.Worker;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine-neutral client against real workers that die, split and lie: revive, splits over many epochs, the
+ * bounded cost of a revive storm, and end-to-end integrity catching forged and dropped batches. Every test reads
+ * back exactly what was written (count and order-independent checksum) or fails loudly.
+ */
+class WorkerLossRecoveryTest {
+  private static int nextShuffle;
+
+  /** A cluster, a driver and an executor client, closed together. */
+  private static final class Setup implements AutoCloseable {
+    final MiniCluster cluster;
+    final ShuffleClient client;
+    final LifecycleManager lifecycle;
+
+    Setup(int workers, EstuaryConf overrides, boolean replicate) throws Exception {
+      cluster = new MiniCluster(workers, 1, overrides);
+      EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
+          .set(ClientConfig.PUSH_RETRY_WAIT, "20ms").set(ClientConfig.PUSH_REPLICATE, String.valueOf(replicate));
+      client = new ShuffleClient(conf);
+      lifecycle = new LifecycleManager("app-loss-" + System.nanoTime(), conf, "127.0.0.1");
+    }
+
+    ShuffleSpec spec(int maps, int partitions) {
+      return new ShuffleSpec(lifecycle.appId(), nextShuffle++, maps, partitions, "127.0.0.1", lifecycle.port());
+    }
+
+    @Override
+    public void close() throws Exception {
+      lifecycle.close();
+      client.close();
+      cluster.close();
+    }
+  }
+
+  private static byte[] framed(int map, int i, int size) {
+    byte[] r = new byte[size];
+    new Random(map * 1_000_003L + i).nextBytes(r);
+    return ByteBuffer.allocate(4 + size).putInt(size).put(r).array();
+  }
+
+  private static long hash(byte[] framed) {
+    return java.util.Arrays.hashCode(framed) * 0x9E3779B97F4A7C15L;
+  }
+
+  /** Count and checksum of what partitions [start, end) read back. */
+  private static long[] readAll(ShuffleClient client, ShuffleSpec spec, int start, int end) throws Exception {
+    long count = 0;
+    long sum = 0;
+    try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, start, end, 0, spec.numMappers)) {
+      ByteBuf b;
+      while ((b = r.next()) != null) {
+        while (b.isReadable()) {
+          int len = b.getInt(b.readerIndex());
+          byte[] rec = new byte[4 + len];
+          b.readBytes(rec);
+          count++;
+          sum += hash(rec);
+        }
+      }
+    }
+    return new long[] {count, sum};
+  }
+
+  @Test
+  void mapsSurviveAWorkerThatDiesWhileTheyPushAndAStormOfRevivesStaysCheap() throws Exception {
+    try (Setup s = new Setup(3, new EstuaryConf(), true)) {
+      int maps = 40;
+      int partitions = 30;
+      ShuffleSpec spec = s.spec(maps, partitions);
+      long[] expected = new long[2];
+      ExecutorService pool = Executors.newFixedThreadPool(8);
+      List<Future<?>> tasks = new ArrayList<>();
+      CompletableFuture<Void> killed = new CompletableFuture<>();
+      for (int m = 0; m < maps; m++) {
+        int map = m;
+        List<byte[]> records = new ArrayList<>();
+        for (int i = 0; i < 400; i++) records.add(framed(map, i, 50 + (i * 13) % 200));
+        for (byte[] r : records) {
+          expected[0]++;
+          expected[1] += hash(r);
+        }
+        tasks.add(pool.submit(() -> {
+          MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
+          for (int i = 0; i < records.size(); i++) {
+            w.write(i % partitions, records.get(i), 0, records.get(i).length);
+            if (i == 200) killed.join(); // the first maps have pushed part of their output when the worker dies
+          }
+          w.finish();
+          return null;
+        }));
+      }
+      Thread.sleep(500);
+      Worker victim = s.cluster.workers().get(0);
+      victim.close();
+      long mastersBefore = s.cluster.master().reviveSlotRequests();
+      killed.complete(null);
+      for (Future<?> t : tasks) t.get();
+      pool.shutdown();
+      long[] got = readAll(s.client, spec, 0, partitions);
+      assertEquals(expected[0], got[0], "records");
+      assertEquals(expected[1], got[1], "checksum");
+      // Every map failed over the same dead worker: one executor, so a few batched requests, not one per push.
+      long driverRequests = s.lifecycle.reviveRequests();
+      long masterRequests = s.cluster.master().reviveSlotRequests() - mastersBefore;
+      System.out.printf("REVIVE STORM: %d maps over one dead worker -> %d driver requests, %d master requests%n",
+          maps, driverRequests, masterRequests);
+      assertTrue(driverRequests > 0, "the dead worker's partitions must have been revived");
+      assertTrue(driverRequests <= 40, "revives must be batched per executor, got " + driverRequests);
+      assertTrue(masterRequests <= 10, "revives must be batched per shuffle at the driver, got " + masterRequests);
+    }
+  }
+
+  @Test
+  void aHugePartitionSplitsOverManyEpochsAndIsReadOnce() throws Exception {
+    EstuaryConf small = new EstuaryConf().set(WorkerConfig.SPLIT_SOFT_SIZE, "32k")
+        .set(WorkerConfig.SPLIT_HARD_SIZE, "64k").set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k");
+    try (Setup s = new Setup(3, small, true)) {
+      ShuffleSpec spec = s.spec(2, 2);
+      long count = 0;
+      long sum = 0;
+      for (int m = 0; m < 2; m++) {
+        MapOutputWriter w = new MapOutputWriter(s.client, spec, m, 0);
+        for (int i = 0; i < 3000; i++) {
+          byte[] r = framed(m, i, 100);
+          w.write(0, r, 0, r.length); // everything into partition 0: about 600 KB over a 64 KB hard split
+          count++;
+          sum += hash(r);
+        }
+        w.finish();
+      }
+      LocationTable table = s.client.register(spec, 0, false);
+      assertTrue(table.get(0).getEpoch() >= 2, "partition 0 should have split into 3+ epochs, is at epoch "
+          + table.get(0).getEpoch());
+      long[] got = readAll(s.client, spec, 0, 2);
+      assertEquals(count, got[0]);
+      assertEquals(sum, got[1]);
+    }
+  }
+
+  @Test
+  void aForgedBatchAndADroppedBatchAreCaughtNotRead() throws Exception {
+    try (Setup s = new Setup(2, new EstuaryConf(), false)) {
+      BatchCodec codec = new BatchCodec("none");
+      // Forged: a well-formed batch of the winning attempt that the map never reported.
+      ShuffleSpec forged = s.spec(1, 1);
+      LocationTable t1 = s.client.register(forged, 0, false);
+      byte[] real = codec.encodeToArray(0, 0, 0, 1, framed(0, 0, 40), 0, 44);
+      byte[] extra = codec.encodeToArray(0, 0, 1, 1, framed(0, 1, 40), 0, 44);
+      push(s, t1, real);
+      push(s, t1, extra);
+      s.client.mapperEnd(forged, t1, 0, false, 0, 0,
+          Collections.singletonList(ShuffleRoundTripTest.stats(0, real)));
+      ShuffleDataLostException e = assertThrows(ShuffleDataLostException.class,
+          () -> readAll(s.client, forged, 0, 1));
+      assertTrue(e.getMessage().contains("does not add up"), e.getMessage());
+      assertEquals(t1.shuffleId(), e.estuaryShuffleId());
+
+      // Dropped: the map reports two batches; only one reached a worker (as if a worker lost an acknowledged one).
+      ShuffleSpec dropped = s.spec(1, 1);
+      LocationTable t2 = s.client.register(dropped, 0, false);
+      push(s, t2, real);
+      s.client.mapperEnd(dropped, t2, 0, false, 0, 0,
+          Collections.singletonList(ShuffleRoundTripTest.stats(0, real, extra)));
+      e = assertThrows(ShuffleDataLostException.class, () -> readAll(s.client, dropped, 0, 1));
+      assertTrue(e.getMessage().contains("read 1 batches"), e.getMessage());
+    }
+  }
+
+  private static void push(Setup s, LocationTable t, byte[] batch) throws Exception {
+    TransportClient c = s.client.pushClient(t.get(0).getWorker());
+    TransportClient.await(c.pushData(t.shuffleKey(), 0, t.get(0).getEpoch(),
+        new NettyManagedBuffer(Unpooled.wrappedBuffer(batch)))).release();
+  }
+
+  @Test
+  void aCorruptPrimaryIsReadFromItsReplica() throws Exception {
+    try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+      ShuffleSpec spec = s.spec(1, 1);
+      MapOutputWriter w = new MapOutputWriter(s.client, spec, 0, 0);
+      long count = 0;
+      long sum = 0;
+      for (int i = 0; i < 500; i++) {
+        byte[] r = framed(0, i, 120);
+        w.write(0, r, 0, r.length);
+        count++;
+        sum += hash(r);
+      }
+      w.finish();
+      // Flip one bit in the middle of the primary's file.
+      LocationTable t = s.client.register(spec, 0, false);
+      int idx = s.cluster.workers().indexOf(workerOf(s, t));
+      List<java.nio.file.Path> files = new ArrayList<>();
+      try (java.util.stream.Stream<java.nio.file.Path> p = java.nio.file.Files.walk(
+          s.cluster.root().resolve("worker" + idx + "-disk0"))) {
+        p.filter(f -> f.toString().endsWith(".data")).forEach(files::add);
+      }
+      assertEquals(1, files.size(), "the primary's file: " + files);
+      java.nio.file.Path primary = files.get(0);
+      byte[] bytes = java.nio.file.Files.readAllBytes(primary);
+      bytes[bytes.length / 2] ^= 0x10;
+      java.nio.file.Files.write(primary, bytes);
+      long[] got = readAll(s.client, spec, 0, 1);
+      assertEquals(count, got[0]);
+      assertEquals(sum, got[1]);
+    }
+  }
+
+  private static Worker workerOf(Setup s, LocationTable t) {
+    for (Worker w : s.cluster.workers()) if (w.address().equals(t.get(0).getWorker())) return w;
+    throw new IllegalStateException("no worker holds " + t.get(0));
+  }
+
+  @Test
+  void concurrentRevivesNeverGiveTwoLocationsOneEpoch() throws Exception {
+    try (Setup s = new Setup(3, new EstuaryConf(), true)) {
+      ShuffleSpec spec = s.spec(1, 4);
+      LocationTable t = s.client.register(spec, 0, false);
+      // Many tasks report the same failed epoch of each partition at once, then report the new one as failed too.
+      for (int round = 0; round < 3; round++) {
+        List<CompletableFuture<io.estuary.common.protocol.PartitionLocation>> answers = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+          int p = i % 4;
+          answers.add(s.client.revive(spec, t, p, t.get(p).getEpoch(), null, i % 2 == 0));
+        }
+        Set<String> perEpoch = new HashSet<>();
+        for (CompletableFuture<io.estuary.common.protocol.PartitionLocation> a : answers) {
+          io.estuary.common.protocol.PartitionLocation l = a.get();
+          perEpoch.add(l.getPartitionId() + "/" + l.getEpoch() + "@" + l.getWorker().getRpcPort());
+        }
+        // One answer per partition: everyone who reported epoch e of p got the same epoch e+1 location.
+        assertEquals(4, perEpoch.size(), "answers " + perEpoch);
+        for (int p = 0; p < 4; p++) assertEquals(round + 1, t.get(p).getEpoch());
+      }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.estuary.worker.push;
+
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.network.buffer.NettyManagedBuffer;
+import io.estuary.network.client.TransportClient;
+import io.estuary.network.client.TransportClientFactory;
+import io.netty.buffer.ByteBuf;
+import java.io.Closeable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Forwards pushes from primary locations to their replicas over this worker's own connections to the other
+ * workers' push ports. Sending happens on a small pool of its own, since opening a connection may block and push
+ * handlers run on Netty threads. The replica applies its own memory bound: a busy replica refuses and the client
+ * backs off, as for any push. Thread-safe.
+ */
+public final class Replicator implements Closeable {
+  private final TransportClientFactory connections;
+  private final ExecutorService senders = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
+      new LinkedBlockingQueue<>(), new NamedThreadFactory("worker-replicate"));
+
+  public Replicator(TransportClientFactory connections) {
+    this.connections = connections;
+  }
+
+  /**
+   * Sends {@code data} (whole batches of the given partitions, at {@code offsets}) to {@code replica}'s worker and
+   * releases it. Completes when the replica holds the data, or with the replica's refusal or the connection's failure.
+   */
+  public CompletableFuture<Void> forward(PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs,
+      int[] offsets, ByteBuf data) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      senders.execute(() -> {
+        try {
+          WorkerAddress w = replica.getWorker();
+          TransportClient c = connections.client(w.getHost(), w.getPushPort());
+          NettyManagedBuffer body = new NettyManagedBuffer(data);
+          CompletableFuture<ByteBuf> f = partitions.length == 1
+              ? c.pushData(shuffleKey, partitions[0], epochs[0], body)
+              : c.pushMergedData(shuffleKey, partitions, epochs, offsets, body);
+          f.whenComplete((ack, e) -> {
+            if (ack != null) ack.release();
+            if (e != null) done.completeExceptionally(e);
+            else done.complete(null);
+          });
+        } catch (Exception e) {
+          data.release();
+          done.completeExceptionally(e);
+        }
+      });
+    } catch (RejectedExecutionException e) { // shutting down
+      data.release();
+      done.completeExceptionally(e);
+    }
+    return done;
+  }
+
+  @Override
+  public void close() {
+    senders.shutdownNow();
+    connections.close();
+  }
+}
