@@ -65,12 +65,12 @@ cleanup() {
   for f in "$work"/logs/*.pid; do
     [ -f "$f" ] || continue
     p=$(cat "$f")
-    kill "$p" 2>/dev/null && pids="$pids $p"
+    ours "$p" && kill "$p" 2>/dev/null && pids="$pids $p"
   done
   for _ in $(seq 1 20); do # up to 10 s for a clean stop, then kill
-    alive=""
-    for p in $pids; do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-    [ -z "$alive" ] && break
+    left=""
+    for p in $pids; do alive "$p" && left="$left $p"; done
+    [ -z "$left" ] && break
     sleep 0.5
   done
   for p in $pids; do kill -9 "$p" 2>/dev/null; done
@@ -98,8 +98,10 @@ conf_dir() { # name, extra lines
 wport() { echo $((port + 10 * $1)); }
 wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
 wpid() { cat "$work/logs/estuary-worker-$1.pid" 2>/dev/null || true; }
-wrunning() { local p; p=$(wpid "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
-registrations() { grep -h "Registered with the master" "$work/logs/estuary-worker-$1.log"* 2>/dev/null | wc -l; }
+ours() { local c; c=$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null) || return 1; [[ "$c" == *"$work"* ]]; } # not a reused pid
+alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null || true); [ -n "$s" ] && [ "${s:0:1}" != Z ]; } # not dying
+wrunning() { local p; p=$(wpid "$1"); [ -n "$p" ] && alive "$p"; }
+registrations() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c "Registered with the master" || true; }
 status() { curl -s --max-time 5 "http://127.0.0.1:$http_port/api/status" || true; }
 wstate() { status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\([A-Z_]*\)"/\1/' || true; }
 
@@ -175,8 +177,11 @@ monkey() { # driver-log, driver-pid, delay-seconds, worker, restart-after (0: no
   done
   sleep "$delay"
   grep -q '^RESULT' "$out" 2>/dev/null && late=" LATE"
-  kill -9 "$(wpid "$i")" 2>/dev/null || true
+  local p
+  p=$(wpid "$i")
+  ours "$p" && kill -9 "$p" 2>/dev/null || true
   echo "KILLED worker$i +${delay}s$late"
+  for _ in $(seq 1 100); do alive "$p" || break; sleep 0.1; done # gone, so that nobody takes it for running
   if [ "$restart" != 0 ]; then
     sleep "$restart"
     start_worker "$i" && echo "RESTARTED worker$i after ${restart}s" || echo "RESTART_FAILED worker$i"
@@ -229,7 +234,7 @@ calc() { awk "BEGIN { $1 }"; }
 # --- main ---------------------------------------------------------------------------------------------------------
 
 log "Estuary chaos: $runs runs x ${gb} GB per mode ($mode), baseline $baseline_runs runs, seed $seed, $(date)"
-log "logs: $work"
+log "logs: $work (kept if anything fails)"
 echo "Expected result from the generator"
 SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob expect "$gb" \
   >"$work/drivers/expected.log" 2>&1 || { cat "$work/drivers/expected.log"; exit 1; }

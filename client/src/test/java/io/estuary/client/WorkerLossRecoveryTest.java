@@ -107,7 +107,7 @@ class WorkerLossRecoveryTest {
       for (int m = 0; m < maps; m++) {
         int map = m;
         List<byte[]> records = new ArrayList<>();
-        for (int i = 0; i < 400; i++) records.add(framed(map, i, 50 + (i * 13) % 200));
+        for (int i = 0; i < 2000; i++) records.add(framed(map, i, 100 + (i * 13) % 300));
         for (byte[] r : records) {
           expected[0]++;
           expected[1] += hash(r);
@@ -116,7 +116,7 @@ class WorkerLossRecoveryTest {
           MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
           for (int i = 0; i < records.size(); i++) {
             w.write(i % partitions, records.get(i), 0, records.get(i).length);
-            if (i == 200) killed.join(); // the first maps have pushed part of their output when the worker dies
+            if (i == 1000) killed.join(); // the first maps have pushed part of their output when the worker dies
           }
           w.finish();
           return null;
@@ -219,6 +219,7 @@ class WorkerLossRecoveryTest {
         sum += hash(r);
       }
       w.finish();
+      s.client.reducerFiles(spec, 0, 1, 0, 1); // waits for the commit: the files are complete on disk
       // Flip one bit in the middle of the primary's file.
       LocationTable t = s.client.register(spec, 0, false);
       int idx = s.cluster.workers().indexOf(workerOf(s, t));

@@ -33,12 +33,19 @@ public final class PartitionRegistry {
     return ((long) partitionId << 32) | (epoch & 0xffffffffL);
   }
 
-  /** Reserves the locations; already reserved ones are kept as they are (a driver may retry). */
+  /**
+   * Reserves the locations. A location reserved before keeps its writer (a driver may retry); where it forwards to
+   * is what the newest reservation says.
+   */
   public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
     ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
     for (PartitionLocation loc : locations) {
+      // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
+      long slot = key(loc.getPartitionId(), loc.getEpoch());
       if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
-        slots.replicas.putIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), loc.getPeer());
+        slots.replicas.put(slot, loc.getPeer());
+      } else {
+        slots.replicas.remove(slot);
       }
       slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
         PartitionFileWriter w = storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());

@@ -169,6 +169,7 @@ final class EpochAllocator {
               b.table.nextEpoch(parts.get(i))));
         }
       } catch (RemoteException | RuntimeException e) {
+        LOG.warn("No new locations for partitions {} of {} from the master: {}", parts, b.shuffle, e.toString());
         last = new StatusException(StatusCode.RETRY_LATER, "no new location for partitions " + parts + " of "
             + b.shuffle + ": " + e.getMessage(), e);
         continue; // a split that excluded every worker tries again anywhere

@@ -18,6 +18,8 @@ public final class LocationTable {
   private final AtomicReferenceArray<PartitionLocation> current;
   /** Per partition, the epoch a soft split was last requested for, so each epoch splits once. */
   private final AtomicReferenceArray<Integer> splitRequested;
+  /** Per partition, the epoch whose failure was last logged, so a dead worker costs one line per partition. */
+  private final AtomicReferenceArray<Integer> failureLogged;
 
   public LocationTable(String appId, int estuaryShuffleId, List<PartitionLocation> locations) {
     this.appId = appId;
@@ -25,6 +27,7 @@ public final class LocationTable {
     this.shuffleKey = ShuffleKey.of(appId, estuaryShuffleId);
     this.current = new AtomicReferenceArray<>(locations.toArray(new PartitionLocation[0]));
     this.splitRequested = new AtomicReferenceArray<>(locations.size());
+    this.failureLogged = new AtomicReferenceArray<>(locations.size());
   }
 
   public String appId() {
@@ -60,10 +63,19 @@ public final class LocationTable {
 
   /** True once per (partition, epoch): whether the caller should ask for a soft split of that epoch. */
   boolean claimSplit(int partition, int epoch) {
+    return claimOnce(splitRequested, partition, epoch);
+  }
+
+  /** True once per (partition, epoch): whether the caller should log that epoch's failure. */
+  boolean claimFailureLog(int partition, int epoch) {
+    return claimOnce(failureLogged, partition, epoch);
+  }
+
+  private static boolean claimOnce(AtomicReferenceArray<Integer> claims, int partition, int epoch) {
     while (true) {
-      Integer prev = splitRequested.get(partition);
+      Integer prev = claims.get(partition);
       if (prev != null && prev >= epoch) return false;
-      if (splitRequested.compareAndSet(partition, prev, epoch)) return true;
+      if (claims.compareAndSet(partition, prev, epoch)) return true;
     }
   }
 }

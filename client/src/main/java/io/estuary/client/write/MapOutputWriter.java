@@ -390,10 +390,13 @@ public final class MapOutputWriter {
     if (status.needsRevive()) {
       WorkerAddress failedWorker = status == StatusCode.CONNECTION_FAILED ? loc.getWorker()
           : status == StatusCode.REPLICATE_FAILED && loc.hasPeer() ? loc.getPeer().getWorker() : null;
-      LOG.warn("Push of {} failed ({}: {}); moving partition {} to a new location", what, status,
-          err.getMessage(), loc.getPartitionId());
+      if (table.claimFailureLog(loc.getPartitionId(), loc.getEpoch())) {
+        LOG.warn("Push of {} failed ({}: {}); moving partition {} to a new location", what, status,
+            err.getMessage(), loc.getPartitionId());
+      }
       client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), failedWorker, false).whenComplete((n, e) -> {
         if (e != null) {
+          LOG.warn("Reviving partition {} of {} failed: {}", loc.getPartitionId(), table.shuffleKey(), e.toString());
           // The driver could not answer now: wait like a busy worker, then try the whole thing again.
           client.retryTimerSchedule(() -> failed(push, attempt + 1, err), backoff(attempt));
         } else {
