@@ -245,6 +245,35 @@ class WorkerLossRecoveryTest {
   }
 
   @Test
+  void anAttemptThatPushesAfterTheCommitEndsQuietlyAndCountsForNothing() throws Exception {
+    try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+      ShuffleSpec spec = s.spec(1, 3);
+      MapOutputWriter first = new MapOutputWriter(s.client, spec, 0, 0);
+      long count = 0;
+      long sum = 0;
+      for (int i = 0; i < 300; i++) {
+        byte[] r = framed(0, i, 80);
+        first.write(i % 3, r, 0, r.length);
+        count++;
+        sum += hash(r);
+      }
+      first.finish();
+      s.client.reducerFiles(spec, 0, 3, 0, 1); // the commit is done
+      // A speculative copy of the same map, late: its pushes find the stage ended; it must not fail.
+      MapOutputWriter late = new MapOutputWriter(s.client, spec, 0, 1);
+      for (int i = 0; i < 300; i++) {
+        byte[] r = framed(7, i, 80);
+        late.write(i % 3, r, 0, r.length);
+      }
+      late.finish();
+      assertTrue(late.stageEnded(), "the late attempt's pushes should have been refused as after the stage's end");
+      long[] got = readAll(s.client, spec, 0, 3);
+      assertEquals(count, got[0]);
+      assertEquals(sum, got[1]);
+    }
+  }
+
+  @Test
   void concurrentRevivesNeverGiveTwoLocationsOneEpoch() throws Exception {
     try (Setup s = new Setup(3, new EstuaryConf(), true)) {
       ShuffleSpec spec = s.spec(1, 4);

@@ -45,22 +45,12 @@ final class MasterProcesses implements AutoCloseable {
   }
 
   void start(int i) throws IOException {
-    String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> cmd = new ArrayList<>();
-    cmd.add(System.getProperty("java.home") + "/bin/java");
-    cmd.add("-Xmx256m");
-    cmd.add("-Destuary.master.ha.nodes=" + nodes);
-    cmd.add("-Destuary.master.ha.id=m" + i);
-    cmd.add("-Destuary.master.ha.dir=" + dir.resolve("raft"));
-    cmd.add("-Destuary.master.http.port=" + httpPorts[i]);
-    cmd.add("-Destuary.master.liveness.checkInterval=500ms");
-    cmd.add("-cp");
-    cmd.add(cp);
-    cmd.add("io.estuary.master.Master");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master-" + i + ".log").toFile()));
-    pb.environment().put("ESTUARY_CONF_DIR", dir.toString()); // no conf file there: settings come from -D
-    processes[i] = pb.start();
+    processes[i] = ServerProcess.start("io.estuary.master.Master", "256m", java.util.Arrays.asList(
+        "estuary.master.ha.nodes=" + nodes,
+        "estuary.master.ha.id=m" + i,
+        "estuary.master.ha.dir=" + dir.resolve("raft"),
+        "estuary.master.http.port=" + httpPorts[i],
+        "estuary.master.liveness.checkInterval=500ms"), dir.resolve("master-" + i + ".log"), dir);
   }
 
   String endpoints() {

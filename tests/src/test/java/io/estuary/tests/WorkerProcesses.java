@@ -48,26 +48,18 @@ final class WorkerProcesses implements AutoCloseable {
   }
 
   void start(int i) throws IOException {
-    String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> cmd = new ArrayList<>();
-    cmd.add(System.getProperty("java.home") + "/bin/java");
-    cmd.add("-Xmx384m");
-    cmd.add("-Destuary.master.endpoints=" + masterEndpoints);
-    cmd.add("-Destuary.worker.host=127.0.0.1");
-    cmd.add("-Destuary.worker.rpc.port=" + ports[i][0]);
-    cmd.add("-Destuary.worker.push.port=" + ports[i][1]);
-    cmd.add("-Destuary.worker.fetch.port=" + ports[i][2]);
-    cmd.add("-Destuary.worker.storage.dirs=" + disk(i));
-    cmd.add("-Destuary.worker.disk.reserve=0");
-    cmd.add("-Destuary.worker.heartbeat.interval=1s");
-    for (String s : extraSettings) cmd.add("-D" + s);
-    cmd.add("-cp");
-    cmd.add(cp);
-    cmd.add("io.estuary.worker.Worker");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("worker-" + i + ".log").toFile()));
-    pb.environment().put("ESTUARY_CONF_DIR", dir.toString()); // no conf file there: settings come from -D
-    processes[i] = pb.start();
+    List<String> settings = new ArrayList<>(java.util.Arrays.asList(
+        "estuary.master.endpoints=" + masterEndpoints,
+        "estuary.worker.host=127.0.0.1",
+        "estuary.worker.rpc.port=" + ports[i][0],
+        "estuary.worker.push.port=" + ports[i][1],
+        "estuary.worker.fetch.port=" + ports[i][2],
+        "estuary.worker.storage.dirs=" + disk(i),
+        "estuary.worker.disk.reserve=0",
+        "estuary.worker.heartbeat.interval=1s"));
+    settings.addAll(extraSettings);
+    processes[i] = ServerProcess.start("io.estuary.worker.Worker", "384m", settings,
+        dir.resolve("worker-" + i + ".log"), dir);
   }
 
   /** The worker's RPC port: with the host, its identity. */

@@ -1,0 +1,31 @@
+package io.estuary.tests;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Starts an Estuary server class in its own JVM with the test class path, the way sbin/ starts it. */
+final class ServerProcess {
+  private ServerProcess() {}
+
+  /**
+   * Starts {@code mainClass} with {@code -Xmx}{@code heap} and each setting as {@code -D<setting>}; output is
+   * appended to {@code log}. {@code confDir} holds no conf file, so the settings come from {@code -D} only.
+   */
+  static Process start(String mainClass, String heap, List<String> settings, Path log, Path confDir)
+      throws IOException {
+    String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    List<String> cmd = new ArrayList<>();
+    cmd.add(System.getProperty("java.home") + "/bin/java");
+    cmd.add("-Xmx" + heap);
+    for (String s : settings) cmd.add("-D" + s);
+    cmd.add("-cp");
+    cmd.add(cp);
+    cmd.add(mainClass);
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    pb.environment().put("ESTUARY_CONF_DIR", confDir.toString());
+    return pb.start();
+  }
+}
