@@ -12,7 +12,8 @@
 # (GET /api/status on its HTTP port). Every result is checked by count and an order-independent checksum against
 # the generator's. Prints per run and a table per mode (runs, failed, wrong, stage reruns, mean time with kills
 # against the baseline), saved to bench/results/chaos-<timestamp>.txt. Logs are kept (and their directory
-# printed) when anything failed.
+# printed) when anything failed. Servers and drivers run from a copy of dist/ and of the bench classes taken at the
+# start, so that a rebuild during a long run does not change what is measured.
 #
 # Environment: CHAOS_BASELINE_RUNS (3), CHAOS_SEED (random; the same seed replays the same kill schedule),
 # CHAOS_PORT_BASE (19400: master 19400, its HTTP 19401, worker i on base+10i..base+10i+2), CHAOS_JOB_TIMEOUT
@@ -45,7 +46,11 @@ workers="1 2 3"
 
 work=$(mktemp -d /tmp/estuary-chaos.XXXXXX)
 mkdir -p "$work/logs" "$work/drivers" "$work/tmp"
-export ESTUARY_HOME=$root/dist
+# A snapshot of dist/ and of the bench classes: the servers restarted in the middle of a run and every driver use
+# the same build as the first (a build in the tree meanwhile changes nothing here).
+cp -r dist "$work/dist"
+cp -r bench/target/classes "$work/bench-classes"
+export ESTUARY_HOME=$work/dist
 export ESTUARY_LOG_DIR=$work/logs
 stamp=$(date +%Y%m%d-%H%M%S)
 report=$work/report.txt
@@ -60,7 +65,7 @@ cleanup() {
   set +e
   trap - EXIT INT TERM
   if [ -n "$killer" ]; then pkill -9 -P "$killer" 2>/dev/null; kill -9 "$killer" 2>/dev/null; fi
-  [ -n "$driver" ] && kill -9 "$driver" 2>/dev/null
+  [ -n "$driver" ] && { kill -9 "$driver"; wait "$driver"; } 2>/dev/null
   local pids=""
   for f in "$work"/logs/*.pid; do
     [ -f "$f" ] || continue
@@ -90,7 +95,7 @@ trap 'exit 130' INT TERM
 conf_dir() { # name, extra lines
   local d=$work/conf-$1
   mkdir -p "$d"
-  cp "$root/dist/conf/log4j2.xml.template" "$d/log4j2.xml"
+  cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
   printf 'estuary.master.endpoints %s\n%s\n' "$master_ep" "$2" > "$d/estuary-defaults.conf"
   echo "$d"
 }
@@ -98,7 +103,7 @@ conf_dir() { # name, extra lines
 wport() { echo $((port + 10 * $1)); }
 wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
 wpid() { cat "$work/logs/estuary-worker-$1.pid" 2>/dev/null || true; }
-ours() { local c; c=$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null) || return 1; [[ "$c" == *"$work"* ]]; } # not a reused pid
+ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; } # not a reused pid
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null || true); [ -n "$s" ] && [ "${s:0:1}" != Z ]; } # not dying
 wrunning() { local p; p=$(wpid "$1"); [ -n "$p" ] && alive "$p"; }
 registrations() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c "Registered with the master" || true; }
@@ -119,6 +124,8 @@ estuary.worker.disk.reserve 0
 estuary.worker.heartbeat.interval 2s")
   before=$(registrations "$i")
   # A killed worker's ports are free at once (no TIME_WAIT on listening sockets), so it can come back right away.
+  # Its pid file goes first: until it is reaped, a killed JVM is a zombie that start-worker.sh takes for running.
+  wrunning "$i" || rm -f "$work/logs/estuary-worker-$i.pid"
   ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=$i "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
   for _ in $(seq 1 120); do
     [ "$(registrations "$i")" -gt "$before" ] && return 0
@@ -141,7 +148,7 @@ ensure_workers() {
       s=$(wstate "$i")
       [ "$s" = WORKER_ACTIVE ] && break
       if [ -n "$s" ]; then
-        echo "    worker$i is $s at the master: activating it again"
+        log "    worker$i is $s at the master: activating it again"
         curl -s --max-time 5 -X POST "http://127.0.0.1:$http_port/api/workers/activate?id=$(wid "$i")" >/dev/null || true
       fi
       sleep 0.5
@@ -188,12 +195,20 @@ monkey() { # driver-log, driver-pid, delay-seconds, worker, restart-after (0: no
   fi
 }
 
+# A Spark driver JVM as build/spark-driver.sh starts it (Spark, then the shaded client jar), on the snapshot.
+spark_driver() {
+  local opens
+  opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
+  # shellcheck disable=SC2086
+  SPARK_LOCAL_IP=127.0.0.1 exec java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
+    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/*.jar)" "$@"
+}
+
 # Runs ChaosJob once; with a kill schedule, the monkey alongside. Sets: verdict secs reruns tfail result_line.
 run_job() { # name, replicate, timeout-seconds, [delay worker restart]
   local name=$1 rep=$2 timeout=$3 out=$work/drivers/$1.log
   # shellcheck disable=SC2086
-  SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob \
-    "$master_ep" "$gb" "$rep" $expected >"$out" 2>&1 &
+  (spark_driver io.estuary.bench.ChaosJob "$master_ep" "$gb" "$rep" $expected >"$out" 2>&1) &
   driver=$!
   if [ $# -gt 3 ]; then
     monkey "$out" "$driver" "$4" "$5" "$6" >"$out.monkey" 2>&1 &
@@ -236,6 +251,7 @@ calc() { awk "BEGIN { $1 }"; }
 log "Estuary chaos: $runs runs x ${gb} GB per mode ($mode), baseline $baseline_runs runs, seed $seed, $(date)"
 log "logs: $work (kept if anything fails)"
 echo "Expected result from the generator"
+# (through build/spark-driver.sh, which also writes Spark's class path file if it is missing)
 SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob expect "$gb" \
   >"$work/drivers/expected.log" 2>&1 || { cat "$work/drivers/expected.log"; exit 1; }
 expected=$(sed -n 's/^EXPECTED //p' "$work/drivers/expected.log")
@@ -248,8 +264,8 @@ echo "  warm-up: $result_line"
 trouble=0 # a failed warm-up is shown, not counted
 
 table=$work/table.txt
-printf '%-14s %5s %6s %6s %13s %9s %5s %9s %11s %12s %9s\n' mode runs failed wrong "stage reruns" restarts late \
-  "task-fail" "baseline s" "w/ kills s" overhead > "$table"
+printf '%-14s %5s %6s %6s %13s %9s %5s %9s %10s %9s %11s %9s\n' mode runs failed wrong "stage reruns" restarts late \
+  "task-fail" "baseline s" "base-fail" "w/ kills s" overhead > "$table"
 for rep in $modes; do
   label="replicate=$([ "$rep" = true ] && echo on || echo off)"
   log ""
@@ -297,14 +313,14 @@ for rep in $modes; do
   kmean=$(echo "$ktimes" | tr ' ' '\n' | grep . | fmean || true)
   [ -n "$kmean" ] || kmean=-
   if [ "$base" != - ] && [ "$kmean" != - ]; then ratio=$(calc "printf \"%.2fx\", $kmean / $base"); else ratio=-; fi
-  [ "$bfailed" -gt 0 ] && base="$base ($bfailed failed)"
-  printf '%-14s %5s %6s %6s %13s %9s %5s %9s %11s %12s %9s\n' "$label" "$runs" "$nfail" "$nwrong" \
-    "$nreruns in $nrerunruns" "$nrestarts" "$nlate" "$ntfail" "$base" "$kmean" "$ratio" >> "$table"
+  printf '%-14s %5s %6s %6s %13s %9s %5s %9s %10s %9s %11s %9s\n' "$label" "$runs" "$nfail" "$nwrong" \
+    "$nreruns in $nrerunruns" "$nrestarts" "$nlate" "$ntfail" "$base" "$bfailed/$baseline_runs" "$kmean" "$ratio" \
+    >> "$table"
 done
 
 log ""
 log "Summary ($runs runs x ${gb} GB per mode, seed $seed; stage reruns: total stage attempts > 0, in how many runs;"
-log "late: kills that landed after the job had ended; times are the mean of the runs that completed)"
+log "late: kills that landed after the job had ended; times: mean of the runs that completed, from the job's start)"
 tee -a "$report" < "$table"
 mkdir -p bench/results
 cp "$report" "bench/results/chaos-$stamp.txt"
@@ -312,9 +328,10 @@ echo "saved to bench/results/chaos-$stamp.txt"
 if [ "$trouble" -ne 0 ]; then
   echo
   echo "Something failed. Server logs: $work/logs; driver logs: $work/drivers"
-  for f in "$work"/logs/estuary-worker-*.log "$work"/logs/estuary-master-*.log; do
+  for f in "$work"/logs/estuary-master-*.log "$work"/logs/estuary-worker-*.log; do
     [ -f "$f" ] || continue
     n=$(grep -c -E ' (WARN|ERROR) ' "$f" || true)
-    echo "  $f: $n warnings/errors"
+    echo "  $f: $n warnings/errors; the last ones:"
+    grep -E ' (WARN|ERROR) ' "$f" | tail -5 | cut -c1-400 | sed 's/^/    /' || true
   done
 fi

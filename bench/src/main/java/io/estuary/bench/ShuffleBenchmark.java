@@ -52,7 +52,10 @@ public final class ShuffleBenchmark {
 
   /** Runs every workload on one shuffle implementation (estuaryMaster null: native) and records the results. */
   static void runAll(String estuaryMaster, double scale, Path out) throws IOException {
-    JavaSparkContext sc = Sessions.start(estuaryMaster == null ? "bench-native" : "bench-estuary", estuaryMaster, 2);
+    // SparkConf reads spark.* system properties: bench/run.sh turns replication off with one for the 1-copy runs.
+    String label = estuaryMaster == null ? "native"
+        : "false".equals(System.getProperty("spark.estuary.client.push.replicate")) ? "1-copy" : "estuary";
+    JavaSparkContext sc = Sessions.start("bench-" + label, estuaryMaster, 2);
     sc.setLogLevel("WARN");
     List<String> lines = new ArrayList<>();
     try {
@@ -66,8 +69,7 @@ public final class ShuffleBenchmark {
         long t0 = System.nanoTime();
         Workloads.Sum s = e.getValue().apply(sc);
         double secs = (System.nanoTime() - t0) / 1e9;
-        System.out.printf("  %-8s %-52s %7.2f s  %s%n", estuaryMaster == null ? "native" : "estuary", e.getKey(),
-            secs, s);
+        System.out.printf("  %-8s %-52s %7.2f s  %s%n", label, e.getKey(), secs, s);
         lines.add(e.getKey() + "\t" + secs + "\t" + s.count + "\t" + s.sum);
       }
     } finally {
@@ -106,8 +108,9 @@ public final class ShuffleBenchmark {
 
   /**
    * {@code run native|estuary master scale out-file}: one implementation, in this JVM (bench/run.sh gives each its
-   * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-files estuary-files}: the table (files comma-separated; the best run of each
-   * workload counts).
+   * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-files estuary-files
+   * [single-copy-files]}: the table (files comma-separated; the best run of each workload counts), Estuary with
+   * replicas (its default) and, when given, with one copy.
    */
   public static void main(String[] args) throws IOException {
     if (args[0].equals("run")) {
@@ -116,16 +119,25 @@ public final class ShuffleBenchmark {
     }
     Map<String, Result> nat = best(args[1]);
     Map<String, Result> est = best(args[2]);
+    Map<String, Result> single = args.length > 3 ? best(args[3]) : null;
     System.out.println();
-    System.out.printf("%-52s %10s %10s %8s  %s%n", "workload", "native s", "estuary s", "ratio", "checksum");
+    System.out.printf("%-52s %10s %12s %8s", "workload", "native s", "replicated s", "ratio");
+    if (single != null) System.out.printf(" %10s %8s", "1-copy s", "ratio");
+    System.out.printf("  %s%n", "checksum");
     List<String> bad = new ArrayList<>();
     for (String k : nat.keySet()) {
       Result n = nat.get(k);
       Result e = est.get(k);
-      boolean ok = e != null && n.sum.equals(e.sum);
+      Result o = single == null ? null : single.get(k);
+      boolean ok = e != null && n.sum.equals(e.sum) && (single == null || (o != null && n.sum.equals(o.sum)));
       if (!ok) bad.add(k);
-      System.out.printf("%-52s %10.2f %10.2f %7.2fx  %s%n", k, n.seconds, e == null ? 0 : e.seconds,
-          e == null ? 0 : e.seconds / n.seconds, ok ? "OK" : "MISMATCH " + n.sum + " vs " + (e == null ? "-" : e.sum));
+      System.out.printf("%-52s %10.2f %12.2f %7.2fx", k, n.seconds, e == null ? 0 : e.seconds,
+          e == null ? 0 : e.seconds / n.seconds);
+      if (single != null) {
+        System.out.printf(" %10.2f %7.2fx", o == null ? 0 : o.seconds, o == null ? 0 : o.seconds / n.seconds);
+      }
+      System.out.printf("  %s%n", ok ? "OK" : "MISMATCH " + n.sum + " vs " + (e == null ? "-" : e.sum)
+          + (o == null ? "" : " / " + o.sum));
     }
     if (!bad.isEmpty()) {
       System.out.println("checksum mismatch in: " + bad);

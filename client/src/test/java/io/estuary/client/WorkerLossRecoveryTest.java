@@ -10,6 +10,7 @@ import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.PartitionStats;
 import io.estuary.network.buffer.NettyManagedBuffer;
@@ -96,7 +97,9 @@ class WorkerLossRecoveryTest {
 
   @Test
   void mapsSurviveAWorkerThatDiesWhileTheyPushAndAStormOfRevivesStaysCheap() throws Exception {
-    try (Setup s = new Setup(3, new EstuaryConf(), true)) {
+    // One report excludes a worker: a client that blamed a live worker would show here.
+    EstuaryConf strict = new EstuaryConf().set(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD, "1");
+    try (Setup s = new Setup(3, strict, true)) {
       int maps = 40;
       int partitions = 30;
       ShuffleSpec spec = s.spec(maps, partitions);
@@ -140,6 +143,48 @@ class WorkerLossRecoveryTest {
       assertTrue(driverRequests > 0, "the dead worker's partitions must have been revived");
       assertTrue(driverRequests <= 40, "revives must be batched per executor, got " + driverRequests);
       assertTrue(masterRequests <= 10, "revives must be batched per shuffle at the driver, got " + masterRequests);
+      // Only the dead worker was reported (a primary whose replica died must not get its other replicas blamed).
+      for (Worker w : s.cluster.workers()) {
+        if (w == victim) continue;
+        String id = io.estuary.master.state.WorkerId.of(w.address());
+        assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
+            s.cluster.master().state(st -> st.workerState(id)), "live worker " + id + " was excluded");
+      }
+    }
+  }
+
+  @Test
+  void aWorkerThatDiesBeforeTheMergedPushesIsTheOnlyOneBlamed() throws Exception {
+    EstuaryConf strict = new EstuaryConf().set(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD, "1");
+    try (Setup s = new Setup(3, strict, true)) {
+      int partitions = 24;
+      ShuffleSpec spec = s.spec(2, partitions);
+      long count = 0;
+      long sum = 0;
+      MapOutputWriter[] writers = new MapOutputWriter[2];
+      for (int m = 0; m < 2; m++) {
+        writers[m] = new MapOutputWriter(s.client, spec, m, 0);
+        for (int i = 0; i < 240; i++) { // small: everything waits for the merged pushes at the map's end
+          byte[] r = framed(m, i, 30);
+          writers[m].write(i % partitions, r, 0, r.length);
+          count++;
+          sum += hash(r);
+        }
+      }
+      s.client.register(spec, 0, false);
+      Worker victim = s.cluster.workers().get(0);
+      victim.close();
+      // Each merged push to a live primary holds partitions replicated to the dead worker and to the live one.
+      for (MapOutputWriter w : writers) w.finish();
+      long[] got = readAll(s.client, spec, 0, partitions);
+      assertEquals(count, got[0]);
+      assertEquals(sum, got[1]);
+      for (Worker w : s.cluster.workers()) {
+        if (w == victim) continue;
+        String id = io.estuary.master.state.WorkerId.of(w.address());
+        assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
+            s.cluster.master().state(st -> st.workerState(id)), "live worker " + id + " was blamed and excluded");
+      }
     }
   }
 

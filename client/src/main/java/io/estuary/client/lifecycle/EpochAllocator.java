@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  */
 final class EpochAllocator {
   private static final Logger LOG = LoggerFactory.getLogger(EpochAllocator.class);
-  private static final int PLACEMENT_TRIES = 3;
+  private static final int PLACEMENT_TRIES = 4;
 
   private final String appId;
   private final MasterClient master;
@@ -153,9 +153,12 @@ final class EpochAllocator {
   private void place(Batch b) {
     Map<Integer, Set<String>> left = new LinkedHashMap<>(b.partitions);
     RuntimeException last = null;
+    boolean trustMasterOnly = false;
     for (int attempt = 0; attempt < PLACEMENT_TRIES && !left.isEmpty(); attempt++) {
       List<Integer> parts = new ArrayList<>(left.keySet());
-      Set<String> excluded = new HashSet<>(failedWorkers.ids());
+      // First avoid what this application saw fail (and, for a split, the old workers); if that leaves nothing,
+      // the master's own view of live workers decides, and reservations weed out the dead.
+      Set<String> excluded = new HashSet<>(trustMasterOnly ? new ArrayList<>() : failedWorkers.ids());
       if (attempt == 0) for (Set<String> avoid : left.values()) excluded.addAll(avoid);
       List<PartitionLocation> locs;
       try {
@@ -169,7 +172,9 @@ final class EpochAllocator {
               b.table.nextEpoch(parts.get(i))));
         }
       } catch (RemoteException | RuntimeException e) {
-        LOG.warn("No new locations for partitions {} of {} from the master: {}", parts, b.shuffle, e.toString());
+        LOG.warn("No new locations for partitions {} of {} from the master (avoiding {}): {}", parts, b.shuffle,
+            excluded, e.toString());
+        trustMasterOnly = attempt > 0;
         last = new StatusException(StatusCode.RETRY_LATER, "no new location for partitions " + parts + " of "
             + b.shuffle + ": " + e.getMessage(), e);
         continue; // a split that excluded every worker tries again anywhere
@@ -179,6 +184,7 @@ final class EpochAllocator {
         LOG.warn("Reserving new epochs of {} failed on {}; placing them elsewhere", b.shuffle, refused);
         List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
         if (!fresh.isEmpty()) reportFailures.accept(fresh);
+        trustMasterOnly = false; // these refusals are facts: avoid them next time
       }
       for (PartitionLocation loc : locs) {
         if (onAny(loc, refused.keySet())) continue;

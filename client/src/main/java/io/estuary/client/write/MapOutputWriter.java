@@ -388,8 +388,9 @@ public final class MapOutputWriter {
     }
     PartitionLocation loc = push.locations[0];
     if (status.needsRevive()) {
-      WorkerAddress failedWorker = status == StatusCode.CONNECTION_FAILED ? loc.getWorker()
-          : status == StatusCode.REPLICATE_FAILED && loc.hasPeer() ? loc.getPeer().getWorker() : null;
+      // Only a worker this client could not reach is blamed. A primary that could not replicate does not say which
+      // replica failed; a dead replica shows itself when the driver reserves the new epoch's copies on it.
+      WorkerAddress failedWorker = status == StatusCode.CONNECTION_FAILED ? loc.getWorker() : null;
       if (table.claimFailureLog(loc.getPartitionId(), loc.getEpoch())) {
         LOG.warn("Push of {} failed ({}: {}); moving partition {} to a new location", what, status,
             err.getMessage(), loc.getPartitionId());
@@ -424,8 +425,10 @@ public final class MapOutputWriter {
     }
     merged.body.release();
     for (Push single : singles) {
-      if (status == StatusCode.HARD_SPLIT || status == StatusCode.RETRY_LATER) {
-        // Only some partitions may be full, or the worker was briefly busy: let each single find out for itself.
+      if (status == StatusCode.HARD_SPLIT || status == StatusCode.RETRY_LATER
+          || status == StatusCode.REPLICATE_FAILED) {
+        // Only some partitions may be full or have a failed replica, or the worker was briefly busy: let each
+        // single find out for itself.
         long wait = status == StatusCode.RETRY_LATER ? backoff(attempt) : 0;
         client.retryTimerSchedule(() -> send(single, attempt + 1), wait);
       } else {
