@@ -38,6 +38,12 @@ public final class TransportClientFactory implements Closeable {
     this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, conf.get(NetworkConfig.CONNECT_TIMEOUT));
   }
 
+  /** The active connection to {@code host:port} if one is open, else null. Never blocks. */
+  public TransportClient activeClient(String host, int port) {
+    TransportClient c = clients.get(host + ":" + port);
+    return c != null && c.isActive() ? c : null;
+  }
+
   /** An active connection to {@code host:port}, opened if needed. */
   public TransportClient client(String host, int port) throws RemoteException {
     String key = host + ":" + port;

@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Forwards pushes from primary locations to their replicas over this worker's own connections to the other
- * workers' push ports. Sending happens on a small pool of its own, since opening a connection may block and push
- * handlers run on Netty threads. The replica applies its own memory bound: a busy replica refuses and the client
+ * workers' push ports. Over an open connection a push leaves at once from the caller's (Netty) thread; opening a
+ * connection may block, so that happens on a small pool of its own. The replica applies its own memory bound: a busy replica refuses and the client
  * backs off, as for any push. Thread-safe.
  */
 public final class Replicator implements Closeable {
@@ -37,20 +37,16 @@ public final class Replicator implements Closeable {
   public CompletableFuture<Void> forward(PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs,
       int[] offsets, ByteBuf data) {
     CompletableFuture<Void> done = new CompletableFuture<>();
+    WorkerAddress w = replica.getWorker();
+    TransportClient open = connections.activeClient(w.getHost(), w.getPushPort());
+    if (open != null) { // the usual case: no thread hop, the push leaves from the calling event loop
+      send(open, shuffleKey, partitions, epochs, offsets, data, done);
+      return done;
+    }
     try {
       senders.execute(() -> {
         try {
-          WorkerAddress w = replica.getWorker();
-          TransportClient c = connections.client(w.getHost(), w.getPushPort());
-          NettyManagedBuffer body = new NettyManagedBuffer(data);
-          CompletableFuture<ByteBuf> f = partitions.length == 1
-              ? c.pushData(shuffleKey, partitions[0], epochs[0], body)
-              : c.pushMergedData(shuffleKey, partitions, epochs, offsets, body);
-          f.whenComplete((ack, e) -> {
-            if (ack != null) ack.release();
-            if (e != null) done.completeExceptionally(e);
-            else done.complete(null);
-          });
+          send(connections.client(w.getHost(), w.getPushPort()), shuffleKey, partitions, epochs, offsets, data, done);
         } catch (Exception e) {
           data.release();
           done.completeExceptionally(e);
@@ -61,6 +57,19 @@ public final class Replicator implements Closeable {
       done.completeExceptionally(e);
     }
     return done;
+  }
+
+  private static void send(TransportClient c, String shuffleKey, int[] partitions, int[] epochs, int[] offsets,
+      ByteBuf data, CompletableFuture<Void> done) {
+    NettyManagedBuffer body = new NettyManagedBuffer(data);
+    CompletableFuture<ByteBuf> f = partitions.length == 1
+        ? c.pushData(shuffleKey, partitions[0], epochs[0], body)
+        : c.pushMergedData(shuffleKey, partitions, epochs, offsets, body);
+    f.whenComplete((ack, e) -> {
+      if (ack != null) ack.release();
+      if (e != null) done.completeExceptionally(e);
+      else done.complete(null);
+    });
   }
 
   @Override
