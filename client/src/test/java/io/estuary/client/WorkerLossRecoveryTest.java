@@ -143,13 +143,20 @@ class WorkerLossRecoveryTest {
       assertTrue(driverRequests > 0, "the dead worker's partitions must have been revived");
       assertTrue(driverRequests <= 40, "revives must be batched per executor, got " + driverRequests);
       assertTrue(masterRequests <= 10, "revives must be batched per shuffle at the driver, got " + masterRequests);
-      // Only the dead worker was reported (a primary whose replica died must not get its other replicas blamed).
-      for (Worker w : s.cluster.workers()) {
-        if (w == victim) continue;
-        String id = io.estuary.master.state.WorkerId.of(w.address());
-        assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
-            s.cluster.master().state(st -> st.workerState(id)), "live worker " + id + " was excluded");
-      }
+      assertOnlyTheVictimWasBlamed(s, victim);
+    }
+  }
+
+  /**
+   * With one report enough to exclude a worker, every live worker must still be ACTIVE: a primary whose replica
+   * died must not get its other replicas blamed.
+   */
+  private static void assertOnlyTheVictimWasBlamed(Setup s, Worker victim) {
+    for (Worker w : s.cluster.workers()) {
+      if (w == victim) continue;
+      String id = io.estuary.master.state.WorkerId.of(w.address());
+      assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
+          s.cluster.master().state(st -> st.workerState(id)), "live worker " + id + " was blamed and excluded");
     }
   }
 
@@ -179,12 +186,7 @@ class WorkerLossRecoveryTest {
       long[] got = readAll(s.client, spec, 0, partitions);
       assertEquals(count, got[0]);
       assertEquals(sum, got[1]);
-      for (Worker w : s.cluster.workers()) {
-        if (w == victim) continue;
-        String id = io.estuary.master.state.WorkerId.of(w.address());
-        assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
-            s.cluster.master().state(st -> st.workerState(id)), "live worker " + id + " was blamed and excluded");
-      }
+      assertOnlyTheVictimWasBlamed(s, victim);
     }
   }
 
