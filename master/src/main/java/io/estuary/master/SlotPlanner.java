@@ -18,7 +18,8 @@ import java.util.function.Predicate;
 /**
  * Placement that never hands out a bad worker. A worker is usable when it is registered, ACTIVE and not excluded by
  * the asking driver; everything else (lost, excluded by an operator or by failure reports, decommissioning) gets no
- * location, whether new, revived or kept from an earlier placement.
+ * location, whether new, revived or kept from an earlier placement. Holds no state of its own; as thread-safe as its
+ * {@link SlotAllocator}, which the leader's request threads share.
  */
 final class SlotPlanner {
   private final SlotAllocator allocator;

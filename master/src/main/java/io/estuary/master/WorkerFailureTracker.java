@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * {@link #REASON_PREFIX}: an operator who excludes or decommissions the worker meanwhile replaces the reason, so
  * their decision stands, and a new leader lifts its predecessor's automatic exclusions (after a full grace of its
  * own, since the start time is not logged). Reports themselves are soft facts of the leader: a new one counts
- * afresh. Only the leader calls this.
+ * afresh. Only the leader calls this. Thread-safe: every method holds this object's lock (request threads report,
+ * the liveness timer re-admits).
  */
 final class WorkerFailureTracker {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerFailureTracker.class);

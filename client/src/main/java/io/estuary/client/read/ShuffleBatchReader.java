@@ -60,11 +60,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
     final int partition;
     final int epoch;
     final Deque<PartitionLocation> copies;
+    /** Where this partition's reads are counted (shared by its epochs). */
+    final Counts counts;
 
-    EpochRead(int partition, EpochFiles e) {
+    EpochRead(int partition, EpochFiles e, Counts counts) {
       this.partition = partition;
       this.epoch = e.getEpoch();
       this.copies = new ArrayDeque<>(e.getCopiesList());
+      this.counts = counts;
     }
   }
 
@@ -133,9 +136,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
         throw lost(pf.getPartitionId(), -1, "an epoch of partition " + pf.getPartitionId() + " has no committed "
             + "copy, and without integrity counts nothing proves it held no data", null);
       }
-      counts.put(pf.getPartitionId(), new Counts(pf));
+      Counts c = new Counts(pf);
+      counts.put(pf.getPartitionId(), c);
       for (EpochFiles e : pf.getEpochsList()) {
-        if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e));
+        if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e, c));
       }
     }
   }
@@ -185,7 +189,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     seenBatches.add(id);
     batchesRead++;
     recordsRead += BatchHeader.records(chunk, h);
-    Counts c = counts.get(current.partition);
+    Counts c = current.counts;
     c.batches++;
     c.records += BatchHeader.records(chunk, h);
     c.checksum += BatchHeader.checksum(chunk, h) & 0xffffffffL;

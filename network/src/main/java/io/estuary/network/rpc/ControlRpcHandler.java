@@ -5,7 +5,6 @@ import com.google.protobuf.MessageLite;
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.status.StatusCode;
-import io.estuary.common.status.StatusException;
 import io.estuary.network.server.ResponseCallback;
 import io.estuary.network.server.RpcHandler;
 import io.netty.buffer.ByteBuf;
@@ -56,18 +55,8 @@ public abstract class ControlRpcHandler implements RpcHandler {
       if (!(e instanceof IllegalArgumentException || e instanceof io.estuary.common.util.EstuaryException)) {
         LOG.warn("{}: {} failed", serverName, request.getPayloadCase(), e);
       }
-      reply.fail(statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
+      reply.fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
     }
-  }
-
-  /** The status for an exception a handler threw: its own, BAD_REQUEST for bad arguments, else FATAL. */
-  public static StatusCode statusOf(Throwable e) {
-    if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) e = e.getCause();
-    if (e instanceof StatusException) return ((StatusException) e).status();
-    if (e instanceof io.estuary.network.client.RemoteException) {
-      return ((io.estuary.network.client.RemoteException) e).status();
-    }
-    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : StatusCode.FATAL;
   }
 
   protected final IllegalArgumentException unsupported(Request request) {
@@ -95,9 +84,9 @@ public abstract class ControlRpcHandler implements RpcHandler {
       callback.onFailure(status, error);
     }
 
-    /** Fails with the status the exception carries (a {@link StatusException}'s, or a default by its type). */
+    /** Fails with the status the exception carries, see {@link ResponseCallback#statusOf}. */
     public void fail(Throwable e) {
-      fail(statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
+      fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
     }
   }
 }

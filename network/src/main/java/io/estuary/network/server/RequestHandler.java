@@ -1,7 +1,6 @@
 package io.estuary.network.server;
 
 import io.estuary.common.status.StatusCode;
-import io.estuary.common.status.StatusException;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.protocol.ChunkFetchFailure;
@@ -90,7 +89,8 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
       chunk = streams.getChunk(r.streamId, r.chunkIndex);
     } catch (RuntimeException e) {
-      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, statusOf(e), String.valueOf(e.getMessage())));
+      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, ResponseCallback.statusOf(e),
+          String.valueOf(e.getMessage())));
       return;
     }
     ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
@@ -98,11 +98,6 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
           r.streamId, ch.remoteAddress(), f.cause().toString());
     });
-  }
-
-  private static StatusCode statusOf(RuntimeException e) {
-    if (e instanceof StatusException) return ((StatusException) e).status();
-    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : StatusCode.FATAL;
   }
 
   private static ResponseCallback callback(Channel ch, long requestId) {

@@ -1,6 +1,7 @@
 package io.estuary.network.server;
 
 import io.estuary.common.status.StatusCode;
+import io.estuary.network.client.RemoteException;
 import io.netty.buffer.ByteBuf;
 
 /** How a handler answers a request or a push, now or later from another thread. */
@@ -13,4 +14,14 @@ public interface ResponseCallback {
    * and what was asked.
    */
   void onFailure(StatusCode status, String error);
+
+  /**
+   * The status a failed request answers with, from what its handler threw: the exception's own (a
+   * {@link io.estuary.common.status.StatusException}, or a {@link RemoteException} from a call the handler made),
+   * {@link StatusCode#BAD_REQUEST} for bad arguments, else {@link StatusCode#FATAL}.
+   */
+  static StatusCode statusOf(Throwable e) {
+    if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) e = e.getCause();
+    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : RemoteException.statusOf(e);
+  }
 }

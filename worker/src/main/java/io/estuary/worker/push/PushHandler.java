@@ -28,6 +28,9 @@ import java.util.concurrent.CompletableFuture;
  * <p>Refusals carry a {@link StatusCode}: busy ({@code RETRY_LATER}), unknown location, hard split, disk failed,
  * stage ended, replica failed. A successful push is acknowledged with an empty body, or with one status byte per
  * partition when some partition file passed its soft split size ({@code SOFT_SPLIT}).
+ *
+ * <p>Thread-safe and stateless (state lives in the registry and the writers). Owns each push's body: it is
+ * released on every path, after the writer has copied it and the forwarded duplicate or slices have been sent.
  */
 public final class PushHandler implements RpcHandler {
   private final PartitionRegistry registry;

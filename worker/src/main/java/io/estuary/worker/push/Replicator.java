@@ -18,8 +18,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Forwards pushes from primary locations to their replicas over this worker's own connections to the other
  * workers' push ports. Over an open connection a push leaves at once from the caller's (Netty) thread; opening a
- * connection may block, so that happens on a small pool of its own. The replica applies its own memory bound: a busy replica refuses and the client
- * backs off, as for any push. Thread-safe.
+ * connection may block, so that happens on a small pool of its own. The replica applies its own memory bound: a busy
+ * replica refuses and the client backs off, as for any push. Thread-safe; {@link #forward} owns the data it is
+ * given and releases it once sent (or on failure).
  */
 public final class Replicator implements Closeable {
   private final TransportClientFactory connections;
