@@ -60,6 +60,12 @@ public final class RatisStateLog implements StateLog {
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService watchdog =
       Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-raft-watchdog"));
+  /**
+   * Hands requests to Raft. Ratis may take its server lock while it changes role (stepping down waits on
+   * appenders to dead peers), so a submit can block for a while; it must never block a network thread.
+   */
+  private final java.util.concurrent.ExecutorService submitter =
+      Executors.newSingleThreadExecutor(new NamedThreadFactory("master-raft-submit"));
   private volatile boolean closing;
 
   /**
@@ -143,6 +149,24 @@ public final class RatisStateLog implements StateLog {
         .setType(RaftClientRequest.writeRequestType())
         .build();
     try {
+      submitter.execute(() -> submitNow(req, command, done));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      done.completeExceptionally(new NotLeaderException(null, "this master is shutting down"));
+    }
+    // Without a quorum nothing commits; fail after a while, as "not the leader", so callers retry (elsewhere).
+    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS).handle((v, e) -> {
+      Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+      if (c instanceof java.util.concurrent.TimeoutException) {
+        throw new NotLeaderException(null, "no quorum committed the change within " + submitTimeoutMs + " ms");
+      }
+      if (c instanceof RuntimeException) throw (RuntimeException) c;
+      if (c != null) throw new EstuaryException(String.valueOf(c.getMessage()), c);
+      return v;
+    });
+  }
+
+  private void submitNow(RaftClientRequest req, MasterCommand command, CompletableFuture<Void> done) {
+    try {
       server.submitClientRequestAsync(req).whenComplete((RaftClientReply reply, Throwable e) -> {
         if (e != null) {
           done.completeExceptionally(e);
@@ -157,19 +181,9 @@ public final class RatisStateLog implements StateLog {
               + ": " + reply.getException()));
         }
       });
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       done.completeExceptionally(e);
     }
-    // Without a quorum nothing commits; fail after a while, as "not the leader", so callers retry (elsewhere).
-    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS).handle((v, e) -> {
-      Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-      if (c instanceof java.util.concurrent.TimeoutException) {
-        throw new NotLeaderException(null, "no quorum committed the change within " + submitTimeoutMs + " ms");
-      }
-      if (c instanceof RuntimeException) throw (RuntimeException) c;
-      if (c != null) throw new EstuaryException(String.valueOf(c.getMessage()), c);
-      return v;
-    });
   }
 
   @Override
@@ -241,6 +255,7 @@ public final class RatisStateLog implements StateLog {
   public void close() {
     closing = true;
     watchdog.shutdownNow();
+    submitter.shutdownNow();
     try {
       server.close();
     } catch (IOException e) {

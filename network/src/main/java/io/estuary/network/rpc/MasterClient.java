@@ -22,6 +22,13 @@ import org.slf4j.LoggerFactory;
 public final class MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterClient.class);
 
+  /**
+   * The longest one master gets to answer before the next is tried. Longer than a leader's wait for a quorum
+   * (estuary.master.ha.submitTimeout, 10 s by default), so a leader cut off answers "not the leader" first; short
+   * enough that one wedged master never uses up a caller's whole wait.
+   */
+  static final long ATTEMPT_TIMEOUT_MS = 15_000;
+
   private final TransportClientFactory clients;
   private final List<String> endpoints;
   private volatile String current;
@@ -89,10 +96,10 @@ public final class MasterClient {
     }
   }
 
-  /** One try at one master, never longer than the time left. */
+  /** One try at one master, never longer than the time left nor {@link #ATTEMPT_TIMEOUT_MS}. */
   private <T extends MessageLite> T attempt(String endpoint, Request.Builder request, Parser<T> parser,
       long deadline) throws RemoteException {
-    long left = Math.max(1, deadline - System.currentTimeMillis());
+    long left = Math.min(ATTEMPT_TIMEOUT_MS, Math.max(1, deadline - System.currentTimeMillis()));
     try {
       return ControlClient.askAsync(clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request,
           parser).get(left, TimeUnit.MILLISECONDS);
