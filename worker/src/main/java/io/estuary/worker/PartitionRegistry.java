@@ -23,6 +23,8 @@ public final class PartitionRegistry {
     final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
     final Map<Long, CommittedFile> committed = new ConcurrentHashMap<>();
     final Map<Long, PartitionLocation> replicas = new ConcurrentHashMap<>();
+    /** Locations this worker holds as the replica copy. */
+    final java.util.Set<Long> replicaCopies = ConcurrentHashMap.newKeySet();
   }
 
   public PartitionRegistry(StorageManager storage) {
@@ -42,6 +44,7 @@ public final class PartitionRegistry {
     for (PartitionLocation loc : locations) {
       // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
       long slot = key(loc.getPartitionId(), loc.getEpoch());
+      if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) slots.replicaCopies.add(slot);
       if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
         slots.replicas.put(slot, loc.getPeer());
       } else {
@@ -65,6 +68,12 @@ public final class PartitionRegistry {
   public PartitionLocation replicaOf(String shuffleKey, int partitionId, int epoch) {
     ShuffleSlots slots = shuffles.get(shuffleKey);
     return slots == null ? null : slots.replicas.get(key(partitionId, epoch));
+  }
+
+  /** Whether this worker holds the location as a replica copy (its pushes come from the primary's worker). */
+  public boolean isReplicaCopy(String shuffleKey, int partitionId, int epoch) {
+    ShuffleSlots slots = shuffles.get(shuffleKey);
+    return slots != null && slots.replicaCopies.contains(key(partitionId, epoch));
   }
 
   public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {

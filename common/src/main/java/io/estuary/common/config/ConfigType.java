@@ -128,6 +128,11 @@ public final class ConfigType<T> {
     return n -> n.longValue() >= 0 ? null : "must be 0 or more";
   }
 
+  /** A share: above 0, at most 1. */
+  public static Function<Double, String> ratio() {
+    return d -> d > 0 && d <= 1 ? null : "must be above 0 and at most 1";
+  }
+
   public static Function<Integer, String> port() {
     return p -> p >= 0 && p <= 65535 ? null : "is not a port (0 to 65535; 0 picks a free one)";
   }

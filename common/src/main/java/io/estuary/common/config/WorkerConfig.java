@@ -58,8 +58,39 @@ public final class WorkerConfig {
   public static final ConfigEntry<Long> MAX_BUFFERED_BYTES =
       ConfigEntry.builder("estuary.worker.memory.maxBuffered", ConfigType.BYTES)
           .defaultValue("1g").check(ConfigType.positive())
-          .doc("Pushed data held in memory (waiting to be flushed) above which pushes are refused with a "
-              + "retryable busy error, so a worker slows writers down instead of running out of memory.")
+          .doc("Off-heap memory the worker may hold for pushed data: flush buffers (their capacity), pushes being "
+              + "received or forwarded to replicas, and the small-partition cache. Lowered to 80% of the JVM's "
+              + "direct memory limit (-XX:MaxDirectMemorySize) when that is smaller. Above the pause watermarks "
+              + "the worker stops reading pushes until flushes bring it below the resume watermark.")
+          .build();
+
+  public static final ConfigEntry<Double> MEMORY_PAUSE_PUSH =
+      ConfigEntry.builder("estuary.worker.memory.pausePushRatio", ConfigType.DOUBLE)
+          .defaultValue("0.85").check(ConfigType.ratio())
+          .doc("Share of estuary.worker.memory.maxBuffered above which the worker stops reading from clients' push "
+              + "connections and flushes its largest partly filled buffers.")
+          .build();
+
+  public static final ConfigEntry<Double> MEMORY_PAUSE_REPLICATE =
+      ConfigEntry.builder("estuary.worker.memory.pauseReplicateRatio", ConfigType.DOUBLE)
+          .defaultValue("0.95").check(ConfigType.ratio())
+          .doc("Share of estuary.worker.memory.maxBuffered above which the worker also stops reading from other "
+              + "workers' replication connections. Higher than the push ratio: replicas carry data that primaries "
+              + "already hold, and pausing them holds up every client of those primaries.")
+          .build();
+
+  public static final ConfigEntry<Double> MEMORY_RESUME =
+      ConfigEntry.builder("estuary.worker.memory.resumeRatio", ConfigType.DOUBLE)
+          .defaultValue("0.7").check(ConfigType.ratio())
+          .doc("Share of estuary.worker.memory.maxBuffered below which every paused connection resumes. Must be "
+              + "below the pause ratios, so the worker does not flap between states.")
+          .build();
+
+  public static final ConfigEntry<Long> FLUSH_MAX_AGE =
+      ConfigEntry.builder("estuary.worker.flush.maxAge", ConfigType.DURATION_MS)
+          .defaultValue("10s").check(ConfigType.positive())
+          .doc("A partly filled flush buffer older than this is written out, so the memory of partitions that "
+              + "receive little data is not held until commit.")
           .build();
 
   public static final ConfigEntry<Long> DISK_RESERVE =

@@ -115,6 +115,12 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   }
 
   @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    rpcHandler.channelActive(ctx.channel());
+    super.channelActive(ctx);
+  }
+
+  @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     rpcHandler.channelInactive(ctx.channel());
     super.channelInactive(ctx);

@@ -30,5 +30,8 @@ public interface RpcHandler {
     return null;
   }
 
+  /** A connection opened. */
+  default void channelActive(Channel channel) {}
+
   default void channelInactive(Channel channel) {}
 }

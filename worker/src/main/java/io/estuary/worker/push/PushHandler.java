@@ -25,8 +25,9 @@ import java.util.concurrent.CompletableFuture;
  * blocks: data is handed to the writer's in-memory buffer (flushed by the disk's own threads) and forwarded by the
  * {@link Replicator}.
  *
- * <p>Refusals carry a {@link StatusCode}: busy ({@code RETRY_LATER}), unknown location, hard split, disk failed,
- * stage ended, replica failed. A successful push is acknowledged with an empty body, or with one status byte per
+ * <p>Memory is bounded by pausing reads ({@link PushReadThrottle}), not by refusing pushes already received.
+ * Refusals carry a {@link StatusCode}: unknown location, hard split, disk failed, stage ended, replica failed, and
+ * busy ({@code RETRY_LATER}) only when direct memory itself runs out. A successful push is acknowledged with an empty body, or with one status byte per
  * partition when some partition file passed its soft split size ({@code SOFT_SPLIT}).
  *
  * <p>Thread-safe and stateless (state lives in the registry and the writers). Owns each push's body: it is
@@ -36,6 +37,7 @@ public final class PushHandler implements RpcHandler {
   private final PartitionRegistry registry;
   private final MemoryTracker memory;
   private final Replicator replicator;
+  private final PushReadThrottle throttle;
   private final long softSplit;
   private final long hardSplit;
 
@@ -44,6 +46,7 @@ public final class PushHandler implements RpcHandler {
     this.registry = registry;
     this.memory = memory;
     this.replicator = replicator;
+    this.throttle = new PushReadThrottle(memory);
     this.softSplit = softSplitBytes;
     this.hardSplit = hardSplitBytes;
   }
@@ -54,6 +57,20 @@ public final class PushHandler implements RpcHandler {
         + "worker's rpc port");
   }
 
+  public PushReadThrottle throttle() {
+    return throttle;
+  }
+
+  @Override
+  public void channelActive(Channel channel) {
+    throttle.opened(channel);
+  }
+
+  @Override
+  public void channelInactive(Channel channel) {
+    throttle.closed(channel);
+  }
+
   @Override
   public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
     ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
@@ -61,7 +78,7 @@ public final class PushHandler implements RpcHandler {
     ByteBuf forward = null;
     PartitionFileWriter w;
     try {
-      w = accepting(push.shuffleKey, push.partitionId, push.epoch, body.readableBytes());
+      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, body.readableBytes());
       replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
       if (replica != null) forward = body.retainedDuplicate();
       w.append(body.retain());
@@ -77,8 +94,8 @@ public final class PushHandler implements RpcHandler {
       callback.onSuccess(ack(new byte[] {status}));
       return;
     }
-    replicator.forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch},
-        new int[] {0}, forward).whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
+    forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch}, new int[] {0}, forward)
+        .whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
   }
 
   @Override
@@ -90,7 +107,8 @@ public final class PushHandler implements RpcHandler {
       int bodyLen = body.readableBytes();
       // Check every location before appending any, so a refused push leaves nothing half-written.
       for (int i = 0; i < n; i++) {
-        writers[i] = accepting(push.shuffleKey, push.partitionIds[i], push.epochs[i], length(push, i, bodyLen));
+        writers[i] = accepting(channel, push.shuffleKey, push.partitionIds[i], push.epochs[i],
+            length(push, i, bodyLen));
       }
       List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
       byte[] statuses = new byte[n];
@@ -147,23 +165,29 @@ public final class PushHandler implements RpcHandler {
         data.addComponent(true, body.retainedSlice(body.readerIndex() + push.offsets[j], len));
         pos += len;
       }
-      out.add(replicator.forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
+      out.add(forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
     }
     return out;
   }
 
+  /** Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). */
+  private java.util.concurrent.CompletableFuture<Void> forward(PartitionLocation replica, String shuffleKey,
+      int[] partitions, int[] epochs, int[] offsets, ByteBuf data) {
+    long n = data.readableBytes();
+    memory.add(n);
+    return replicator.forward(replica, shuffleKey, partitions, epochs, offsets, data)
+        .whenComplete((v, e) -> memory.release(n));
+  }
+
   /** The writer of a location that may take {@code bytes} more now, or a refusal with its status. */
-  private PartitionFileWriter accepting(String shuffleKey, int partition, int epoch, int bytes) {
+  private PartitionFileWriter accepting(Channel channel, String shuffleKey, int partition, int epoch, int bytes) {
     PartitionFileWriter w = registry.writer(shuffleKey, partition, epoch);
     if (w == null) {
       throw new StatusException(StatusCode.UNKNOWN_LOCATION, "unknown location: partition " + partition + " epoch "
           + epoch + " of shuffle " + shuffleKey + " is not reserved on this worker (unknown application or "
           + "shuffle, expired, or the worker restarted)");
     }
-    if (memory.overLimit()) {
-      throw new StatusException(StatusCode.RETRY_LATER, "worker busy: " + memory.held() + " bytes wait to be "
-          + "flushed, over estuary.worker.memory.maxBuffered (" + memory.limit() + "); retry later");
-    }
+    if (registry.isReplicaCopy(shuffleKey, partition, epoch)) throttle.carriesReplicas(channel);
     if (w.size() > 0 && w.size() + bytes > hardSplit) {
       throw new StatusException(StatusCode.HARD_SPLIT, w + " holds " + w.size() + " bytes, at its hard split size "
           + "(estuary.worker.split.hardSize " + hardSplit + "): push to the partition's next epoch");

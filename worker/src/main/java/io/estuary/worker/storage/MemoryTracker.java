@@ -1,34 +1,131 @@
 package io.estuary.worker.storage;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Pushed bytes held in memory until flushed. Above the limit, pushes are refused with a retryable error, so
- * writers slow down instead of the worker running out of memory. Counts bytes actually held, not what Netty's
- * pools have reserved, so the worker resumes as soon as flushes free memory.
+ * Off-heap memory the worker holds for pushed data, and its {@link MemoryPressure} level. Counts what is really
+ * held (flush buffer capacity, pushes being forwarded to replicas), never what Netty's pools have reserved, so the
+ * level falls as soon as flushes free memory.
+ *
+ * <p>Thread-safe. {@link #add} and {@link #release} are lock-free unless they cross a watermark; a level change is
+ * decided under a lock that re-reads the count after publishing the new level, so a release racing with a pause
+ * can never leave the worker paused with nothing held (the stuck pause of CELEBORN-2274). {@link #tick} re-announces
+ * the level to every listener, a second guard against a missed change.
  */
 public final class MemoryTracker {
-  private final long limit;
-  private final AtomicLong held = new AtomicLong();
+  private static final Logger LOG = LoggerFactory.getLogger(MemoryTracker.class);
 
-  public MemoryTracker(long limit) {
-    this.limit = limit;
+  /** Told the level on every change and every tick; must be quick, never block, and tolerate repeats. */
+  public interface Listener {
+    void onPressure(MemoryPressure level);
   }
 
-  public boolean overLimit() {
-    return held.get() >= limit;
+  private final long limit;
+  private final MemoryPressure.Watermarks marks;
+  private final AtomicLong held = new AtomicLong();
+  private final AtomicLong queuedForFlush = new AtomicLong();
+  private final AtomicLong peak = new AtomicLong();
+  private final AtomicLong pauses = new AtomicLong();
+  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+  private volatile MemoryPressure level = MemoryPressure.NORMAL;
+
+  public MemoryTracker(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
+    this.limit = limit;
+    this.marks = new MemoryPressure.Watermarks(limit, resumeRatio, pausePushRatio, pauseReplicateRatio);
+  }
+
+  /** A tracker with the default watermarks. */
+  public MemoryTracker(long limit) {
+    this(limit, 0.7, 0.85, 0.95);
+  }
+
+  /**
+   * The limit to use: the configured one, or 80% of the JVM's direct memory limit when that is smaller (the rest
+   * is left for Netty's receive buffers and pool fragmentation), so the bound follows the real limit.
+   */
+  public static long effectiveLimit(long configured, long maxDirectMemory) {
+    long cap = maxDirectMemory > 0 ? maxDirectMemory / 5 * 4 : Long.MAX_VALUE;
+    return Math.min(configured, cap);
+  }
+
+  public void addListener(Listener l) {
+    listeners.add(l);
+    l.onPressure(level);
   }
 
   public void add(long bytes) {
-    held.addAndGet(bytes);
+    long now = held.addAndGet(bytes);
+    if (now > peak.get()) peak.accumulateAndGet(now, Math::max);
+    if (level.next(now, marks) != level) changeLevel();
   }
 
   public void release(long bytes) {
-    held.addAndGet(-bytes);
+    long now = held.addAndGet(-bytes);
+    if (level.next(now, marks) != level) changeLevel();
+  }
+
+  private synchronized void changeLevel() {
+    while (true) {
+      MemoryPressure from = level;
+      long now = held.get();
+      MemoryPressure to = from.next(now, marks);
+      if (to == from) return;
+      level = to; // published before the count is read again, so a concurrent release sees it or is seen
+      if (from == MemoryPressure.NORMAL) pauses.incrementAndGet();
+      LOG.info("Memory {} -> {}: {} bytes held of {} ({})", from, to, now, limit, marks);
+      for (Listener l : listeners) l.onPressure(to);
+    }
+  }
+
+  /** Re-checks the level and tells every listener; called on a timer. */
+  public void tick() {
+    if (level.next(held.get(), marks) != level) changeLevel();
+    MemoryPressure l = level;
+    for (Listener listener : listeners) listener.onPressure(l);
+  }
+
+  /** Bytes handed to a disk's flusher and not yet written: held, but already on their way out. */
+  void flushQueued(long bytes) {
+    queuedForFlush.addAndGet(bytes);
+  }
+
+  void flushDone(long bytes) {
+    queuedForFlush.addAndGet(-bytes);
+  }
+
+  /** Held bytes not yet queued for a write: what flushing partial buffers can still free. */
+  public long unqueued() {
+    return held.get() - queuedForFlush.get();
+  }
+
+  public MemoryPressure level() {
+    return level;
+  }
+
+  public MemoryPressure.Watermarks watermarks() {
+    return marks;
+  }
+
+  public boolean paused() {
+    return level != MemoryPressure.NORMAL;
   }
 
   public long held() {
     return held.get();
+  }
+
+  /** The most ever held at once. */
+  public long peak() {
+    return peak.get();
+  }
+
+  /** How many times the worker has paused (left NORMAL). */
+  public long pauses() {
+    return pauses.get();
   }
 
   public long limit() {

@@ -23,10 +23,16 @@ import java.util.concurrent.RejectedExecutionException;
  * pushes, and a push holds only whole batches, so every chunk starts on a batch.
  *
  * <p>Copying a push into the flush buffer (one memcpy) frees the network buffer at once: a small push can never
- * pin a large frame, and the memory limit counts what is really held.
+ * pin a large frame. The memory tracker counts the flush buffer's capacity (what is really held) from allocation
+ * until its write is done. A partly filled buffer can be written early ({@link #flushBuffered}) under memory
+ * pressure or when it grows old; chunk boundaries do not depend on when flushes happen.
+ *
+ * <p>Thread-safe: appends, commits and early flushes synchronize on the writer; file writes run on the disk's
+ * flusher threads at positions fixed under that lock.
  */
 public final class PartitionFileWriter {
   private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final int INITIAL_BUFFER = 16 * 1024;
 
   private final String name;
   private final File file;
@@ -38,6 +44,9 @@ public final class PartitionFileWriter {
   private final Object fileLock = new Object();
 
   private ByteBuf pending;
+  /** Capacity of {@code pending} counted in the memory tracker. */
+  private int pendingCounted;
+  private long pendingSinceNanos;
   private FileChannel channel;
   private long appended;
   private long flushAssigned;
@@ -85,6 +94,20 @@ public final class PartitionFileWriter {
         }
         int n = data.readableBytes();
         if (n == 0) return;
+        try {
+          if (pending == null) {
+            // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
+            // memory limit before any fills. It doubles as data arrives.
+            pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
+            pendingSinceNanos = System.nanoTime();
+          }
+          pending.ensureWritable(n);
+        } catch (OutOfMemoryError e) { // Netty's direct memory is exhausted: this push waits, the worker lives
+          throw new StatusException(StatusCode.RETRY_LATER, name + ": no direct memory for " + n + " more bytes ("
+              + memory.held() + " held): " + e.getMessage());
+        } finally {
+          countCapacity();
+        }
         if (appended == 0) {
           chunkOffsets.add(0L);
         } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
@@ -92,9 +115,7 @@ public final class PartitionFileWriter {
           lastChunkStart = appended;
         }
         appended += n;
-        if (pending == null) pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, 64 * 1024)));
         pending.writeBytes(data);
-        memory.add(n);
         if (pending.readableBytes() >= flushThreshold) flushPending();
       }
     } finally {
@@ -102,24 +123,61 @@ public final class PartitionFileWriter {
     }
   }
 
+  private void countCapacity() {
+    int cap = pending == null ? 0 : pending.capacity();
+    if (cap != pendingCounted) {
+      memory.add(cap - pendingCounted);
+      pendingCounted = cap;
+    }
+  }
+
+  /** Bytes in the partly filled buffer, not yet queued for a write. */
+  public synchronized int bufferedBytes() {
+    return pending == null ? 0 : pending.readableBytes();
+  }
+
+  /** When the oldest byte in the buffer arrived ({@link System#nanoTime}), or 0 when nothing is buffered. */
+  public synchronized long bufferedSinceNanos() {
+    return pending == null || pending.readableBytes() == 0 ? 0 : pendingSinceNanos;
+  }
+
+  /** Whether the writer takes no more data (committed, deleted or failed), so it never needs an early flush. */
+  public synchronized boolean retired() {
+    return commit != null || destroyed || error != null;
+  }
+
+  /**
+   * Queues the partly filled buffer for writing now instead of when it fills up. Returns the memory this will
+   * free once written (0 when nothing was buffered or the writer is retired).
+   */
+  public synchronized long flushBuffered() {
+    if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null) return 0;
+    long freed = pendingCounted;
+    flushPending();
+    return freed;
+  }
+
   private void flushPending() {
     ByteBuf buf = pending;
+    int counted = pendingCounted;
     pending = null;
+    pendingCounted = 0;
     long position = flushAssigned;
     flushAssigned += buf.readableBytes();
     flushesInFlight++;
+    memory.flushQueued(counted);
     try {
-      disk.flusher().submit(() -> write(buf, position));
+      disk.flusher().submit(() -> write(buf, counted, position));
     } catch (RejectedExecutionException e) { // the worker is shutting down
       flushesInFlight--;
-      memory.release(buf.readableBytes());
+      memory.flushDone(counted);
+      memory.release(counted);
       buf.release();
       if (error == null) error = e;
     }
   }
 
-  private void write(ByteBuf buf, long position) {
-    int n = buf.readableBytes();
+  private void write(ByteBuf buf, int counted, long position) {
     try {
       FileChannel ch = channel();
       long p = position;
@@ -133,7 +191,8 @@ public final class PartitionFileWriter {
       if (!destroyed) disk.markFailed("writing " + file + " failed: " + e);
     } finally {
       buf.release();
-      memory.release(n);
+      memory.flushDone(counted);
+      memory.release(counted);
       synchronized (this) {
         flushesInFlight--;
         finishCommitIfDone();
@@ -189,7 +248,8 @@ public final class PartitionFileWriter {
       if (destroyed) return;
       destroyed = true;
       if (pending != null) {
-        memory.release(pending.readableBytes());
+        memory.release(pendingCounted);
+        pendingCounted = 0;
         pending.release();
         pending = null;
       }

@@ -20,12 +20,29 @@ import java.util.Map;
 /** The worker's disks and where partition files go on them: {@code <dir>/<appId>/<shuffleId>/<partition>-<epoch>}. */
 public final class StorageManager {
   private final Map<String, Disk> disks = new LinkedHashMap<>();
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StorageManager.class);
+
   private final MemoryTracker memory;
+  private final BufferedDataFlusher bufferedData;
   private final long flushThreshold;
   private final long chunkSize;
 
   public StorageManager(EstuaryConf conf) {
-    this.memory = new MemoryTracker(conf.get(WorkerConfig.MAX_BUFFERED_BYTES));
+    long configured = conf.get(WorkerConfig.MAX_BUFFERED_BYTES);
+    long limit = MemoryTracker.effectiveLimit(configured, io.netty.util.internal.PlatformDependent.maxDirectMemory());
+    if (limit < configured) {
+      LOG.warn("{} is {} but the JVM allows {} bytes of direct memory: holding at most {}",
+          WorkerConfig.MAX_BUFFERED_BYTES.key(), configured,
+          io.netty.util.internal.PlatformDependent.maxDirectMemory(), limit);
+    }
+    try {
+      this.memory = new MemoryTracker(limit, conf.get(WorkerConfig.MEMORY_RESUME),
+          conf.get(WorkerConfig.MEMORY_PAUSE_PUSH), conf.get(WorkerConfig.MEMORY_PAUSE_REPLICATE));
+    } catch (IllegalArgumentException e) {
+      throw new io.estuary.common.config.ConfigException(WorkerConfig.MEMORY_RESUME.key() + ", "
+          + WorkerConfig.MEMORY_PAUSE_PUSH.key() + ", " + WorkerConfig.MEMORY_PAUSE_REPLICATE.key() + ": " + e.getMessage());
+    }
+    this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE));
     this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
     this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
     int threads = conf.get(WorkerConfig.FLUSH_THREADS_PER_DISK);
@@ -56,7 +73,9 @@ public final class StorageManager {
     if (disk == null || disk.failure() != null) disk = anyHealthyDisk();
     File file = new File(shuffleDir(disk, appId, shuffleId), partitionId + "-" + epoch + ".data");
     String name = ShuffleKey.of(appId, shuffleId) + " partition " + partitionId + " epoch " + epoch;
-    return new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize);
+    PartitionFileWriter w = new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize);
+    bufferedData.track(w);
+    return w;
   }
 
   private Disk anyHealthyDisk() {
@@ -103,7 +122,12 @@ public final class StorageManager {
     }
   }
 
+  public BufferedDataFlusher bufferedData() {
+    return bufferedData;
+  }
+
   public void close() {
+    bufferedData.close();
     for (Disk d : disks.values()) d.flusher().close();
   }
 }

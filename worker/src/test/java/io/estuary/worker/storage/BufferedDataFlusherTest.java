@@ -1,0 +1,101 @@
+package io.estuary.worker.storage;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.netty.buffer.Unpooled;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Real writers on a temporary disk: partial buffers are written under pressure, largest first, and by age. */
+class BufferedDataFlusherTest {
+  private Path dir;
+  private Disk disk;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    dir = Files.createTempDirectory("estuary-flush");
+    disk = new Disk(dir.toFile(), 1, 0);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    disk.flusher().close();
+    StorageManager.deleteTree(dir);
+  }
+
+  private static void await(String what, BooleanSupplier c) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (!c.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
+      Thread.sleep(10);
+    }
+  }
+
+  private PartitionFileWriter writer(MemoryTracker m, BufferedDataFlusher f, int i) {
+    PartitionFileWriter w = new PartitionFileWriter("p" + i, new File(dir.toFile(), i + ".data"), disk, m,
+        1 << 20, 8 << 20);
+    f.track(w);
+    return w;
+  }
+
+  @Test
+  void underPressureTheLargestPartialBuffersAreWrittenUntilBelowResume() throws Exception {
+    // 100 partitions, none near its 1 MiB flush size, together past the pause mark of a 2 MiB limit.
+    MemoryTracker m = new MemoryTracker(2 << 20);
+    BufferedDataFlusher f = new BufferedDataFlusher(m, 3_600_000);
+    try {
+      List<PartitionFileWriter> ws = new ArrayList<>();
+      long total = 0;
+      for (int i = 0; i < 100; i++) {
+        PartitionFileWriter w = writer(m, f, i);
+        ws.add(w);
+        int n = 8_000 + i * 300; // the last ones are the largest
+        w.append(Unpooled.wrappedBuffer(new byte[n]));
+        total += n;
+      }
+      long heldBefore = m.held();
+      assertTrue(heldBefore >= m.watermarks().pausePush, "setup must cross the pause mark: " + heldBefore);
+      await("the worker resumes", () -> m.level() == MemoryPressure.NORMAL);
+      assertTrue(m.held() < m.watermarks().resume(), "held " + m.held());
+      assertTrue(f.earlyFlushes() > 0);
+      // Largest first: the largest partition was written, the smallest was not needed.
+      assertEquals(0, ws.get(99).bufferedBytes());
+      assertTrue(ws.get(0).bufferedBytes() > 0);
+      long onDisk = 0;
+      for (PartitionFileWriter w : ws) {
+        CommittedFile c = w.commit().get();
+        assertEquals(c.length(), c.file().exists() ? c.file().length() : 0);
+        onDisk += c.length();
+      }
+      assertEquals(total, onDisk, "early flushes lose or double nothing");
+      assertEquals(0, m.held());
+    } finally {
+      f.close();
+    }
+  }
+
+  @Test
+  void oldPartialBuffersAreWrittenWithoutPressure() throws Exception {
+    MemoryTracker m = new MemoryTracker(1L << 30);
+    BufferedDataFlusher f = new BufferedDataFlusher(m, 200);
+    try {
+      PartitionFileWriter w = writer(m, f, 0);
+      w.append(Unpooled.wrappedBuffer(new byte[1000]));
+      assertTrue(m.held() > 0);
+      await("the old buffer is written", () -> w.bufferedBytes() == 0 && m.held() == 0);
+      await("the file holds it", () -> new File(dir.toFile(), "0.data").length() == 1000);
+      w.append(Unpooled.wrappedBuffer(new byte[500]));
+      assertEquals(1500, w.commit().get().length());
+      assertEquals(1500, new File(dir.toFile(), "0.data").length());
+    } finally {
+      f.close();
+    }
+  }
+}
