@@ -15,10 +15,17 @@ final class ServerProcess {
    */
   static Process start(String mainClass, String heap, List<String> settings, Path log, Path confDir)
       throws IOException {
+    return start(mainClass, heap, java.util.Collections.emptyList(), settings, log, confDir);
+  }
+
+  /** As above, with extra JVM options (e.g. {@code -XX:MaxDirectMemorySize=128m}). */
+  static Process start(String mainClass, String heap, List<String> jvmOptions, List<String> settings, Path log,
+      Path confDir) throws IOException {
     String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     List<String> cmd = new ArrayList<>();
     cmd.add(System.getProperty("java.home") + "/bin/java");
     cmd.add("-Xmx" + heap);
+    cmd.addAll(jvmOptions);
     for (String s : settings) cmd.add("-D" + s);
     cmd.add("-cp");
     cmd.add(cp);

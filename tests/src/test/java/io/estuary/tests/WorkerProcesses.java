@@ -22,6 +22,7 @@ final class WorkerProcesses implements AutoCloseable {
   private final String masterEndpoints;
   private final Path dir;
   private final List<String> extraSettings;
+  private final List<String> jvmOptions;
 
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
@@ -30,6 +31,11 @@ final class WorkerProcesses implements AutoCloseable {
   }
 
   WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
+    this(n, masterEndpoints, java.util.Collections.emptyList(), settings);
+  }
+
+  WorkerProcesses(int n, String masterEndpoints, List<String> jvmOptions, String... settings) throws IOException {
+    this.jvmOptions = jvmOptions;
     this.dir = Files.createTempDirectory("estuary-worker-procs");
     this.processes = new Process[n];
     this.ports = new int[n][];
@@ -58,13 +64,18 @@ final class WorkerProcesses implements AutoCloseable {
         "estuary.worker.disk.reserve=0",
         "estuary.worker.heartbeat.interval=1s"));
     settings.addAll(extraSettings);
-    processes[i] = ServerProcess.start("io.estuary.worker.Worker", "384m", settings,
+    processes[i] = ServerProcess.start("io.estuary.worker.Worker", "384m", jvmOptions, settings,
         dir.resolve("worker-" + i + ".log"), dir);
   }
 
   /** The worker's RPC port: with the host, its identity. */
   int rpcPort(int i) {
     return ports[i][0];
+  }
+
+  /** The worker's operating-system process, or null when it is not running. */
+  Process process(int i) {
+    return processes[i];
   }
 
   /** kill -9: the worker gets no chance to finish anything. */

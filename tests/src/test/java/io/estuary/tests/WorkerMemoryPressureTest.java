@@ -1,0 +1,106 @@
+package io.estuary.tests;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.worker.MiniCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.HashPartitioner;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Test;
+import scala.Tuple2;
+
+/**
+ * Workers far smaller than what is pushed at them: 64 MiB of buffer each (in a JVM whose direct memory is capped
+ * at 128 MiB) against 2,048 partitions with two copies each, so their flush buffers would want 2 GiB and the data
+ * is 3x the memory of each. Back-pressure must pause and resume the pushes, never fail one, never run out of
+ * memory, and lose or double nothing.
+ */
+class WorkerMemoryPressureTest {
+  static final int PARTITIONS = 2048;
+  static final int MAPS = 8;
+  static final int RECORDS_PER_MAP = 100_000;
+
+  static JavaPairRDD<Integer, String> input(SparkSession s) {
+    List<Integer> seeds = new ArrayList<>();
+    for (int i = 0; i < MAPS; i++) seeds.add(i);
+    return ShuffleJobs.jsc(s).parallelize(seeds, MAPS).flatMapToPair(seed -> {
+      Random r = new Random(seed);
+      List<Tuple2<Integer, String>> out = new ArrayList<>(RECORDS_PER_MAP);
+      StringBuilder b = new StringBuilder();
+      for (int i = 0; i < RECORDS_PER_MAP; i++) {
+        b.setLength(0);
+        b.append(seed).append('-').append(i).append('-');
+        while (b.length() < 240) b.append((char) ('a' + r.nextInt(26)));
+        out.add(new Tuple2<>(r.nextInt(1_000_000), b.toString()));
+      }
+      return out.iterator();
+    });
+  }
+
+  static JavaRDD<String> rows(JavaPairRDD<Integer, String> pairs) {
+    return pairs.map(kv -> kv._1() + "=" + kv._2());
+  }
+
+  @Test
+  void smallWorkersPauseAndResumeAndLoseNothing() throws Exception {
+    try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
+        WorkerProcesses workers = new WorkerProcesses(2, master.masterEndpoint(),
+            List.of("-XX:MaxDirectMemorySize=128m"), "estuary.worker.memory.maxBuffered=64m")) {
+      master.awaitWorkers(2);
+      SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[4]", "pressure"),
+          master.masterEndpoint()).set("spark.estuary.client.push.replicate", "true"));
+      AtomicInteger failedTasks = new AtomicInteger();
+      spark.sparkContext().addSparkListener(new SparkListener() {
+        @Override
+        public void onTaskEnd(SparkListenerTaskEnd e) {
+          if (!"Success".equals(String.valueOf(e.reason()))) failedTasks.incrementAndGet();
+        }
+      });
+      try {
+        Checksum expected = Checksum.of(rows(input(spark)));
+        long t0 = System.nanoTime();
+        Checksum got = Checksum.of(rows(input(spark).partitionBy(new HashPartitioner(PARTITIONS))));
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(expected, got, "what the reducers read must be what the maps wrote");
+        assertEquals(0, failedTasks.get(), "no task may fail under memory pressure");
+        for (int i = 0; i < 2; i++) {
+          String log = workers.log(i);
+          assertFalse(log.contains("OutOfMemoryError") || log.contains("OutOfDirectMemoryError"), log);
+          assertTrue(log.contains("-> PAUSE_PUSH"), "worker " + i + " must have paused (else the test is too "
+              + "small to test anything)");
+          assertTrue(log.contains("-> NORMAL"), "and resumed");
+          long peakKb = peakResidentKb(workers.process(i));
+          System.out.printf("PRESSURE worker %d: peak resident %d kB, job %d ms, %d pauses%n", i, peakKb, ms,
+              log.split("-> PAUSE_PUSH", -1).length - 1);
+          // Heap (384 MiB) + direct memory cap (128 MiB) + JVM overhead: a worker that ignored its bound would
+          // have died of OutOfDirectMemoryError above, and one that leaked heap would show here.
+          assertTrue(peakKb < (384 + 128 + 200) * 1024, "peak resident " + peakKb + " kB");
+        }
+      } finally {
+        spark.stop();
+        SparkSession.clearActiveSession();
+        SparkSession.clearDefaultSession();
+      }
+    }
+  }
+
+  /** VmHWM of a process in kB: the most resident memory it ever had (0 where /proc does not tell). */
+  static long peakResidentKb(Process p) throws Exception {
+    Path status = Path.of("/proc/" + p.pid() + "/status");
+    if (!Files.exists(status)) return 0;
+    for (String line : Files.readAllLines(status)) {
+      if (line.startsWith("VmHWM:")) return Long.parseLong(line.substring(6).replace("kB", "").trim());
+    }
+    return 0;
+  }
+}
