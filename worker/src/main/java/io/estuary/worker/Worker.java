@@ -34,6 +34,7 @@ public final class Worker implements Closeable {
   private final TransportServer fetchServer;
   private final FetchHandler fetchHandler;
   private final Replicator replicator;
+  private final io.estuary.worker.push.CongestionControl congestion;
   private final TransportClientFactory masterClients;
   private final MasterHeartbeater heartbeater;
   private final WorkerAddress address;
@@ -56,20 +57,22 @@ public final class Worker implements Closeable {
           + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
     }
     this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"));
+    this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory());
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry));
+          new WorkerControlHandler(registry, congestion));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, softSplit, hardSplit));
+          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit));
       fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
     } catch (RuntimeException e) {
       if (rpc != null) rpc.close();
       if (push != null) push.close();
       fetchHandler.close();
       replicator.close();
+      congestion.close();
       storage.close();
       throw e;
     }
@@ -111,6 +114,7 @@ public final class Worker implements Closeable {
     rpcServer.close();
     pushServer.close();
     replicator.close();
+    congestion.close();
     fetchServer.close();
     fetchHandler.close();
     storage.close();

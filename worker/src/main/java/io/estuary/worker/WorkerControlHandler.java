@@ -11,10 +11,12 @@ import io.netty.channel.Channel;
 final class WorkerControlHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
   private final CommitHandler commits;
+  private final io.estuary.worker.push.CongestionControl congestion;
 
-  WorkerControlHandler(PartitionRegistry registry) {
+  WorkerControlHandler(PartitionRegistry registry, io.estuary.worker.push.CongestionControl congestion) {
     super("worker");
     this.registry = registry;
+    this.congestion = congestion;
     this.commits = new CommitHandler(registry);
   }
 
@@ -24,6 +26,7 @@ final class WorkerControlHandler extends ControlRpcHandler {
       case RESERVE_SLOTS: {
         ReserveSlotsRequest r = request.getReserveSlots();
         registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
+        congestion.applicationUser(r.getAppId(), r.getUser());
         reply.ok(Empty.getDefaultInstance());
         break;
       }

@@ -90,7 +90,8 @@ public final class LifecycleManager implements Closeable {
     this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
     this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
     this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
-    this.reserver = new SlotReserver(connections, appId);
+    String user = conf.get(ClientConfig.USER);
+    this.reserver = new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
     this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
         conf.get(ClientConfig.COMMIT_TIMEOUT));
     this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,

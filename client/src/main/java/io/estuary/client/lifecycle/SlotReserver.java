@@ -23,7 +23,10 @@ final class SlotReserver {
   private final TransportClientFactory connections;
   private final String appId;
 
-  SlotReserver(TransportClientFactory connections, String appId) {
+  private final String user;
+
+  SlotReserver(TransportClientFactory connections, String appId, String user) {
+    this.user = user;
     this.connections = connections;
     this.appId = appId;
   }
@@ -40,7 +43,7 @@ final class SlotReserver {
       try {
         TransportClient c = connections.client(w.getHost(), w.getRpcPort());
         f = ControlClient.askAsync(c, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
-            .setAppId(appId).setShuffleId(shuffleId).addAllLocations(locs)), Empty.parser());
+            .setAppId(appId).setUser(user).setShuffleId(shuffleId).addAllLocations(locs)), Empty.parser());
       } catch (RemoteException | RuntimeException e) {
         f = new CompletableFuture<>();
         f.completeExceptionally(e);

@@ -59,6 +59,10 @@ public final class MapOutputWriter {
   private final long retryWaitMs;
   private final long awaitMs;
   private final PushTracker tracker;
+  private final long congestionMaxDelayMs;
+  /** How long acknowledged pushes hold their permits while workers say this application pushes too fast. */
+  private final java.util.concurrent.atomic.AtomicLong congestionDelayMs = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong congestedAcks = new java.util.concurrent.atomic.AtomicLong();
 
   private final byte[][] buffers;
   private final int[] fill;
@@ -97,6 +101,7 @@ public final class MapOutputWriter {
     this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
     this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2) + MAX_BACKOFF_MS * retries;
     this.tracker = new PushTracker(conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT));
+    this.congestionMaxDelayMs = conf.get(ClientConfig.CONGESTION_MAX_DELAY);
     int n = spec.numPartitions;
     this.buffers = new byte[n][];
     this.fill = new int[n];
@@ -334,10 +339,14 @@ public final class MapOutputWriter {
   }
 
   private void acknowledged(Push push, ByteBuf ack) {
+    boolean congested = false;
     try {
-      // The ack carries one status byte per partition when a partition file passed its soft split size.
+      // The ack carries one status byte per partition when a partition file passed its soft split size or the
+      // worker finds this application pushing faster than its share.
       for (int i = 0; i < ack.readableBytes() && i < push.locations.length; i++) {
-        if (StatusCode.of(ack.getByte(ack.readerIndex() + i)) != StatusCode.SOFT_SPLIT) continue;
+        StatusCode s = StatusCode.of(ack.getByte(ack.readerIndex() + i));
+        if (s == StatusCode.CONGESTED) congested = true;
+        if (s != StatusCode.SOFT_SPLIT) continue;
         PartitionLocation loc = push.locations[i];
         if (table.claimSplit(loc.getPartitionId(), loc.getEpoch())) {
           client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), null, true);
@@ -346,7 +355,20 @@ public final class MapOutputWriter {
     } finally {
       ack.release();
     }
-    resolved(push, null);
+    if (!congested || congestionMaxDelayMs == 0) {
+      congestionDelayMs.set(0);
+      resolved(push, null);
+      return;
+    }
+    // Slow down: this push keeps its permits a while, so the task's next pushes wait; longer while it lasts.
+    congestedAcks.incrementAndGet();
+    long delay = congestionDelayMs.updateAndGet(d -> Math.min(congestionMaxDelayMs, Math.max(50, d * 2)));
+    client.retryTimerSchedule(() -> resolved(push, null), delay);
+  }
+
+  /** Acknowledgements that told this writer to slow down. */
+  public long congestedAcks() {
+    return congestedAcks.get();
   }
 
   /** The push is settled for good: return its permits (or its parent's, with its last sibling). */

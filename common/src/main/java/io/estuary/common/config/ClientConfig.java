@@ -8,6 +8,20 @@ import static io.estuary.common.config.ConfigEntry.Scope.CLIENT;
 public final class ClientConfig {
   private ClientConfig() {}
 
+  public static final ConfigEntry<String> USER =
+      ConfigEntry.builder("estuary.client.user", ConfigType.STRING)
+          .defaultValue("")
+          .doc("Who runs the application, for workers' congestion control per user. Empty: the engine's user "
+              + "(Spark's spark user), else the JVM's user.name.")
+          .build();
+
+  public static final ConfigEntry<Long> CONGESTION_MAX_DELAY =
+      ConfigEntry.builder("estuary.client.push.congestionMaxDelay", ConfigType.DURATION_MS)
+          .defaultValue("1s").check(ConfigType.nonNegative())
+          .doc("A map told by a worker that its application pushes too fast holds back its next pushes, from 50 ms "
+              + "doubling up to this while the worker keeps saying so. 0 ignores congestion signals.")
+          .build();
+
   public static final ConfigEntry<Long> PUSH_BUFFER_SIZE =
       ConfigEntry.builder("estuary.client.push.bufferSize", ConfigType.BYTES)
           .defaultValue("64k").scope(CLIENT).check(v -> v >= 1024 && v <= 64L << 20 ? null : "must be between 1k and 64m")

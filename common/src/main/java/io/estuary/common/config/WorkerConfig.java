@@ -93,6 +93,40 @@ public final class WorkerConfig {
               + "receive little data is not held until commit.")
           .build();
 
+  public static final ConfigEntry<Boolean> CONGESTION_ENABLED =
+      ConfigEntry.builder("estuary.worker.congestion.enabled", ConfigType.BOOLEAN)
+          .defaultValue("true")
+          .doc("Tell applications (and users) that push much faster than others to slow down (status CONGESTED on "
+              + "the acknowledgement; clients then hold back their next pushes).")
+          .build();
+
+  public static final ConfigEntry<Long> CONGESTION_WINDOW =
+      ConfigEntry.builder("estuary.worker.congestion.window", ConfigType.DURATION_MS)
+          .defaultValue("10s").check(v -> v >= 1000 ? null : "must be at least 1s")
+          .doc("The sliding window over which push rates per application and per user are measured.")
+          .build();
+
+  public static final ConfigEntry<Long> CONGESTION_APP_MAX_RATE =
+      ConfigEntry.builder("estuary.worker.congestion.appMaxRate", ConfigType.BYTES)
+          .defaultValue("0").check(ConfigType.nonNegative())
+          .doc("Bytes per second one application may push to this worker before it is told to slow down; 0: no "
+              + "fixed cap (the fair-share rule still applies).")
+          .build();
+
+  public static final ConfigEntry<Long> CONGESTION_USER_MAX_RATE =
+      ConfigEntry.builder("estuary.worker.congestion.userMaxRate", ConfigType.BYTES)
+          .defaultValue("0").check(ConfigType.nonNegative())
+          .doc("Bytes per second all applications of one user may push to this worker before they are told to "
+              + "slow down; 0: no fixed cap.")
+          .build();
+
+  public static final ConfigEntry<Double> CONGESTION_FAIR_SHARE =
+      ConfigEntry.builder("estuary.worker.congestion.fairShareFactor", ConfigType.DOUBLE)
+          .defaultValue("2.0").check(d -> d >= 1 ? null : "must be at least 1")
+          .doc("While the worker's memory is above its resume watermark, an application (or user) pushing more "
+              + "than this many times the average of those pushing is told to slow down.")
+          .build();
+
   public static final ConfigEntry<Long> DISK_RESERVE =
       ConfigEntry.builder("estuary.worker.disk.reserve", ConfigType.BYTES)
           .defaultValue("1g")

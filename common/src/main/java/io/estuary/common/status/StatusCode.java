@@ -33,7 +33,12 @@ public enum StatusCode {
   /** No answer: the connection failed, closed or timed out. Set by the client, never sent. */
   CONNECTION_FAILED(12, true),
   /** Anything else that will not get better by trying again: fail at once with the message. */
-  FATAL(13, false);
+  FATAL(13, false),
+  /**
+   * Push acknowledged, but the application (or its user) pushes faster than its share of the worker: wait a
+   * little before the next pushes, longer while it lasts.
+   */
+  CONGESTED(14, true);
 
   private static final StatusCode[] BY_ID = new StatusCode[16];
 

@@ -27,8 +27,10 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Memory is bounded by pausing reads ({@link PushReadThrottle}), not by refusing pushes already received.
  * Refusals carry a {@link StatusCode}: unknown location, hard split, disk failed, stage ended, replica failed, and
- * busy ({@code RETRY_LATER}) only when direct memory itself runs out. A successful push is acknowledged with an empty body, or with one status byte per
- * partition when some partition file passed its soft split size ({@code SOFT_SPLIT}).
+ * busy ({@code RETRY_LATER}) only when direct memory itself runs out. A successful push is acknowledged with an
+ * empty body, or with one status byte per partition when some partition file passed its soft split size
+ * ({@code SOFT_SPLIT}) or the application pushes faster than its share ({@code CONGESTED}, from
+ * {@link CongestionControl}).
  *
  * <p>Thread-safe and stateless (state lives in the registry and the writers). Owns each push's body: it is
  * released on every path, after the writer has copied it and the forwarded duplicate or slices have been sent.
@@ -38,11 +40,13 @@ public final class PushHandler implements RpcHandler {
   private final MemoryTracker memory;
   private final Replicator replicator;
   private final PushReadThrottle throttle;
+  private final CongestionControl congestion;
   private final long softSplit;
   private final long hardSplit;
 
-  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator, long softSplitBytes,
-      long hardSplitBytes) {
+  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
+      CongestionControl congestion, long softSplitBytes, long hardSplitBytes) {
+    this.congestion = congestion;
     this.registry = registry;
     this.memory = memory;
     this.replicator = replicator;
@@ -74,11 +78,12 @@ public final class PushHandler implements RpcHandler {
   @Override
   public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
     ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
+    int bytes = body.readableBytes();
     PartitionLocation replica;
     ByteBuf forward = null;
     PartitionFileWriter w;
     try {
-      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, body.readableBytes());
+      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, bytes);
       replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
       if (replica != null) forward = body.retainedDuplicate();
       w.append(body.retain());
@@ -89,7 +94,9 @@ public final class PushHandler implements RpcHandler {
     } finally {
       body.release();
     }
-    byte status = w.size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : StatusCode.OK.id();
+    congestion.recordPush(push.shuffleKey, bytes);
+    byte status = w.size() >= softSplit ? StatusCode.SOFT_SPLIT.id()
+        : congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
     if (replica == null) {
       callback.onSuccess(ack(new byte[] {status}));
       return;
@@ -112,10 +119,12 @@ public final class PushHandler implements RpcHandler {
       }
       List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
       byte[] statuses = new byte[n];
+      congestion.recordPush(push.shuffleKey, bodyLen);
+      byte otherwise = congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
       for (int i = 0; i < n; i++) {
         int start = push.offsets[i];
         writers[i].append(body.retainedSlice(body.readerIndex() + start, length(push, i, bodyLen)));
-        if (writers[i].size() >= softSplit) statuses[i] = StatusCode.SOFT_SPLIT.id();
+        statuses[i] = writers[i].size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : otherwise;
       }
       CompletableFuture.allOf(forwards.toArray(new CompletableFuture[0]))
           .whenComplete((v, e) -> answer(callback, e, statuses));

@@ -17,6 +17,10 @@ final class SparkConfBridge {
         conf.set(kv._1().substring(SPARK_PREFIX.length()), kv._2());
       }
     }
+    // Workers slow down heavy pushers per user too: Spark's user (SPARK_USER, or the login user) by default.
+    if (!sparkConf.contains(SPARK_PREFIX + io.estuary.common.config.ClientConfig.USER.key())) {
+      conf.set(io.estuary.common.config.ClientConfig.USER.key(), org.apache.spark.util.Utils.getCurrentUserName());
+    }
     return conf;
   }
 }

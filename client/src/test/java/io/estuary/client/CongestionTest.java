@@ -1,0 +1,126 @@
+package io.estuary.client;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.write.MapOutputWriter;
+import io.estuary.common.config.ClientConfig;
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.worker.MiniCluster;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One application floods a worker while another pushes at a modest pace: the worker tells the flooding one (and
+ * only it) to slow down, and both read back exactly what they wrote.
+ */
+class CongestionTest {
+  private static byte[] framed(long seed, int size) {
+    byte[] r = new byte[size];
+    new Random(seed).nextBytes(r);
+    return ByteBuffer.allocate(4 + size).putInt(size).put(r).array();
+  }
+
+  private static long hash(byte[] framed) {
+    return java.util.Arrays.hashCode(framed) * 0x9E3779B97F4A7C15L;
+  }
+
+  /** An application: its driver, an executor client and what it wrote. */
+  private static final class App implements AutoCloseable {
+    final LifecycleManager driver;
+    final ShuffleClient client;
+    final ShuffleSpec spec;
+    long count;
+    long sum;
+    long congestedAcks;
+
+    App(MiniCluster cluster, String name, String user, int maps, int partitions) throws Exception {
+      EstuaryConf conf = cluster.clientConf().set(ClientConfig.USER, user)
+          .set(ClientConfig.PUSH_REPLICATE, "false");
+      client = new ShuffleClient(conf);
+      driver = new LifecycleManager(name + "-" + System.nanoTime(), conf, "127.0.0.1");
+      spec = new ShuffleSpec(driver.appId(), 0, maps, partitions, "127.0.0.1", driver.port());
+    }
+
+    /** Writes one map's records, pausing {@code pauseMs} every 100 records; returns how long it took. */
+    long map(int map, int records, int size, long pauseMs) throws Exception {
+      long t0 = System.nanoTime();
+      MapOutputWriter w = new MapOutputWriter(client, spec, map, 0);
+      for (int i = 0; i < records; i++) {
+        byte[] r = framed(map * 1_000_003L + i, size);
+        w.write(i % spec.numPartitions, r, 0, r.length);
+        synchronized (this) {
+          count++;
+          sum += hash(r);
+        }
+        if (pauseMs > 0 && i % 100 == 99) Thread.sleep(pauseMs);
+      }
+      w.finish();
+      synchronized (this) {
+        congestedAcks += w.congestedAcks();
+      }
+      return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    void checkReadBack() throws Exception {
+      long c = 0;
+      long s = 0;
+      try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, 0, spec.numPartitions, 0, spec.numMappers)) {
+        ByteBuf b;
+        while ((b = r.next()) != null) {
+          while (b.isReadable()) {
+            byte[] rec = new byte[4 + b.getInt(b.readerIndex())];
+            b.readBytes(rec);
+            c++;
+            s += hash(rec);
+          }
+        }
+      }
+      assertEquals(count, c, "records of " + driver.appId());
+      assertEquals(sum, s, "checksum of " + driver.appId());
+    }
+
+    @Override
+    public void close() throws Exception {
+      driver.close();
+      client.close();
+    }
+  }
+
+  @Test
+  void theFloodingApplicationSlowsDownAndTheOtherIsLeftAlone() throws Exception {
+    // A cap low enough that the flood passes it at once and the calm application (about 0.3 MB/s) never does.
+    EstuaryConf workers = new EstuaryConf().set(WorkerConfig.CONGESTION_WINDOW, "2s")
+        .set(WorkerConfig.CONGESTION_APP_MAX_RATE, "4m");
+    try (MiniCluster cluster = new MiniCluster(1, 1, workers);
+        App flood = new App(cluster, "flood", "mallory", 4, 50);
+        App calm = new App(cluster, "calm", "alice", 1, 10)) {
+      ExecutorService pool = Executors.newFixedThreadPool(5);
+      List<Future<Long>> floods = new ArrayList<>();
+      for (int m = 0; m < 4; m++) {
+        int map = m;
+        floods.add(pool.submit(() -> flood.map(map, 12_000, 1000, 0))); // 48 MB as fast as it goes
+      }
+      Future<Long> calmTime = pool.submit(() -> calm.map(0, 3_000, 500, 150)); // 1.5 MB over about 4.5 s
+      long floodMs = 0;
+      for (Future<Long> f : floods) floodMs = Math.max(floodMs, f.get());
+      long calmMs = calmTime.get();
+      pool.shutdown();
+      flood.checkReadBack();
+      calm.checkReadBack();
+      System.out.printf("CONGESTION: flood %d ms (%d congested acks), calm %d ms (%d congested acks)%n", floodMs,
+          flood.congestedAcks, calmMs, calm.congestedAcks);
+      assertTrue(flood.congestedAcks > 0, "the flooding application must be told to slow down");
+      assertEquals(0, calm.congestedAcks, "the calm application must be left alone");
+    }
+  }
+}

@@ -1,0 +1,144 @@
+package io.estuary.worker.push;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.worker.storage.MemoryTracker;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides which applications push too fast and must slow down: measures push rates per application and per user
+ * over a sliding window and, every {@link #evaluate} (on a timer), marks as congested
+ * <ul>
+ *   <li>an application above {@code estuary.worker.congestion.appMaxRate}, or a user above {@code userMaxRate};
+ *   <li>while memory is above its resume watermark, an application or user pushing more than
+ *       {@code fairShareFactor} times the average of the others pushing.
+ * </ul>
+ * A congested application's pushes are still taken (the data has arrived) but acknowledged with
+ * {@code CONGESTED}, and its client holds back; at the next evaluation that finds it within bounds it is resumed.
+ *
+ * <p>Thread-safe: {@link #recordPush} and {@link #congested} run on Netty threads (lock-free); {@link #evaluate} on
+ * one timer thread publishes a new immutable set.
+ */
+public final class CongestionControl {
+  private static final Logger LOG = LoggerFactory.getLogger(CongestionControl.class);
+  private static final String UNKNOWN_USER = "";
+  static final long EVALUATE_MS = 500;
+
+  private final boolean enabled;
+  private final int windowSeconds;
+  private final long appMaxRate;
+  private final long userMaxRate;
+  private final double fairShare;
+  private final MemoryTracker memory;
+  private final Map<String, PushRateWindow> apps = new ConcurrentHashMap<>();
+  private final Map<String, PushRateWindow> users = new ConcurrentHashMap<>();
+  private final Map<String, String> userOfApp = new ConcurrentHashMap<>();
+  private volatile Set<String> congestedApps = Collections.emptySet();
+  private final java.util.concurrent.ScheduledExecutorService timer;
+
+  public CongestionControl(EstuaryConf conf, MemoryTracker memory) {
+    this.enabled = conf.get(WorkerConfig.CONGESTION_ENABLED);
+    this.windowSeconds = (int) (conf.get(WorkerConfig.CONGESTION_WINDOW) / 1000);
+    this.appMaxRate = conf.get(WorkerConfig.CONGESTION_APP_MAX_RATE);
+    this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
+    this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
+    this.memory = memory;
+    this.timer = enabled ? java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+        new io.estuary.common.util.NamedThreadFactory("worker-congestion")) : null;
+    if (timer != null) {
+      timer.scheduleWithFixedDelay(() -> {
+        try {
+          evaluate();
+        } catch (RuntimeException e) {
+          LOG.warn("Evaluating push rates failed", e);
+        }
+      }, EVALUATE_MS, EVALUATE_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+  }
+
+  public void close() {
+    if (timer != null) timer.shutdownNow();
+  }
+
+  /** Remembers who runs an application (from its slot reservations). */
+  public void applicationUser(String appId, String user) {
+    if (!user.isEmpty()) userOfApp.put(appId, user);
+  }
+
+  public void recordPush(String shuffleKey, long bytes) {
+    if (!enabled) return;
+    long now = System.currentTimeMillis();
+    String app = ShuffleKey.appId(shuffleKey);
+    apps.computeIfAbsent(app, a -> new PushRateWindow(windowSeconds)).record(bytes, now);
+    users.computeIfAbsent(userOfApp.getOrDefault(app, UNKNOWN_USER), u -> new PushRateWindow(windowSeconds))
+        .record(bytes, now);
+  }
+
+  /** Whether pushes of the shuffle's application should be told to slow down. */
+  public boolean congested(String shuffleKey) {
+    Set<String> c = congestedApps;
+    return !c.isEmpty() && c.contains(ShuffleKey.appId(shuffleKey));
+  }
+
+  /** Recomputes the congested applications from the rates now; forgets applications idle for a whole window. */
+  public void evaluate() {
+    if (!enabled) return;
+    long now = System.currentTimeMillis();
+    Map<String, Long> appRates = rates(apps, now);
+    Map<String, Long> userRates = rates(users, now);
+    boolean loaded = memory.held() >= memory.watermarks().resume();
+    Set<String> hotUsers = over(userRates, userMaxRate, loaded);
+    Set<String> next = over(appRates, appMaxRate, loaded);
+    for (String app : appRates.keySet()) {
+      if (hotUsers.contains(userOfApp.getOrDefault(app, UNKNOWN_USER))) next.add(app);
+    }
+    for (String app : next) {
+      if (!congestedApps.contains(app)) {
+        LOG.info("Application {} (user {}) pushes {} bytes/s: told to slow down", app,
+            userOfApp.getOrDefault(app, "unknown"), appRates.get(app));
+      }
+    }
+    for (String app : congestedApps) {
+      if (!next.contains(app)) LOG.info("Application {} may push at full speed again", app);
+    }
+    congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
+  }
+
+  private static Map<String, Long> rates(Map<String, PushRateWindow> windows, long now) {
+    Map<String, Long> out = new HashMap<>();
+    windows.entrySet().removeIf(e -> {
+      long r = e.getValue().rate(now);
+      if (r == 0) return true;
+      out.put(e.getKey(), r);
+      return false;
+    });
+    return out;
+  }
+
+  private Set<String> over(Map<String, Long> rates, long maxRate, boolean loaded) {
+    Set<String> out = new HashSet<>();
+    long total = 0;
+    for (long r : rates.values()) total += r;
+    boolean share = loaded && rates.size() >= 2;
+    for (Map.Entry<String, Long> e : rates.entrySet()) {
+      long r = e.getValue();
+      // Compared with the others' average: with two, one can never pass a multiple of an average it is part of.
+      double othersAverage = (double) (total - r) / (rates.size() - 1);
+      if ((maxRate > 0 && r > maxRate) || (share && r > fairShare * othersAverage)) out.add(e.getKey());
+    }
+    return out;
+  }
+
+  /** Applications told to slow down now. */
+  public Set<String> congestedApplications() {
+    return congestedApps;
+  }
+}

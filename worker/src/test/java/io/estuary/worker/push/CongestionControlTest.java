@@ -1,0 +1,77 @@
+package io.estuary.worker.push;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.worker.storage.MemoryTracker;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class CongestionControlTest {
+  private static EstuaryConf conf() {
+    // Evaluated by hand in these tests: the timer's evaluations only repeat the same decisions.
+    return new EstuaryConf().set(WorkerConfig.CONGESTION_WINDOW, "2s");
+  }
+
+  @Test
+  void aFixedCapPerApplicationAndPerUser() {
+    MemoryTracker memory = new MemoryTracker(1L << 30);
+    CongestionControl c = new CongestionControl(conf().set(WorkerConfig.CONGESTION_APP_MAX_RATE, "1m")
+        .set(WorkerConfig.CONGESTION_USER_MAX_RATE, "3m"), memory);
+    try {
+      c.applicationUser("a", "alice");
+      c.applicationUser("b", "bob");
+      c.applicationUser("c", "bob");
+      c.applicationUser("d", "bob");
+      c.recordPush("a-1", 4 << 20); // 2 MiB/s over 2 s: above the application cap
+      c.recordPush("b-1", 1 << 20); // bob's three applications: 0.5 + 0.5 + 0.75 MiB/s, each below the
+      c.recordPush("c-1", 1 << 20); // application cap, together below his 3 MiB/s
+      c.recordPush("d-1", (3 << 20) / 2);
+      c.evaluate();
+      assertEquals(Set.of("a"), c.congestedApplications());
+      c.recordPush("d-1", 3 << 20); // bob now 6.5 MiB over 2 s: above his cap, so all his applications slow down
+      c.evaluate();
+      assertTrue(c.congested("b-7"));
+      assertTrue(c.congested("c-1"));
+      assertTrue(c.congested("d-1"));
+      assertTrue(c.congested("a-1"));
+    } finally {
+      c.close();
+    }
+  }
+
+  @Test
+  void fairShareOnlyUnderLoadAndAgainstTheOthers() {
+    MemoryTracker memory = new MemoryTracker(100 << 20);
+    CongestionControl c = new CongestionControl(conf(), memory);
+    try {
+      c.recordPush("flood-1", 100 << 20);
+      c.recordPush("calm-1", 5 << 20);
+      c.evaluate();
+      assertTrue(c.congestedApplications().isEmpty(), "an idle worker lets everyone push");
+      memory.add(80 << 20); // above the resume watermark: loaded
+      c.evaluate();
+      assertEquals(Set.of("flood"), c.congestedApplications(), "20x the other's rate is more than its share");
+      memory.release(80 << 20);
+      c.evaluate();
+      assertTrue(c.congestedApplications().isEmpty(), "resumed once the load is gone");
+    } finally {
+      c.close();
+    }
+  }
+
+  @Test
+  void equalPushersAreNeverCongested() {
+    MemoryTracker memory = new MemoryTracker(100 << 20);
+    memory.add(90 << 20);
+    CongestionControl c = new CongestionControl(conf(), memory);
+    try {
+      for (String app : new String[] {"x", "y", "z"}) c.recordPush(app + "-0", 10 << 20);
+      c.evaluate();
+      assertTrue(c.congestedApplications().isEmpty());
+    } finally {
+      c.close();
+    }
+  }
+}
