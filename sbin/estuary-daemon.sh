@@ -59,13 +59,16 @@ case "$action" in
       exit 0
     fi
     pid=$(cat "$pidfile")
+    # SIGTERM: a worker stops gracefully (moves writers elsewhere, commits and records its files) within
+    # estuary.worker.shutdown.timeout (20 s by default); keep ESTUARY_STOP_TIMEOUT above it.
+    wait_s=${ESTUARY_STOP_TIMEOUT:-30}
     kill "$pid"
-    for _ in $(seq 1 60); do
+    for _ in $(seq 1 $((wait_s * 2))); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.5
     done
     if kill -0 "$pid" 2>/dev/null; then
-      echo "$name did not stop in 30 s; killing it" >&2
+      echo "$name did not stop in $wait_s s; killing it" >&2
       kill -9 "$pid" || true
     fi
     rm -f "$pidfile"

@@ -20,6 +20,9 @@ import io.estuary.common.protocol.WorkerHeartbeatResponse;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.common.protocol.WorkerState;
+import io.estuary.common.protocol.WorkerStateChanged;
+import io.estuary.common.protocol.MasterCommandBatch;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
@@ -97,9 +100,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
         String id = WorkerId.of(r.getWorker().getAddress());
         latestReports.put(id, r.getWorker());
         workerLiveness.touch(id, now);
-        LOG.info("Worker {} registered with {} disks", id, r.getWorker().getDisksCount());
-        after(log.submit(command(c -> c.setWorkerRegistered(WorkerRegistered.newBuilder().setWorker(r.getWorker())))),
-            reply, Empty::getDefaultInstance);
+        LOG.info("Worker {} registered with {} disks ({})", id, r.getWorker().getDisksCount(), r.getState());
+        MasterCommand registered = command(c -> c.setWorkerRegistered(WorkerRegistered.newBuilder()
+            .setWorker(r.getWorker())));
+        MasterCommand change = stateChange(r.getWorker().getAddress(), r.getState(),
+            log.stateMachine().read(s -> s.workerState(id)), true);
+        after(log.submit(change == null ? registered : command(c -> c.setBatch(MasterCommandBatch.newBuilder()
+            .addCommands(registered).addCommands(change)))), reply, Empty::getDefaultInstance);
         break;
       }
       case WORKER_HEARTBEAT:
@@ -145,6 +152,30 @@ final class MasterRpcHandler extends ControlRpcHandler {
     }
   }
 
+  /**
+   * How the state a worker reports about itself changes the logged one, or null for no change. An EXCLUDED worker
+   * stays excluded (an operator or the failure tracker decided). A worker that says it is DECOMMISSIONING or
+   * SHUTTING_DOWN gets that state (no new slots). A worker back from a graceful stop (reports ACTIVE while the log
+   * says SHUTTING_DOWN) is ACTIVE again, and so is one that registers afresh after a decommission. An ACTIVE worker
+   * that merely heartbeats keeps a DECOMMISSIONING an operator set here: the answer tells it to drain.
+   */
+  static MasterCommand stateChange(WorkerAddress worker, WorkerState reported, WorkerState logged,
+      boolean registering) {
+    if (logged == WorkerState.WORKER_EXCLUDED || reported == logged) return null;
+    WorkerState next;
+    if (reported == WorkerState.WORKER_DECOMMISSIONING || reported == WorkerState.WORKER_SHUTTING_DOWN) {
+      next = reported;
+    } else if (reported == WorkerState.WORKER_ACTIVE && (logged == WorkerState.WORKER_SHUTTING_DOWN
+        || (registering && logged == WorkerState.WORKER_DECOMMISSIONING))) {
+      next = WorkerState.WORKER_ACTIVE;
+    } else {
+      return null;
+    }
+    LOG.info("Worker {} is now {} (it says so itself)", WorkerId.of(worker), next);
+    return command(c -> c.setWorkerStateChanged(WorkerStateChanged.newBuilder().setWorker(worker).setState(next)
+        .setReason("reported by the worker")));
+  }
+
   private void workerHeartbeat(WorkerHeartbeatRequest r, Reply reply, long now) {
     String id = WorkerId.of(r.getWorker().getAddress());
     WorkerInfo known = log.stateMachine().read(s -> s.worker(id));
@@ -176,6 +207,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
       logged = log.submit(command(c -> c.setWorkerDisksChanged(
           WorkerDisksChanged.newBuilder().setWorker(r.getWorker().getAddress()).addAllDisks(r.getWorker().getDisksList()))));
     }
+    WorkerState held = log.stateMachine().read(s -> s.workerState(id));
+    MasterCommand change = stateChange(r.getWorker().getAddress(), r.getState(), held, false);
+    if (change != null) {
+      logged = logged.thenCompose(v -> log.submit(change));
+      held = change.getWorkerStateChanged().getState();
+    }
+    resp.setState(held);
     after(logged, reply, resp::build);
   }
 

@@ -78,6 +78,27 @@ final class WorkerProcesses implements AutoCloseable {
     return processes[i];
   }
 
+  /** The worker's identity as the master keys it (host and ports). */
+  String workerId(int i) {
+    return "127.0.0.1:" + ports[i][0] + ":" + ports[i][1] + ":" + ports[i][2];
+  }
+
+  /**
+   * SIGTERM, as sbin/stop-worker.sh sends: the worker stops gracefully. Waits (bounded) for the process to exit and
+   * returns its exit code.
+   */
+  int stop(int i) throws InterruptedException {
+    Process p = processes[i];
+    processes[i] = null;
+    if (p == null) return 0;
+    p.destroy();
+    if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+      p.destroyForcibly().waitFor();
+      throw new IllegalStateException("worker " + i + " did not exit within 60 s of SIGTERM");
+    }
+    return p.exitValue();
+  }
+
   /** kill -9: the worker gets no chance to finish anything. */
   void kill(int i) throws InterruptedException {
     if (processes[i] != null) processes[i].destroyForcibly().waitFor();

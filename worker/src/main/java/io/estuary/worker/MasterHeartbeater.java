@@ -5,20 +5,25 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerHeartbeatRequest;
 import io.estuary.common.protocol.WorkerHeartbeatResponse;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the master informed: registers, then reports disks and held shuffles every interval, registers again
- * when the master no longer knows this worker, and deletes the shuffles the master says have expired.
+ * when the master no longer knows this worker, and deletes the shuffles the master says have expired. Each report
+ * carries the worker's own state (active, decommissioning, shutting down); when the master holds DECOMMISSIONING
+ * for an active worker (an operator asked the master), {@code onDecommission} runs. Beats run on one timer thread.
  */
 final class MasterHeartbeater {
   private static final Logger LOG = LoggerFactory.getLogger(MasterHeartbeater.class);
@@ -27,11 +32,20 @@ final class MasterHeartbeater {
   private final Supplier<WorkerInfo> self;
   private final PartitionRegistry registry;
   private final long intervalMs;
+  private final Supplier<WorkerState> state;
+  private final Runnable onDecommission;
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
       new NamedThreadFactory("worker-heartbeat"));
   private volatile boolean registered;
 
   MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs) {
+    this(master, self, registry, intervalMs, () -> WorkerState.WORKER_ACTIVE, () -> { });
+  }
+
+  MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs,
+      Supplier<WorkerState> state, Runnable onDecommission) {
+    this.state = state;
+    this.onDecommission = onDecommission;
     this.master = master;
     this.self = self;
     this.registry = registry;
@@ -47,17 +61,31 @@ final class MasterHeartbeater {
     return registered;
   }
 
-  private void beat() {
+  /** Reports to the master now (e.g. a state change), waiting at most {@code timeoutMs}; true if it answered. */
+  boolean beatNow(long timeoutMs) {
     try {
+      return timer.submit((java.util.concurrent.Callable<Boolean>) this::beat).get(timeoutMs, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException | java.util.concurrent.RejectedExecutionException e) {
+      return false;
+    }
+  }
+
+  /** One report; true if the master answered. */
+  private boolean beat() {
+    try {
+      WorkerState mine = state.get();
       if (!registered) {
         master.ask(Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(self.get())
-            .addAllShuffleKeys(registry.shuffleKeys())), Empty.parser(), intervalMs);
+            .addAllShuffleKeys(registry.shuffleKeys()).setState(mine)), Empty.parser(), intervalMs);
         registered = true;
         LOG.info("Registered with the master");
-        return;
+        return true;
       }
       WorkerHeartbeatResponse r = master.ask(Request.newBuilder().setWorkerHeartbeat(WorkerHeartbeatRequest
-          .newBuilder().setWorker(self.get()).addAllShuffleKeys(registry.shuffleKeys())),
+          .newBuilder().setWorker(self.get()).addAllShuffleKeys(registry.shuffleKeys()).setState(mine)),
           WorkerHeartbeatResponse.parser(), intervalMs);
       if (!r.getRegistered()) {
         LOG.warn("The master does not know this worker; registering again");
@@ -68,8 +96,14 @@ final class MasterHeartbeater {
         LOG.info("Deleting expired shuffle {}", key);
         registry.remove(key);
       }
+      if (r.getRegistered() && r.getState() == WorkerState.WORKER_DECOMMISSIONING
+          && mine == WorkerState.WORKER_ACTIVE) {
+        onDecommission.run();
+      }
+      return true;
     } catch (RemoteException | RuntimeException e) {
       LOG.warn("Heartbeat to the master failed: {}", e.getMessage());
+      return false;
     }
   }
 

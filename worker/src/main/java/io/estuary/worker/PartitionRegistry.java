@@ -13,11 +13,40 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The slots this worker holds: per shuffle, the writer of each reserved location, the replica it forwards to (for a
  * primary with a peer), and the files committed so far. Thread-safe (concurrent maps; a location's entries are
- * written once at reservation).
+ * written once at reservation). The {@link Listener} is called on the committing or removing thread.
  */
 public final class PartitionRegistry {
   private final StorageManager storage;
   private final Map<String, ShuffleSlots> shuffles = new ConcurrentHashMap<>();
+  private volatile Listener listener = Listener.NONE;
+
+  /** Told of every commit and removal, e.g. to keep a durable record of committed files. */
+  public interface Listener {
+    Listener NONE = new Listener() {
+      @Override public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) { }
+      @Override public void removed(String shuffleKey) { }
+    };
+
+    void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file);
+
+    /** Called before the shuffle's files are deleted. */
+    void removed(String shuffleKey);
+  }
+
+  /** An open (reserved, not yet committed) location. */
+  public static final class OpenSlot {
+    public final String shuffleKey;
+    public final int partitionId;
+    public final int epoch;
+    public final PartitionFileWriter writer;
+
+    OpenSlot(String shuffleKey, long slot, PartitionFileWriter writer) {
+      this.shuffleKey = shuffleKey;
+      this.partitionId = (int) (slot >>> 32);
+      this.epoch = (int) slot;
+      this.writer = writer;
+    }
+  }
 
   private static final class ShuffleSlots {
     final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
@@ -29,6 +58,10 @@ public final class PartitionRegistry {
 
   public PartitionRegistry(StorageManager storage) {
     this.storage = storage;
+  }
+
+  public void setListener(Listener listener) {
+    this.listener = listener;
   }
 
   private static long key(int partitionId, int epoch) {
@@ -79,9 +112,34 @@ public final class PartitionRegistry {
   public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
     ShuffleSlots slots = shuffles.get(shuffleKey);
     if (slots == null) return;
-    slots.committed.put(key(partitionId, epoch), file);
+    if (slots.committed.put(key(partitionId, epoch), file) != null) return; // committed again: counted already
     PartitionFileWriter w = slots.writers.get(key(partitionId, epoch));
     if (w != null) w.disk().activeSlots().decrementAndGet();
+    listener.committed(shuffleKey, partitionId, epoch, file);
+  }
+
+  /** Registers a file committed by an earlier run of this worker (after a restart), so it is served again. */
+  public void restoreCommitted(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+    shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots()).committed.put(key(partitionId, epoch), file);
+  }
+
+  /**
+   * Holds a shuffle whose files an earlier run left on disk without a record: it is reported to the master like any
+   * other, and deleted only when the master says it expired ({@link #remove}).
+   */
+  public void holdLeftovers(String shuffleKey) {
+    shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots());
+  }
+
+  /** Every reserved location not committed yet. */
+  public List<OpenSlot> openSlots() {
+    List<OpenSlot> out = new ArrayList<>();
+    for (Map.Entry<String, ShuffleSlots> s : shuffles.entrySet()) {
+      for (Map.Entry<Long, PartitionFileWriter> w : s.getValue().writers.entrySet()) {
+        if (!s.getValue().committed.containsKey(w.getKey())) out.add(new OpenSlot(s.getKey(), w.getKey(), w.getValue()));
+      }
+    }
+    return out;
   }
 
   public CommittedFile committedFile(String shuffleKey, int partitionId, int epoch) {
@@ -99,6 +157,7 @@ public final class PartitionRegistry {
 
   /** Forgets a shuffle and deletes its data. */
   public void remove(String shuffleKey) {
+    listener.removed(shuffleKey);
     ShuffleSlots slots = shuffles.remove(shuffleKey);
     if (slots != null) {
       for (Map.Entry<Long, PartitionFileWriter> e : slots.writers.entrySet()) {

@@ -7,22 +7,37 @@ import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.util.HostNames;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.fetch.FetchHandler;
+import io.estuary.worker.lifecycle.Decommission;
+import io.estuary.worker.lifecycle.GracefulShutdown;
+import io.estuary.worker.lifecycle.PushGate;
+import io.estuary.worker.meta.CommittedFileRecorder;
+import io.estuary.worker.meta.CommittedFileStore;
+import io.estuary.worker.meta.WorkerRecovery;
 import io.estuary.worker.push.PushHandler;
 import io.estuary.worker.push.Replicator;
 import io.estuary.worker.storage.StorageManager;
 import java.io.Closeable;
+import java.io.File;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A worker: three servers (control, push, fetch) over one set of disks. Pushes merge per partition in memory and
  * are flushed by per-disk threads; commits close the files; fetches stream them back in chunks.
+ *
+ * <p>Committed files are recorded in a metadata store; a worker started again on the same host, ports and disks
+ * serves them again and keeps files it has no record of until the master says their shuffle expired (see
+ * {@link WorkerRecovery}). {@link #stopGracefully()} (SIGTERM) moves writers elsewhere and commits what it holds
+ * before it exits (see {@link GracefulShutdown}); {@link #decommission()} drains the worker first.
  */
 public final class Worker implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -38,6 +53,13 @@ public final class Worker implements Closeable {
   private final TransportClientFactory masterClients;
   private final MasterHeartbeater heartbeater;
   private final WorkerAddress address;
+  private final CommittedFileStore metaStore;
+  private final PushGate gate = new PushGate();
+  private final Decommission decommission;
+  private final long shutdownTimeoutMs;
+  private final AtomicReference<WorkerState> state = new AtomicReference<>(WorkerState.WORKER_ACTIVE);
+  private final Object stopLock = new Object();
+  private boolean stopped;
 
   public Worker(EstuaryConf conf) {
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
@@ -49,6 +71,17 @@ public final class Worker implements Closeable {
     }
     this.storage = new StorageManager(conf);
     this.registry = new PartitionRegistry(storage);
+    this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
+    String metaDir = conf.get(WorkerConfig.META_DIR);
+    try {
+      this.metaStore = new CommittedFileStore(metaDir.isEmpty()
+          ? new File(storage.disks().get(0).dir(), ".estuary-meta") : new File(metaDir).getAbsoluteFile());
+      new WorkerRecovery(metaStore, storage, registry).run();
+    } catch (RuntimeException e) {
+      storage.close();
+      throw e;
+    }
+    registry.setListener(new CommittedFileRecorder(metaStore));
     this.fetchHandler = new FetchHandler(registry);
     long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
     long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
@@ -63,9 +96,9 @@ public final class Worker implements Closeable {
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry, congestion));
+          new WorkerControlHandler(registry, gate, congestion));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit));
+          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate));
       fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
     } catch (RuntimeException e) {
       if (rpc != null) rpc.close();
@@ -74,6 +107,7 @@ public final class Worker implements Closeable {
       replicator.close();
       congestion.close();
       storage.close();
+      metaStore.close();
       throw e;
     }
     this.rpcServer = rpc;
@@ -82,8 +116,11 @@ public final class Worker implements Closeable {
     this.address = WorkerAddress.newBuilder().setHost(host).setRpcPort(rpc.port()).setPushPort(push.port())
         .setFetchPort(fetch.port()).build();
     this.masterClients = new TransportClientFactory(conf, "worker-master-client");
-    this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)), this::info, registry,
-        conf.get(WorkerConfig.HEARTBEAT_INTERVAL));
+    long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
+    this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)),
+        this::info, registry, heartbeatMs, state::get, this::decommission);
+    this.decommission = new Decommission(registry::shuffleKeys, () -> heartbeater.beatNow(heartbeatMs),
+        conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000));
     heartbeater.start();
   }
 
@@ -107,8 +144,47 @@ public final class Worker implements Closeable {
     return storage.memory().held();
   }
 
+  /** What this worker is doing: ACTIVE, DECOMMISSIONING or SHUTTING_DOWN. */
+  public WorkerState state() {
+    return state.get();
+  }
+
+  /**
+   * Starts draining (or joins the drain under way): the master is told, places nothing here, and the future
+   * completes once no shuffle is held here any more (true) or at {@code estuary.worker.decommission.timeout}
+   * (false). The caller then stops the worker ({@link #stopGracefully()}; {@link #main} exits the process).
+   */
+  public CompletableFuture<Boolean> decommission() {
+    state.compareAndSet(WorkerState.WORKER_ACTIVE, WorkerState.WORKER_DECOMMISSIONING);
+    if (state.get() != WorkerState.WORKER_DECOMMISSIONING) return CompletableFuture.completedFuture(false); // stopping
+    return decommission.start();
+  }
+
+  /**
+   * Stops gracefully within {@code estuary.worker.shutdown.timeout}: refuses new pushes and slots, tells the master,
+   * commits and records every open location (see {@link GracefulShutdown}), then closes. Idempotent.
+   */
+  public GracefulShutdown.Result stopGracefully() {
+    GracefulShutdown.Result r;
+    synchronized (stopLock) {
+      if (stopped) return null;
+      state.set(WorkerState.WORKER_SHUTTING_DOWN);
+      r = new GracefulShutdown(gate, registry, heartbeater::beatNow).run(System.currentTimeMillis()
+          + shutdownTimeoutMs);
+    }
+    close();
+    return r;
+  }
+
+  /** Closes at once: open locations are left uncommitted (as after a crash, but the process lives on). */
   @Override
   public void close() {
+    synchronized (stopLock) {
+      if (stopped) return;
+      stopped = true;
+    }
+    gate.close();
+    decommission.close();
     heartbeater.close();
     masterClients.close();
     rpcServer.close();
@@ -118,6 +194,7 @@ public final class Worker implements Closeable {
     fetchServer.close();
     fetchHandler.close();
     storage.close();
+    metaStore.close();
   }
 
   public static void main(String[] args) throws Exception {
@@ -126,9 +203,13 @@ public final class Worker implements Closeable {
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("Estuary worker stopping");
-      worker.close();
+      worker.stopGracefully();
+      LOG.info("Estuary worker stopped");
       stopped.countDown();
     }, "worker-shutdown"));
+    // A finished decommission exits the process (which runs the hook). Not from the thread that completes the
+    // drain: the hook needs the heartbeat thread.
+    worker.decommission.drained().thenRun(() -> new Thread(() -> System.exit(0), "worker-exit").start());
     stopped.await();
   }
 }

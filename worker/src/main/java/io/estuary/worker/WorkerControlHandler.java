@@ -3,8 +3,11 @@ package io.estuary.worker;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.ReserveSlotsRequest;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.worker.commit.CommitHandler;
+import io.estuary.worker.lifecycle.PushGate;
 import io.netty.channel.Channel;
 
 /** Control requests from drivers: reserve slots before a stage, commit them at its end. */
@@ -12,10 +15,12 @@ final class WorkerControlHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
   private final CommitHandler commits;
   private final io.estuary.worker.push.CongestionControl congestion;
+  private final PushGate gate;
 
-  WorkerControlHandler(PartitionRegistry registry, io.estuary.worker.push.CongestionControl congestion) {
+  WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion) {
     super("worker");
     this.registry = registry;
+    this.gate = gate;
     this.congestion = congestion;
     this.commits = new CommitHandler(registry);
   }
@@ -25,6 +30,10 @@ final class WorkerControlHandler extends ControlRpcHandler {
     switch (request.getPayloadCase()) {
       case RESERVE_SLOTS: {
         ReserveSlotsRequest r = request.getReserveSlots();
+        if (!gate.isOpen()) {
+          // The master already places nothing here; a driver that raced it places the shuffle elsewhere.
+          throw new StatusException(StatusCode.RETRY_LATER, "worker is stopping: it takes no new slots");
+        }
         registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
         congestion.applicationUser(r.getAppId(), r.getUser());
         reply.ok(Empty.getDefaultInstance());

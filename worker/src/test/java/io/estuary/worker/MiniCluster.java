@@ -23,6 +23,7 @@ public final class MiniCluster implements AutoCloseable {
   private final List<String> masterEndpoints = new ArrayList<>();
   private String haNodes;
   private final List<Worker> workers = new ArrayList<>();
+  private final List<String> workerDirs = new ArrayList<>();
   private final EstuaryConf base;
 
   public MiniCluster(int numWorkers) throws IOException {
@@ -64,6 +65,7 @@ public final class MiniCluster implements AutoCloseable {
         if (d > 0) dirs.append(',');
         dirs.append(root.resolve("worker" + i + "-disk" + d));
       }
+      workerDirs.add(dirs.toString());
       workers.add(new Worker(workerConf(dirs.toString())));
     }
     if (externalMasters == null) {
@@ -159,6 +161,28 @@ public final class MiniCluster implements AutoCloseable {
         .set(MasterConfig.ENDPOINTS, masterEndpoint());
     if (!c.contains(WorkerConfig.HEARTBEAT_INTERVAL)) c.set(WorkerConfig.HEARTBEAT_INTERVAL, "1s");
     return c;
+  }
+
+  /**
+   * Stops worker i, gracefully ({@link Worker#stopGracefully()}) or at once ({@link Worker#close()}: its open
+   * locations are left uncommitted, as after a crash), and starts it again on the same host, ports and disks.
+   * Returns the new worker, which has registered with the master.
+   */
+  public Worker restartWorker(int i, boolean graceful) {
+    Worker old = workers.get(i);
+    if (graceful) old.stopGracefully();
+    else old.close();
+    io.estuary.common.protocol.WorkerAddress a = old.address();
+    Worker w = new Worker(workerConf(workerDirs.get(i)).set(WorkerConfig.RPC_PORT, String.valueOf(a.getRpcPort()))
+        .set(WorkerConfig.PUSH_PORT, String.valueOf(a.getPushPort()))
+        .set(WorkerConfig.FETCH_PORT, String.valueOf(a.getFetchPort())));
+    workers.set(i, w);
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (!w.registeredWithMaster()) {
+      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("restarted worker did not register");
+      sleep(20);
+    }
+    return w;
   }
 
   /** Waits (bounded) until the leading master knows this many workers. */

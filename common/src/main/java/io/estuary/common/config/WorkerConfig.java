@@ -154,5 +154,28 @@ public final class WorkerConfig {
               + "writers move to a new epoch before going on. Must be at least estuary.worker.split.softSize.")
           .build();
 
+  public static final ConfigEntry<String> META_DIR =
+      ConfigEntry.builder("estuary.worker.meta.dir", ConfigType.STRING)
+          .defaultValue("")
+          .doc("Directory of the worker's metadata store (RocksDB): every committed partition file, so a worker "
+              + "restarted on the same host, ports and disks serves them again. Empty means a .estuary-meta "
+              + "directory inside the first storage directory.")
+          .build();
+
+  public static final ConfigEntry<Long> SHUTDOWN_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.shutdown.timeout", ConfigType.DURATION_MS)
+          .defaultValue("20s").check(ConfigType.positive())
+          .doc("On SIGTERM the worker refuses new pushes (writers move elsewhere), then waits at most this long for "
+              + "pushes in progress, flushes and commits before it records its files and exits. Keep it below "
+              + "the time sbin/stop-worker.sh waits before it kills the process.")
+          .build();
+
+  public static final ConfigEntry<Long> DECOMMISSION_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.decommission.timeout", ConfigType.DURATION_MS)
+          .defaultValue("6h").check(ConfigType.positive())
+          .doc("A decommissioning worker gets no new slots and exits once the master has expired every shuffle it "
+              + "holds, or after this long, whichever comes first.")
+          .build();
+
   static void touch() {}
 }

@@ -15,7 +15,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Stage end: flushes every listed location and reports each as committed or failed. A location this worker does
- * not know (e.g. it restarted and lost it) is a failure, never a skip: skipping would lose its rows silently.
+ * not know (e.g. it restarted and lost it) is a failure, never a skip: skipping would lose its rows silently. A
+ * location committed by an earlier run of this worker (it stopped gracefully, committing its open files, and
+ * restarted) is reported committed from its record.
  */
 public final class CommitHandler {
   private final PartitionRegistry registry;
@@ -31,6 +33,14 @@ public final class CommitHandler {
     StringBuilder reasons = new StringBuilder();
     for (PartitionLocation loc : r.getLocationsList()) {
       PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
+      CommittedFile before = w == null ? registry.committedFile(key, loc.getPartitionId(), loc.getEpoch()) : null;
+      if (before != null) {
+        synchronized (resp) {
+          resp.addCommitted(CommittedPartition.newBuilder().setPartitionId(loc.getPartitionId())
+              .setEpoch(loc.getEpoch()).setBytes(before.length()).setNumChunks(before.numChunks()));
+        }
+        continue;
+      }
       if (w == null) {
         synchronized (resp) {
           resp.addFailed(loc).addUnknown(loc);

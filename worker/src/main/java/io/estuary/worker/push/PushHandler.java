@@ -10,6 +10,7 @@ import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.server.ResponseCallback;
 import io.estuary.network.server.RpcHandler;
 import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.lifecycle.PushGate;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.PartitionFileWriter;
 import io.netty.buffer.ByteBuf;
@@ -43,9 +44,17 @@ public final class PushHandler implements RpcHandler {
   private final CongestionControl congestion;
   private final long softSplit;
   private final long hardSplit;
+  private final PushGate gate;
 
   public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
       CongestionControl congestion, long softSplitBytes, long hardSplitBytes) {
+    this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, new PushGate());
+  }
+
+  /** With a gate: once it closes (the worker is stopping), pushes are refused with {@code HARD_SPLIT}. */
+  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
+      CongestionControl congestion, long softSplitBytes, long hardSplitBytes, PushGate gate) {
+    this.gate = gate;
     this.congestion = congestion;
     this.registry = registry;
     this.memory = memory;
@@ -77,6 +86,41 @@ public final class PushHandler implements RpcHandler {
 
   @Override
   public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
+    if (!gate.tryEnter()) {
+      push.body().release();
+      refuseStopping(callback);
+      return;
+    }
+    try {
+      receiveOpenPush(channel, push, callback);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  @Override
+  public void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+    if (!gate.tryEnter()) {
+      push.body().release();
+      refuseStopping(callback);
+      return;
+    }
+    try {
+      receiveOpenPushMerged(channel, push, callback);
+    } finally {
+      gate.exit();
+    }
+  }
+
+  /**
+   * A stopping worker takes no more data. {@code HARD_SPLIT} makes the writer move the partition to a new epoch
+   * elsewhere without blaming this worker (it comes back after a restart); what it took is committed by the stop.
+   */
+  private static void refuseStopping(ResponseCallback callback) {
+    callback.onFailure(StatusCode.HARD_SPLIT, "the worker is stopping: push to the partition's next epoch");
+  }
+
+  private void receiveOpenPush(Channel channel, PushData push, ResponseCallback callback) {
     ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
     int bytes = body.readableBytes();
     PartitionLocation replica;
@@ -105,8 +149,7 @@ public final class PushHandler implements RpcHandler {
         .whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
   }
 
-  @Override
-  public void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+  private void receiveOpenPushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
     ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
     try {
       int n = push.partitionIds.length;

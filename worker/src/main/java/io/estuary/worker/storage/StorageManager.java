@@ -61,6 +61,16 @@ public final class StorageManager {
     return memory;
   }
 
+  /** The disk of a storage directory, or null if this worker has no such directory. */
+  public Disk disk(String mountPoint) {
+    return disks.get(mountPoint);
+  }
+
+  /** Every storage directory, in configuration order. */
+  public List<Disk> disks() {
+    return new ArrayList<>(disks.values());
+  }
+
   public List<DiskInfo> diskInfos() {
     List<DiskInfo> out = new ArrayList<>();
     for (Disk d : disks.values()) out.add(d.info());

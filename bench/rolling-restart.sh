@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Rolling restart under load (not a test, not in CI).
+#
+# Usage: bench/rolling-restart.sh [rounds=2] [gigabytes=2] [workers=4]
+#
+# Starts a master and `workers` workers from dist/ on loopback (each its own JVM, conf, logs and disk under a temp
+# dir). Spark jobs (io.estuary.bench.ChaosJob: a TeraSort-like job over `gigabytes` of generated records, replication
+# on, Spark local[2,4]) run back to back while every worker in turn is stopped with sbin/stop-worker.sh (SIGTERM: a
+# graceful stop), waited for, started again on the same ports and disk, and waited for until the master holds it
+# ACTIVE again; `rounds` times over all workers. Every job's result is checked by count and an order-independent
+# checksum against the generator's. Prints each job and restart, then: jobs, failed, wrong, stage reruns, restarts
+# and how long stops and restarts took; saved to bench/results/rolling-restart-<timestamp>.txt. Logs are kept (and
+# their directory printed) when anything failed.
+#
+# Environment: RR_PORT_BASE (19600: master on it, its HTTP on +1, worker i on base+10i..+2), RR_PAUSE (seconds
+# between restarts, 5), RR_JOB_TIMEOUT (seconds, 1200), DRIVER_MEMORY.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+usage() { echo "usage: $0 [rounds=2] [gigabytes=2] [workers=4]" >&2; exit 2; }
+rounds=${1:-2}
+gb=${2:-2}
+nworkers=${3:-4}
+[[ "$rounds" =~ ^[0-9]+$ ]] && [[ "$gb" =~ ^[0-9]*\.?[0-9]+$ ]] && [[ "$nworkers" =~ ^[0-9]+$ ]] \
+  && [ "$nworkers" -ge 2 ] || usage
+port=${RR_PORT_BASE:-19600}
+pause=${RR_PAUSE:-5}
+job_timeout=${RR_JOB_TIMEOUT:-1200}
+master_ep=127.0.0.1:$port
+http_port=$((port + 1))
+workers=$(seq 1 "$nworkers")
+
+[ -d dist/jars ] && [ -f dist/spark/*.jar ] && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] \
+  || build/make-dist.sh
+
+work=$(mktemp -d /tmp/estuary-rolling.XXXXXX)
+mkdir -p "$work/logs" "$work/drivers" "$work/tmp"
+cp -r dist "$work/dist"
+cp -r bench/target/classes "$work/bench-classes"
+export ESTUARY_HOME=$work/dist
+export ESTUARY_LOG_DIR=$work/logs
+export ESTUARY_STOP_TIMEOUT=60
+stamp=$(date +%Y%m%d-%H%M%S)
+report=$work/report.txt
+jobs_pid=""
+trouble=0
+
+log() { echo "$*" | tee -a "$report"; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  trap - EXIT INT TERM
+  [ -n "$jobs_pid" ] && { pkill -9 -P "$jobs_pid"; kill -9 "$jobs_pid"; } 2>/dev/null
+  for f in "$work"/logs/*.pid; do
+    [ -f "$f" ] || continue
+    p=$(cat "$f")
+    ours "$p" && kill -9 "$p" 2>/dev/null
+  done
+  wait 2>/dev/null
+  if [ "$rc" -ne 0 ] || [ "$trouble" -ne 0 ]; then
+    echo "Logs kept in $work (servers: $work/logs, drivers: $work/drivers)"
+  else
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+conf_dir() { # name, extra lines
+  local d=$work/conf-$1
+  mkdir -p "$d"
+  cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
+  printf 'estuary.master.endpoints %s\n%s\n' "$master_ep" "$2" > "$d/estuary-defaults.conf"
+  echo "$d"
+}
+
+wport() { echo $((port + 10 * $1)); }
+wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
+ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; }
+status() { curl -s --max-time 5 "http://127.0.0.1:$http_port/api/status" || true; }
+wstate() { status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\([A-Z_]*\)"/\1/' || true; }
+wenv() { echo "ESTUARY_CONF_DIR=$work/conf-worker$1 ESTUARY_INSTANCE=$1"; }
+
+start_worker() { # i; returns once the master holds it ACTIVE
+  local i=$1 p
+  p=$(wport "$i")
+  conf_dir "worker$i" "estuary.worker.host 127.0.0.1
+estuary.worker.rpc.port $p
+estuary.worker.push.port $((p + 1))
+estuary.worker.fetch.port $((p + 2))
+estuary.worker.storage.dirs $work/disk-worker$i
+estuary.worker.disk.reserve 0
+estuary.worker.heartbeat.interval 1s" >/dev/null
+  env $(wenv "$i") "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
+  for _ in $(seq 1 120); do
+    [ "$(wstate "$i")" = WORKER_ACTIVE ] && return 0
+    sleep 0.5
+  done
+  echo "worker$i is not ACTIVE at the master after 60 s (state '$(wstate "$i")')" >&2
+  return 1
+}
+
+stop_worker() { env $(wenv "$1") "$ESTUARY_HOME/sbin/stop-worker.sh" >/dev/null; }
+
+spark_driver() {
+  local opens
+  opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
+  # shellcheck disable=SC2086
+  SPARK_LOCAL_IP=127.0.0.1 java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
+    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/*.jar)" "$@"
+}
+
+# Runs jobs one after another until $work/stop exists; one line per job in $work/jobs.txt.
+job_loop() {
+  local n=0 out line
+  while [ ! -f "$work/stop" ]; do
+    n=$((n + 1))
+    out=$work/drivers/job-$n.log
+    # shellcheck disable=SC2086
+    timeout "$job_timeout" bash -c "$(declare -f spark_driver); work='$work'; ESTUARY_HOME='$ESTUARY_HOME'; \
+      spark_driver io.estuary.bench.ChaosJob '$master_ep' '$gb' true $expected" >"$out" 2>&1 || true
+    line=$(grep '^RESULT' "$out" | tail -1 || true)
+    [ -n "$line" ] || line="RESULT failed (driver died or hung: $(grep -m1 -E 'Exception|Error' "$out" || tail -1 "$out"))"
+    echo "job $n: $line" | tee -a "$work/jobs.txt"
+  done
+}
+
+log "Estuary rolling restart: $rounds rounds over $nworkers workers, ${gb} GB jobs with replication, $(date)"
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob expect "$gb" \
+  >"$work/drivers/expected.log" 2>&1 || { cat "$work/drivers/expected.log"; exit 1; }
+expected=$(sed -n 's/^EXPECTED //p' "$work/drivers/expected.log")
+[ -n "$expected" ] || { cat "$work/drivers/expected.log"; exit 1; }
+log "expected (count checksum): $expected"
+
+d=$(conf_dir master "estuary.master.host 127.0.0.1
+estuary.master.port $port
+estuary.master.http.port $http_port")
+ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=1 "$ESTUARY_HOME/sbin/start-master.sh" >/dev/null
+for _ in $(seq 1 60); do status | grep -q '"workers"' && break; sleep 0.5; done
+for i in $workers; do start_worker "$i"; done
+log "cluster up: master $master_ep, $nworkers workers"
+
+touch "$work/jobs.txt"
+job_loop &
+jobs_pid=$!
+sleep "$pause"
+restarts=0
+stop_times=""
+back_times=""
+for r in $(seq 1 "$rounds"); do
+  for i in $workers; do
+    t0=$(date +%s.%N)
+    stop_worker "$i"
+    t1=$(date +%s.%N)
+    start_worker "$i" || trouble=1
+    t2=$(date +%s.%N)
+    restarts=$((restarts + 1))
+    s=$(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }")
+    b=$(awk "BEGIN { printf \"%.1f\", $t2 - $t0 }")
+    stop_times="$stop_times $s"
+    back_times="$back_times $b"
+    log "  round $r: worker$i stopped in ${s}s, ACTIVE again after ${b}s ($(grep -h 'Graceful stop:' \
+      "$work/logs/estuary-worker-$i.log"* 2>/dev/null | tail -1 | sed 's/.*Graceful stop: //'))"
+    sleep "$pause"
+  done
+done
+touch "$work/stop"
+wait "$jobs_pid" || true
+jobs_pid=""
+
+njobs=$(grep -c '^job' "$work/jobs.txt" || true)
+nok=$(grep -c 'RESULT ok' "$work/jobs.txt" || true)
+nwrong=$(grep -c 'RESULT wrong' "$work/jobs.txt" || true)
+nfail=$((njobs - nok - nwrong))
+reruns=$(sed -n 's/.* reruns=\([0-9]*\).*/\1/p' "$work/jobs.txt" | awk '{ s += $1 } END { print s + 0 }')
+[ "$nfail" -eq 0 ] && [ "$nwrong" -eq 0 ] || trouble=1
+mean() { echo "$1" | tr ' ' '\n' | grep . | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n; else printf "-" }'; }
+cat "$work/jobs.txt" >> "$report"
+log ""
+log "jobs $njobs, failed $nfail, wrong $nwrong, stage reruns $reruns; restarts $restarts, mean stop $(mean "$stop_times") s, mean back $(mean "$back_times") s"
+if [ "$nfail" -eq 0 ] && [ "$nwrong" -eq 0 ]; then log "output check: every job correct"; else log "output check: FAILED"; fi
+mkdir -p bench/results
+cp "$report" "bench/results/rolling-restart-$stamp.txt"
+echo "saved to bench/results/rolling-restart-$stamp.txt"
