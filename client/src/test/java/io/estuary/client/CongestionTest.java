@@ -51,11 +51,14 @@ class CongestionTest {
       spec = new ShuffleSpec(driver.appId(), 0, maps, partitions, "127.0.0.1", driver.port());
     }
 
-    /** Writes one map's records, pausing {@code pauseMs} every 100 records; returns how long it took. */
-    long map(int map, int records, int size, long pauseMs) throws Exception {
+    /**
+     * Writes one map's records, pausing {@code pauseMs} every 100 records; with {@code untilCongested}, goes on past
+     * {@code records} (up to 20 times as many) until a worker has told it to slow down. Returns how long it took.
+     */
+    long map(int map, int records, int size, long pauseMs, boolean untilCongested) throws Exception {
       long t0 = System.nanoTime();
       MapOutputWriter w = new MapOutputWriter(client, spec, map, 0);
-      for (int i = 0; i < records; i++) {
+      for (int i = 0; i < records || (untilCongested && w.congestedAcks() == 0 && i < records * 20); i++) {
         byte[] r = framed(map * 1_000_003L + i, size);
         w.write(i % spec.numPartitions, r, 0, r.length);
         synchronized (this) {
@@ -108,9 +111,9 @@ class CongestionTest {
       List<Future<Long>> floods = new ArrayList<>();
       for (int m = 0; m < 4; m++) {
         int map = m;
-        floods.add(pool.submit(() -> flood.map(map, 12_000, 1000, 0))); // 48 MB as fast as it goes
+        floods.add(pool.submit(() -> flood.map(map, 12_000, 1000, 0, true))); // 48+ MB, fast
       }
-      Future<Long> calmTime = pool.submit(() -> calm.map(0, 3_000, 500, 150)); // 1.5 MB over about 4.5 s
+      Future<Long> calmTime = pool.submit(() -> calm.map(0, 3_000, 500, 150, false)); // 1.5 MB in 4.5 s
       long floodMs = 0;
       for (Future<Long> f : floods) floodMs = Math.max(floodMs, f.get());
       long calmMs = calmTime.get();
