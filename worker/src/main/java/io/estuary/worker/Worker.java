@@ -11,6 +11,7 @@ import io.estuary.common.util.HostNames;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.push.PushHandler;
 import io.estuary.worker.push.Replicator;
@@ -37,6 +38,7 @@ public final class Worker implements Closeable {
   private final TransportClientFactory masterClients;
   private final MasterHeartbeater heartbeater;
   private final WorkerAddress address;
+  private final WorkerAdmin admin;
 
   public Worker(EstuaryConf conf) {
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
@@ -55,17 +57,22 @@ public final class Worker implements Closeable {
       throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
           + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
     }
-    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"));
+    this.admin = new WorkerAdmin(conf, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams);
+    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry));
+          new WorkerControlHandler(registry), admin.observer("rpc"));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, softSplit, hardSplit));
-      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
+          new PushHandler(registry, storage.memory(), replicator, softSplit, hardSplit), admin.observer("push"));
+      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler,
+          admin.observer("fetch"));
+      admin.start(host, conf.get(WorkerConfig.HTTP_PORT), this::address, this::state, rpc, push, fetch);
     } catch (RuntimeException e) {
+      admin.close();
+      if (fetch != null) fetch.close();
       if (rpc != null) rpc.close();
       if (push != null) push.close();
       fetchHandler.close();
@@ -92,6 +99,20 @@ public final class Worker implements Closeable {
     return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).build();
   }
 
+  /** What /api/status reports as the worker's state. */
+  private String state() {
+    return heartbeater != null && heartbeater.registered() ? "REGISTERED" : "REGISTERING";
+  }
+
+  /** Port of the HTTP endpoint (/metrics, /api/status, /health). */
+  public int httpPort() {
+    return admin.httpPort();
+  }
+
+  public WorkerAdmin admin() {
+    return admin;
+  }
+
   public boolean registeredWithMaster() {
     return heartbeater.registered();
   }
@@ -106,6 +127,7 @@ public final class Worker implements Closeable {
 
   @Override
   public void close() {
+    admin.close();
     heartbeater.close();
     masterClients.close();
     rpcServer.close();

@@ -44,6 +44,11 @@ public final class StorageManager {
     return memory;
   }
 
+  /** The disks, in configuration order. */
+  public java.util.Collection<Disk> disks() {
+    return java.util.Collections.unmodifiableCollection(disks.values());
+  }
+
   public List<DiskInfo> diskInfos() {
     List<DiskInfo> out = new ArrayList<>();
     for (Disk d : disks.values()) out.add(d.info());
