@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A master and two workers from dist/ on loopback, each with its own conf dir, logs and disk under $2.
 # Usage: build/local-cluster.sh (start|stop) work-dir
-# Ports: master 19097; worker 1: 19098-19100; worker 2: 19108-19110.
+# Ports: master 19097; worker 1: 19098-19101 (19101: HTTP); worker 2: 19108-19111.
 set -euo pipefail
 action=$1
 work=$2
@@ -25,6 +25,7 @@ worker_conf() { # instance, first port
 estuary.worker.rpc.port $p
 estuary.worker.push.port $((p + 1))
 estuary.worker.fetch.port $((p + 2))
+estuary.worker.http.port $((p + 3))
 estuary.worker.storage.dirs $work/disk-worker$1
 estuary.worker.disk.reserve 0
 estuary.worker.heartbeat.interval 2s"

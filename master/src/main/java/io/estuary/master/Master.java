@@ -11,7 +11,7 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
 import io.estuary.common.util.NamedThreadFactory;
-import io.estuary.master.admin.AdminHttpServer;
+import io.estuary.master.admin.MasterAdminEndpoint;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocators;
 import io.estuary.master.state.LocalStateLog;
@@ -53,7 +53,7 @@ public final class Master implements Closeable {
   private final MasterNodes nodes;
   private final String id;
   private final MasterMetrics metrics;
-  private final AdminHttpServer admin;
+  private final MasterAdminEndpoint admin;
 
   public Master(EstuaryConf conf) throws IOException {
     this(conf, () -> {
@@ -95,7 +95,7 @@ public final class Master implements Closeable {
     TransportServer rpc = null;
     try {
       rpc = new TransportServer(conf, "master", host, port, handler);
-      this.admin = new AdminHttpServer(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
+      this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
     } catch (IOException | RuntimeException e) {
       if (rpc != null) rpc.close();
       log.close();
@@ -127,6 +127,11 @@ public final class Master implements Closeable {
 
   public int httpPort() {
     return admin.port();
+  }
+
+  /** This master's Prometheus metrics (what {@code GET /metrics} exports). */
+  public MasterMetrics metrics() {
+    return metrics;
   }
 
   /**

@@ -60,6 +60,7 @@ final class WorkerProcesses implements AutoCloseable {
         "estuary.worker.rpc.port=" + ports[i][0],
         "estuary.worker.push.port=" + ports[i][1],
         "estuary.worker.fetch.port=" + ports[i][2],
+        "estuary.worker.http.port=0",
         "estuary.worker.storage.dirs=" + disk(i),
         "estuary.worker.disk.reserve=0",
         "estuary.worker.heartbeat.interval=1s"));

@@ -12,6 +12,7 @@ import io.estuary.common.util.HostNames;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.lifecycle.Decommission;
 import io.estuary.worker.lifecycle.GracefulShutdown;
@@ -60,6 +61,7 @@ public final class Worker implements Closeable {
   private final AtomicReference<WorkerState> state = new AtomicReference<>(WorkerState.WORKER_ACTIVE);
   private final Object stopLock = new Object();
   private boolean stopped;
+  private final WorkerAdmin admin;
 
   public Worker(EstuaryConf conf) {
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
@@ -89,18 +91,24 @@ public final class Worker implements Closeable {
       throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
           + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
     }
-    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"));
+    this.admin = new WorkerAdmin(conf, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams);
+    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
     this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory());
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry, gate, congestion));
+          new WorkerControlHandler(registry, gate, congestion), admin.observer("rpc"));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate));
-      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler);
+          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate),
+          admin.observer("push"));
+      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler,
+          admin.observer("fetch"));
+      admin.start(host, conf.get(WorkerConfig.HTTP_PORT), this::address, this::statusText, rpc, push, fetch);
     } catch (RuntimeException e) {
+      admin.close();
+      if (fetch != null) fetch.close();
       if (rpc != null) rpc.close();
       if (push != null) push.close();
       fetchHandler.close();
@@ -130,6 +138,21 @@ public final class Worker implements Closeable {
 
   public WorkerInfo info() {
     return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).build();
+  }
+
+  /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
+  private String statusText() {
+    if (heartbeater == null || !heartbeater.registered()) return "REGISTERING";
+    return state().name().replace("WORKER_", "");
+  }
+
+  /** Port of the HTTP endpoint (/metrics, /api/status, /health). */
+  public int httpPort() {
+    return admin.httpPort();
+  }
+
+  public WorkerAdmin admin() {
+    return admin;
   }
 
   public boolean registeredWithMaster() {
@@ -185,6 +208,7 @@ public final class Worker implements Closeable {
     }
     gate.close();
     decommission.close();
+    admin.close();
     heartbeater.close();
     masterClients.close();
     rpcServer.close();

@@ -156,6 +156,7 @@ public final class MiniCluster implements AutoCloseable {
     EstuaryConf c = base.copy()
         .set(WorkerConfig.HOST, "127.0.0.1")
         .set(WorkerConfig.RPC_PORT, "0").set(WorkerConfig.PUSH_PORT, "0").set(WorkerConfig.FETCH_PORT, "0")
+        .set(WorkerConfig.HTTP_PORT, "0")
         .set(WorkerConfig.STORAGE_DIRS, dirs)
         .set(WorkerConfig.DISK_RESERVE, "0")
         .set(MasterConfig.ENDPOINTS, masterEndpoint());

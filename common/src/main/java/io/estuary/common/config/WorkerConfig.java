@@ -31,6 +31,21 @@ public final class WorkerConfig {
           .doc("Port that serves chunk fetches to reducers.")
           .build();
 
+  public static final ConfigEntry<Integer> HTTP_PORT =
+      ConfigEntry.builder("estuary.worker.http.port", ConfigType.INT)
+          .defaultValue("9096").check(ConfigType.port())
+          .doc("Port of the worker's HTTP endpoint: Prometheus metrics at /metrics, JSON status at /api/status, "
+              + "and /health (503 naming what stalled). Give each worker on a host its own; 0 picks a free port.")
+          .build();
+
+  public static final ConfigEntry<Long> HEALTH_STALL_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.health.stallTimeout", ConfigType.DURATION_MS)
+          .defaultValue("30s").check(ConfigType.positive())
+          .doc("Every second the worker hands a no-op task to each disk's flusher and each network thread; one "
+              + "that has not run it within this time is reported stalled, and /health answers 503. Queued flushes "
+              + "run first, so a disk that needs longer than this to drain its queue counts as stalled too.")
+          .build();
+
   public static final ConfigEntry<List<String>> STORAGE_DIRS =
       ConfigEntry.builder("estuary.worker.storage.dirs", ConfigType.LIST)
           .check(l -> l.isEmpty() ? "must name at least one directory" : null)

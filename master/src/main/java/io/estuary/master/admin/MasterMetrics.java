@@ -6,9 +6,6 @@ import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
-import io.prometheus.client.exporter.common.TextFormat;
-import java.io.IOException;
-import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -106,14 +103,9 @@ public final class MasterMetrics {
     return (long) workerFailureReports.get();
   }
 
-  public String scrape() {
-    StringWriter w = new StringWriter();
-    try {
-      TextFormat.write004(w, registry.metricFamilySamples());
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
-    }
-    return w.toString();
+  /** This master's metrics, for the admin endpoint and the metrics doc. */
+  public CollectorRegistry registry() {
+    return registry;
   }
 
 }

@@ -23,16 +23,28 @@ import io.netty.handler.codec.DecoderException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Server side of one connection: hands each message to the {@link RpcHandler} and writes its answer back. */
+/**
+ * Server side of one connection: hands each message to the {@link RpcHandler} and writes its answer back, telling
+ * the server's {@link TransportObserver} about each answer on the way out.
+ */
 final class RequestHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(RequestHandler.class);
 
   private final RpcHandler rpcHandler;
   private final String serverName;
+  private final TransportObserver observer;
 
-  RequestHandler(RpcHandler rpcHandler, String serverName) {
+  RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer) {
     this.rpcHandler = rpcHandler;
     this.serverName = serverName;
+    this.observer = observer;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    observer.connectionOpened();
+    rpcHandler.channelActive(ctx.channel());
+    super.channelActive(ctx);
   }
 
   @Override
@@ -47,6 +59,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
           rpcHandler.receive(ch, body, callback(ch, r.requestId));
         } catch (RuntimeException e) {
           LOG.warn("{}: request {} from {} failed", serverName, r.requestId, ch.remoteAddress(), e);
+          observer.requestFailed(StatusCode.FATAL);
           ch.writeAndFlush(new RpcFailure(r.requestId, StatusCode.FATAL, String.valueOf(e.getMessage())));
         } finally {
           body.release();
@@ -55,12 +68,12 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       }
       case PUSH_DATA: {
         PushData p = (PushData) m;
-        rpcHandler.receivePush(ch, p, callback(ch, p.requestId));
+        rpcHandler.receivePush(ch, p, pushCallback(ch, p.requestId, p.body().size()));
         break;
       }
       case PUSH_MERGED_DATA: {
         PushMergedData p = (PushMergedData) m;
-        rpcHandler.receivePushMerged(ch, p, callback(ch, p.requestId));
+        rpcHandler.receivePushMerged(ch, p, pushCallback(ch, p.requestId, p.body().size()));
         break;
       }
       case CHUNK_FETCH_REQUEST:
@@ -89,18 +102,22 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
       chunk = streams.getChunk(r.streamId, r.chunkIndex);
     } catch (RuntimeException e) {
-      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, ResponseCallback.statusOf(e),
-          String.valueOf(e.getMessage())));
+      StatusCode status = ResponseCallback.statusOf(e);
+      observer.requestFailed(status);
+      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(e.getMessage())));
       return;
     }
+    long bytes = chunk.size();
     ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
-      streams.chunkSent(r.streamId, r.chunkIndex, System.nanoTime() - t0, f.isSuccess());
+      long nanos = System.nanoTime() - t0;
+      streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
+      if (f.isSuccess()) observer.chunkSent(bytes, nanos);
       if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
           r.streamId, ch.remoteAddress(), f.cause().toString());
     });
   }
 
-  private static ResponseCallback callback(Channel ch, long requestId) {
+  private ResponseCallback callback(Channel ch, long requestId) {
     return new ResponseCallback() {
       @Override
       public void onSuccess(ByteBuf body) {
@@ -109,19 +126,33 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
 
       @Override
       public void onFailure(StatusCode status, String error) {
+        observer.requestFailed(status);
+        ch.writeAndFlush(new RpcFailure(requestId, status, error));
+      }
+    };
+  }
+
+  /** Answers a push and tells the observer its size, time and status. */
+  private ResponseCallback pushCallback(Channel ch, long requestId, long bytes) {
+    long t0 = System.nanoTime();
+    return new ResponseCallback() {
+      @Override
+      public void onSuccess(ByteBuf body) {
+        observer.pushAnswered(bytes, System.nanoTime() - t0, StatusCode.OK);
+        ch.writeAndFlush(new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)));
+      }
+
+      @Override
+      public void onFailure(StatusCode status, String error) {
+        observer.pushAnswered(bytes, System.nanoTime() - t0, status);
         ch.writeAndFlush(new RpcFailure(requestId, status, error));
       }
     };
   }
 
   @Override
-  public void channelActive(ChannelHandlerContext ctx) throws Exception {
-    rpcHandler.channelActive(ctx.channel());
-    super.channelActive(ctx);
-  }
-
-  @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    observer.connectionClosed();
     rpcHandler.channelInactive(ctx.channel());
     super.channelInactive(ctx);
   }

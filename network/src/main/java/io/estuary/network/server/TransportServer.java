@@ -13,8 +13,11 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.EventExecutor;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +33,12 @@ public final class TransportServer implements Closeable {
   private final int port;
 
   public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
+    this(conf, name, host, port, handler, TransportObserver.NONE);
+  }
+
+  /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
+  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler,
+      TransportObserver observer) {
     this.name = name;
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
     this.boss = NettyUtils.eventLoops(1, name + "-accept");
@@ -49,7 +58,7 @@ public final class TransportServer implements Closeable {
             ch.pipeline()
                 .addLast("encoder", MessageEncoder.INSTANCE)
                 .addLast("decoder", new FrameDecoder(maxFrame))
-                .addLast("handler", new RequestHandler(handler, name));
+                .addLast("handler", new RequestHandler(handler, name, observer));
           }
         });
     InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
@@ -67,6 +76,18 @@ public final class TransportServer implements Closeable {
   /** The address the server socket is bound to. */
   public InetSocketAddress boundAddress() {
     return (InetSocketAddress) channel.localAddress();
+  }
+
+  /** The server's threads (the accepting one first), for hang detection: each is a single-threaded executor. */
+  public List<EventExecutor> eventLoops() {
+    List<EventExecutor> out = new ArrayList<>();
+    for (EventExecutor e : boss) out.add(e);
+    for (EventExecutor e : workers) out.add(e);
+    return out;
+  }
+
+  public String name() {
+    return name;
   }
 
   /** The bound port (the real one when 0 was asked for). */

@@ -49,6 +49,11 @@ public final class FetchHandler extends ControlRpcHandler {
         .build());
   }
 
+  /** Streams open now (for the worker's metrics). */
+  public int openStreams() {
+    return streams.openStreams();
+  }
+
   @Override
   public StreamManager streamManager() {
     return streams;

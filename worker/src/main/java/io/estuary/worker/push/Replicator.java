@@ -23,12 +23,19 @@ import java.util.concurrent.TimeUnit;
  * given and releases it once sent (or on failure).
  */
 public final class Replicator implements Closeable {
+  /** Told about each forward once it completes (on a Netty thread): must be cheap and never block. */
+  public interface Listener {
+    void forwarded(long bytes, long nanos, boolean succeeded);
+  }
+
   private final TransportClientFactory connections;
+  private final Listener listener;
   private final ExecutorService senders = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
       new LinkedBlockingQueue<>(), new NamedThreadFactory("worker-replicate"));
 
-  public Replicator(TransportClientFactory connections) {
+  public Replicator(TransportClientFactory connections, Listener listener) {
     this.connections = connections;
+    this.listener = listener;
   }
 
   /**
@@ -38,6 +45,9 @@ public final class Replicator implements Closeable {
   public CompletableFuture<Void> forward(PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs,
       int[] offsets, ByteBuf data) {
     CompletableFuture<Void> done = new CompletableFuture<>();
+    long bytes = data.readableBytes();
+    long t0 = System.nanoTime();
+    done.whenComplete((v, e) -> listener.forwarded(bytes, System.nanoTime() - t0, e == null));
     WorkerAddress w = replica.getWorker();
     TransportClient open = connections.activeClient(w.getHost(), w.getPushPort());
     if (open != null) { // the usual case: no thread hop, the push leaves from the calling event loop

@@ -6,6 +6,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 
 /**
  * The threads that write one disk. Each disk has its own queue and thread limit, so a slow or failing disk delays
@@ -14,6 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DiskFlusher {
   private final ExecutorService threads;
   private final AtomicLong flushes = new AtomicLong();
+  /** Told each flush's time in nanoseconds (the worker's metrics); set once at startup. */
+  private volatile LongConsumer flushTimes = nanos -> { };
   /** Recent flush time: an exponentially weighted mean, so a disk that turns slow is noticed within a few flushes. */
   private volatile double recentMicros;
 
@@ -26,11 +29,23 @@ public final class DiskFlusher {
     threads.execute(() -> {
       long t0 = System.nanoTime();
       flush.run();
-      double micros = (System.nanoTime() - t0) / 1000.0;
+      long nanos = System.nanoTime() - t0;
+      flushTimes.accept(nanos);
+      double micros = nanos / 1000.0;
       synchronized (this) {
         recentMicros = flushes.getAndIncrement() == 0 ? micros : recentMicros * 0.8 + micros * 0.2;
       }
     });
+  }
+
+  /** Sends each flush's time (nanoseconds, on the flusher thread) to {@code listener}: must be cheap. */
+  public void onFlush(LongConsumer listener) {
+    this.flushTimes = listener;
+  }
+
+  /** Runs {@code probe} on a flusher thread after the flushes queued before it, untimed (hang detection). */
+  public void probe(Runnable probe) {
+    threads.execute(probe);
   }
 
   /** Recent time of one flush, in microseconds (0 before the first). */

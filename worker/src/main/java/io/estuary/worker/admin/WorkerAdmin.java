@@ -1,0 +1,140 @@
+package io.estuary.worker.admin;
+
+import io.estuary.common.ProtocolVersion;
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.network.admin.AdminHttpServer;
+import io.estuary.network.admin.AdminHttpServer.Response;
+import io.estuary.network.server.TransportServer;
+import io.estuary.worker.storage.Disk;
+import io.estuary.worker.storage.MemoryTracker;
+import io.estuary.worker.storage.StorageManager;
+import io.netty.util.concurrent.EventExecutor;
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+
+import static io.estuary.network.admin.Json.map;
+
+/**
+ * The worker's observability: its {@link WorkerMetrics}, a {@link StallDetector} over its flushers and network
+ * threads, and its HTTP endpoint on {@code estuary.worker.http.port}:
+ * <ul>
+ *   <li>{@code GET /metrics}: Prometheus metrics;</li>
+ *   <li>{@code GET /api/status}: address, version, state, disks, memory, partitions, streams, connections (JSON);</li>
+ *   <li>{@code GET /health}: 200 "ok", or 503 naming each stalled flusher or network thread.</li>
+ * </ul>
+ * Created before the worker's servers (they report to {@link #metrics()}), started once they are up. Thread-safe.
+ */
+public final class WorkerAdmin implements Closeable {
+  /** How often every watched executor gets a probe. */
+  private static final long PROBE_INTERVAL_MS = 1000;
+  private static final String[] SERVERS = {"rpc", "push", "fetch"};
+
+  private final StorageManager storage;
+  private final IntSupplier activeShuffles;
+  private final IntSupplier openStreams;
+  private final StallDetector stalls;
+  private final WorkerMetrics metrics;
+  private volatile AdminHttpServer http;
+
+  public WorkerAdmin(EstuaryConf conf, StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams) {
+    this.storage = storage;
+    this.activeShuffles = activeShuffles;
+    this.openStreams = openStreams;
+    this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT));
+    this.metrics = new WorkerMetrics(storage, activeShuffles, openStreams, stalls);
+  }
+
+  public WorkerMetrics metrics() {
+    return metrics;
+  }
+
+  /** The observer for the worker's server of that role ("rpc", "push" or "fetch"). */
+  public io.estuary.network.server.TransportObserver observer(String role) {
+    return metrics.observer(role);
+  }
+
+  /**
+   * Watches the disks' flushers and the servers' event loops, and serves HTTP on {@code host:port}.
+   * {@code address} and {@code state} are read at each status request.
+   */
+  public void start(String host, int port, Supplier<WorkerAddress> address, Supplier<String> state,
+      TransportServer... servers) {
+    metrics.watchFlushes(storage);
+    for (Disk d : storage.disks()) stalls.watch("flusher of " + d.mountPoint(), d.flusher()::probe);
+    for (TransportServer s : servers) {
+      List<EventExecutor> loops = s.eventLoops();
+      for (int i = 0; i < loops.size(); i++) stalls.watch(s.name() + " event loop " + i, loops.get(i));
+    }
+    try {
+      http = AdminHttpServer.builder("worker")
+          .metrics(metrics.registry())
+          .get("/api/status", r -> Response.json(200, status(address.get(), state.get())))
+          .get("/health", r -> health())
+          .start(host, port);
+    } catch (IOException e) {
+      throw new EstuaryException("worker HTTP endpoint cannot listen on " + host + ":" + port + " ("
+          + WorkerConfig.HTTP_PORT.key() + "): " + e.getMessage(), e);
+    }
+    stalls.start(PROBE_INTERVAL_MS);
+  }
+
+  /** The HTTP port (the real one when 0 was asked for). */
+  public int httpPort() {
+    return http.port();
+  }
+
+  private Response health() {
+    List<String> stalled = stalls.stalled();
+    if (stalled.isEmpty()) return Response.text(200, "ok\n");
+    return Response.text(503, "stalled: " + String.join(", ", stalled) + "\n");
+  }
+
+  private Map<String, Object> status(WorkerAddress a, String state) {
+    Map<String, Object> s = new LinkedHashMap<>();
+    if (a != null) {
+      s.put("address", map("host", a.getHost(), "rpcPort", a.getRpcPort(), "pushPort", a.getPushPort(),
+          "fetchPort", a.getFetchPort(), "httpPort", httpPort()));
+    }
+    String version = WorkerAdmin.class.getPackage().getImplementationVersion();
+    s.put("version", version == null ? "dev" : version);
+    s.put("protocolVersion", ProtocolVersion.CURRENT);
+    s.put("state", state);
+    List<String> stalled = stalls.stalled();
+    s.put("healthy", stalled.isEmpty());
+    s.put("stalled", stalled);
+    List<Object> disks = new ArrayList<>();
+    long partitions = 0;
+    for (DiskInfo d : storage.diskInfos()) {
+      partitions += d.getActiveSlots();
+      disks.add(map("mountPoint", d.getMountPoint(), "status", d.getStatus().name(), "usableBytes",
+          d.getUsableBytes(), "activeSlots", d.getActiveSlots(), "flushMicros", d.getAvgFlushMicros(),
+          "fetchMicros", d.getAvgFetchMicros()));
+    }
+    s.put("disks", disks);
+    MemoryTracker memory = storage.memory();
+    s.put("memory", map("heldBytes", memory.held(), "limitBytes", memory.limit(), "paused", metrics.paused()));
+    s.put("activePartitions", partitions);
+    s.put("activeShuffles", activeShuffles.getAsInt());
+    s.put("openStreams", openStreams.getAsInt());
+    Map<String, Object> conns = new LinkedHashMap<>();
+    for (String server : SERVERS) conns.put(server, metrics.connections(server));
+    s.put("connections", conns);
+    return s;
+  }
+
+  @Override
+  public void close() {
+    stalls.close();
+    if (http != null) http.close();
+  }
+}

@@ -1,0 +1,206 @@
+package io.estuary.worker.admin;
+
+import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.protocol.DiskStatus;
+import io.estuary.common.status.StatusCode;
+import io.estuary.network.server.TransportObserver;
+import io.estuary.worker.storage.MemoryTracker;
+import io.estuary.worker.storage.StorageManager;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.Counter;
+import io.prometheus.client.Gauge;
+import io.prometheus.client.GaugeMetricFamily;
+import io.prometheus.client.Histogram;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.IntSupplier;
+
+/**
+ * The worker's Prometheus metrics, in a registry of its own (not the global one), so several workers in one JVM
+ * (tests) do not clash. Traffic is counted at the transport boundary ({@link #observer}), replication by the
+ * {@link io.estuary.worker.push.Replicator}'s listener ({@link #replicated}), flushes by each disk's flusher
+ * ({@link #watchFlushes}); memory, disks, streams, partitions and stalls are read from their owners at each scrape.
+ *
+ * <p>Thread-safe: the recording methods are called from Netty and flusher threads concurrently.
+ */
+public final class WorkerMetrics {
+  private static final double[] SECONDS = {0.0005, 0.001, 0.005, 0.02, 0.1, 0.5, 2, 10};
+
+  private final CollectorRegistry registry = new CollectorRegistry();
+  private final MemoryTracker memory;
+  private final Counter pushRequests;
+  private final Counter pushBytes;
+  private final Histogram pushSeconds;
+  private final Counter replicateBytes;
+  private final Counter replicateFailures;
+  private final Histogram replicateSeconds;
+  private final Counter fetchBytes;
+  private final Counter fetchChunks;
+  private final Histogram fetchChunkSeconds;
+  private final Counter refusals;
+  private final Histogram flushSeconds;
+  private final Gauge connections;
+  private final Counter cacheHits;
+
+  /**
+   * @param activeShuffles how many shuffles this worker holds slots of
+   * @param openStreams how many fetch streams are open
+   */
+  public WorkerMetrics(StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams,
+      StallDetector stalls) {
+    this.memory = storage.memory();
+    pushRequests = Counter.build("estuary_worker_push_requests_total",
+        "Pushes (plain and merged) received, accepted or refused; replicas count the copies they receive.")
+        .register(registry);
+    pushBytes = Counter.build("estuary_worker_push_bytes_total",
+        "Bytes of accepted pushes (including copies received as a replica).").register(registry);
+    pushSeconds = Histogram.build("estuary_worker_push_seconds",
+        "Time from a push's arrival to its answer, including forwarding it to its replica.").buckets(SECONDS)
+        .register(registry);
+    replicateBytes = Counter.build("estuary_worker_replicate_bytes_total",
+        "Bytes this worker forwarded to replicas and they acknowledged.").register(registry);
+    replicateFailures = Counter.build("estuary_worker_replicate_failures_total",
+        "Forwards to replicas that were refused or whose connection failed.").register(registry);
+    replicateSeconds = Histogram.build("estuary_worker_replicate_seconds",
+        "Time from forwarding a push to its replica's answer.").buckets(SECONDS).register(registry);
+    fetchBytes = Counter.build("estuary_worker_fetch_bytes_total", "Bytes of chunks sent to readers.")
+        .register(registry);
+    fetchChunks = Counter.build("estuary_worker_fetch_chunks_total", "Chunks sent to readers.").register(registry);
+    fetchChunkSeconds = Histogram.build("estuary_worker_fetch_chunk_seconds",
+        "Time from a chunk fetch request's arrival until the chunk was written to the connection.")
+        .buckets(SECONDS).register(registry);
+    refusals = Counter.build("estuary_worker_refusals_total",
+        "Requests answered with a failure (pushes, control requests, chunk fetches), by the status the client "
+            + "got.").labelNames("status").register(registry);
+    for (StatusCode s : StatusCode.values()) {
+      if (s != StatusCode.OK && s != StatusCode.SOFT_SPLIT) refusals.labels(s.name()); // zero until the first
+    }
+    flushSeconds = Histogram.build("estuary_worker_flush_seconds", "Time to write one buffer to disk, by disk.")
+        .labelNames("mount").buckets(SECONDS).register(registry);
+    connections = Gauge.build("estuary_worker_connections", "Open connections, by server (rpc, push, fetch).")
+        .labelNames("server").register(registry);
+    cacheHits = Counter.build("estuary_worker_cache_hits_total",
+        "Chunk fetches served from memory instead of disk. Registered ahead of the in-memory cache, which will "
+            + "count here; 0 until then.").register(registry);
+    new Collector() {
+      @Override
+      public List<MetricFamilySamples> collect() {
+        return gauges(storage, activeShuffles, openStreams, stalls);
+      }
+    }.register(registry);
+  }
+
+  private List<Collector.MetricFamilySamples> gauges(StorageManager storage, IntSupplier activeShuffles,
+      IntSupplier openStreams, StallDetector stalls) {
+    List<Collector.MetricFamilySamples> out = new ArrayList<>();
+    out.add(new GaugeMetricFamily("estuary_worker_memory_held_bytes",
+        "Pushed bytes held in memory, waiting to be flushed.", memory.held()));
+    out.add(new GaugeMetricFamily("estuary_worker_memory_limit_bytes",
+        "Held bytes above which pushes are refused as busy (estuary.worker.memory.maxBuffered).", memory.limit()));
+    out.add(new GaugeMetricFamily("estuary_worker_memory_paused",
+        "1 while the worker refuses pushes for want of memory, else 0.", paused() ? 1 : 0));
+    GaugeMetricFamily status = new GaugeMetricFamily("estuary_worker_disk_status",
+        "1 for each disk's current status (DISK_HEALTHY, DISK_FULL, DISK_FAILED), 0 for the others.",
+        java.util.Arrays.asList("mount", "status"));
+    GaugeMetricFamily usable = new GaugeMetricFamily("estuary_worker_disk_usable_bytes",
+        "Usable space of each disk.", Collections.singletonList("mount"));
+    GaugeMetricFamily slots = new GaugeMetricFamily("estuary_worker_disk_active_slots",
+        "Partition locations being written on each disk (reserved, not yet committed).",
+        Collections.singletonList("mount"));
+    long activePartitions = 0;
+    for (DiskInfo d : storage.diskInfos()) {
+      for (DiskStatus s : DiskStatus.values()) {
+        if (s == DiskStatus.UNRECOGNIZED) continue;
+        status.addMetric(java.util.Arrays.asList(d.getMountPoint(), s.name()), d.getStatus() == s ? 1 : 0);
+      }
+      usable.addMetric(Collections.singletonList(d.getMountPoint()), d.getUsableBytes());
+      slots.addMetric(Collections.singletonList(d.getMountPoint()), d.getActiveSlots());
+      activePartitions += d.getActiveSlots();
+    }
+    out.add(status);
+    out.add(usable);
+    out.add(slots);
+    out.add(new GaugeMetricFamily("estuary_worker_active_partitions",
+        "Partition locations being written on this worker (reserved, not yet committed).", activePartitions));
+    out.add(new GaugeMetricFamily("estuary_worker_active_shuffles", "Shuffles this worker holds slots or files of.",
+        activeShuffles.getAsInt()));
+    out.add(new GaugeMetricFamily("estuary_worker_open_streams", "Fetch streams open (readers mid-partition).",
+        openStreams.getAsInt()));
+    out.add(new GaugeMetricFamily("estuary_worker_stalled_executors",
+        "Flushers and network threads that have not run a probe within estuary.worker.health.stallTimeout; "
+            + "/health fails while this is above 0.", stalls.stalled().size()));
+    return out;
+  }
+
+  /** Whether the worker has paused reading pushes (any memory pressure level above NORMAL). */
+  boolean paused() {
+    return memory.paused();
+  }
+
+  /** What server {@code name}'s transport reports to; its connections are exported under that name. */
+  public TransportObserver observer(String name) {
+    Gauge.Child open = connections.labels(name);
+    return new TransportObserver() {
+      @Override
+      public void connectionOpened() {
+        open.inc();
+      }
+
+      @Override
+      public void connectionClosed() {
+        open.dec();
+      }
+
+      @Override
+      public void pushAnswered(long bytes, long nanos, StatusCode status) {
+        pushRequests.inc();
+        pushSeconds.observe(nanos / 1e9);
+        if (status == StatusCode.OK) pushBytes.inc(bytes);
+        else refusals.labels(status.name()).inc();
+      }
+
+      @Override
+      public void chunkSent(long bytes, long nanos) {
+        fetchChunks.inc();
+        fetchBytes.inc(bytes);
+        fetchChunkSeconds.observe(nanos / 1e9);
+      }
+
+      @Override
+      public void requestFailed(StatusCode status) {
+        refusals.labels(status.name()).inc();
+      }
+    };
+  }
+
+  /** One forward to a replica completed (the {@link io.estuary.worker.push.Replicator}'s listener). */
+  public void replicated(long bytes, long nanos, boolean succeeded) {
+    replicateSeconds.observe(nanos / 1e9);
+    if (succeeded) replicateBytes.inc(bytes);
+    else replicateFailures.inc();
+  }
+
+  /** Records time spent flushing on every disk of {@code storage}. */
+  public void watchFlushes(StorageManager storage) {
+    for (io.estuary.worker.storage.Disk d : storage.disks()) {
+      Histogram.Child child = flushSeconds.labels(d.mountPoint());
+      d.flusher().onFlush(nanos -> child.observe(nanos / 1e9));
+    }
+  }
+
+  /** A chunk fetch served from memory; for the in-memory cache, which does not exist yet. */
+  public void cacheHit() {
+    cacheHits.inc();
+  }
+
+  /** Open connections of server {@code name} (as given to {@link #observer}). */
+  public int connections(String name) {
+    return (int) connections.labels(name).get();
+  }
+
+  public CollectorRegistry registry() {
+    return registry;
+  }
+}
