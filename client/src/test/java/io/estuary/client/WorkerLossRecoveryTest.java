@@ -27,9 +27,11 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,6 +109,7 @@ class WorkerLossRecoveryTest {
       ExecutorService pool = Executors.newFixedThreadPool(8);
       List<Future<?>> tasks = new ArrayList<>();
       CompletableFuture<Void> killed = new CompletableFuture<>();
+      CountDownLatch halfPushed = new CountDownLatch(1);
       for (int m = 0; m < maps; m++) {
         int map = m;
         List<byte[]> records = new ArrayList<>();
@@ -119,13 +122,17 @@ class WorkerLossRecoveryTest {
           MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
           for (int i = 0; i < records.size(); i++) {
             w.write(i % partitions, records.get(i), 0, records.get(i).length);
-            if (i == 1000) killed.join(); // the first maps have pushed part of their output when the worker dies
+            if (i == 1000) { // the first maps have pushed part of their output when the worker dies
+              halfPushed.countDown();
+              killed.join();
+            }
           }
           w.finish();
           return null;
         }));
       }
-      Thread.sleep(500);
+      // Not a fixed sleep: on a loaded machine the shuffle may not even be placed yet, and then nothing is revived.
+      assertTrue(halfPushed.await(60, TimeUnit.SECONDS), "no map got halfway");
       Worker victim = s.cluster.workers().get(0);
       victim.close();
       long mastersBefore = s.cluster.master().reviveSlotRequests();

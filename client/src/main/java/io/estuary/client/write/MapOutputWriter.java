@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -204,18 +205,13 @@ public final class MapOutputWriter {
   }
 
   private void pushRemainderMerged() {
-    Map<String, List<Integer>> byWorker = new LinkedHashMap<>();
-    for (int p = 0; p < fill.length; p++) {
-      if (fill[p] == 0) continue;
-      WorkerAddress w = table().get(p).getWorker();
-      byWorker.computeIfAbsent(w.getHost() + ":" + w.getPushPort(), k -> new ArrayList<>()).add(p);
-    }
-    for (List<Integer> parts : byWorker.values()) {
+    // table() only when something is buffered: a map that wrote nothing registers nothing.
+    for (List<PartitionLocation> parts : remaindersByWorker(fill, p -> table().get(p)).values()) {
       List<ByteBuf> group = new ArrayList<>();
       List<PartitionLocation> locs = new ArrayList<>();
       long size = 0;
-      for (int p : parts) {
-        ByteBuf b = takeBatch(p);
+      for (PartitionLocation loc : parts) {
+        ByteBuf b = takeBatch(loc.getPartitionId());
         if (size > 0 && size + b.readableBytes() > mergedSize) {
           sendMerged(locs, group);
           group = new ArrayList<>();
@@ -223,15 +219,46 @@ public final class MapOutputWriter {
           size = 0;
         }
         group.add(b);
-        locs.add(table.get(p));
+        locs.add(loc);
         size += b.readableBytes();
       }
       if (!group.isEmpty()) sendMerged(locs, group);
     }
   }
 
+  /**
+   * The location of every partition with buffered data ({@code fill[p] > 0}), grouped by the worker holding its
+   * primary, in partition order. Each location is read from {@code where} exactly once: other tasks' revives move
+   * partitions in the shared {@link LocationTable} at any moment, and a merged push must carry the very locations
+   * it was grouped by. (Reading a partition again after grouping could put a location whose primary is elsewhere
+   * into the push; the worker it goes to may hold that epoch as a replica, would take the batch into its replica
+   * file, forwarding nothing, and acknowledge it, while readers read the primary: the batch is lost.)
+   */
+  static Map<String, List<PartitionLocation>> remaindersByWorker(int[] fill, IntFunction<PartitionLocation> where) {
+    Map<String, List<PartitionLocation>> byWorker = new LinkedHashMap<>();
+    for (int p = 0; p < fill.length; p++) {
+      if (fill[p] == 0) continue;
+      PartitionLocation loc = where.apply(p);
+      byWorker.computeIfAbsent(workerKey(loc.getWorker()), k -> new ArrayList<>()).add(loc);
+    }
+    return byWorker;
+  }
+
+  private static String workerKey(WorkerAddress w) {
+    return w.getHost() + ":" + w.getPushPort();
+  }
+
   /** One push of several partitions' batches; the body is a composite of them, nothing is copied. */
   private void sendMerged(List<PartitionLocation> locs, List<ByteBuf> group) {
+    String to = workerKey(locs.get(0).getWorker());
+    for (PartitionLocation l : locs) {
+      // The push goes to the first location's worker: any other primary there would be written as a replica.
+      if (!workerKey(l.getWorker()).equals(to)) {
+        for (ByteBuf b : group) b.release();
+        throw new IllegalStateException("a merged push to " + to + " holds partition " + l.getPartitionId()
+            + " epoch " + l.getEpoch() + ", whose primary is on " + workerKey(l.getWorker()));
+      }
+    }
     if (locs.size() == 1) {
       pushBatch(locs.get(0).getPartitionId(), group.get(0));
       return;
