@@ -81,6 +81,7 @@ public final class Worker implements Closeable {
     this.masterClients = new TransportClientFactory(conf, "worker-master-client");
     this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)), this::info, registry,
         conf.get(WorkerConfig.HEARTBEAT_INTERVAL));
+    storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
     heartbeater.start();
   }
 
