@@ -57,6 +57,15 @@ final class MasterHeartbeater {
     timer.scheduleWithFixedDelay(this::beat, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
   }
 
+  /** Sends a heartbeat now (e.g. a disk changed state), besides the regular ones. Does not block. */
+  void beatNow() {
+    try {
+      timer.execute(this::beat);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // shutting down
+    }
+  }
+
   boolean registered() {
     return registered;
   }

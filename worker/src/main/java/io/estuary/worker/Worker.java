@@ -129,6 +129,7 @@ public final class Worker implements Closeable {
         this::info, registry, heartbeatMs, state::get, this::decommission);
     this.decommission = new Decommission(registry::shuffleKeys, () -> heartbeater.beatNow(heartbeatMs),
         conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000));
+    storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
     heartbeater.start();
   }
 

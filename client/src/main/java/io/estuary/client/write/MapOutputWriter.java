@@ -475,9 +475,9 @@ public final class MapOutputWriter {
     merged.body.release();
     for (Push single : singles) {
       if (status == StatusCode.HARD_SPLIT || status == StatusCode.RETRY_LATER
-          || status == StatusCode.REPLICATE_FAILED) {
-        // Only some partitions may be full or have a failed replica, or the worker was briefly busy: let each
-        // single find out for itself.
+          || status == StatusCode.REPLICATE_FAILED || status == StatusCode.DISK_FAILED) {
+        // Only some partitions may be full, on a failed disk or have a failed replica, or the worker was briefly
+        // busy: let each single find out for itself.
         long wait = status == StatusCode.RETRY_LATER ? backoff(attempt) : 0;
         client.retryTimerSchedule(() -> send(single, attempt + 1), wait);
       } else {

@@ -148,6 +148,35 @@ public final class WorkerConfig {
           .doc("A storage directory with less usable space than this is reported full and gets no new slots.")
           .build();
 
+  public static final ConfigEntry<Long> DISK_CHECK_INTERVAL =
+      ConfigEntry.builder("estuary.worker.disk.check.interval", ConfigType.DURATION_MS)
+          .defaultValue("3s").check(ConfigType.positive())
+          .doc("How often each storage directory is probed (a small write + fsync + delete, and its free space). "
+              + "A disk whose state changes is reported to the master at once, so a failed, full or slow disk "
+              + "gets no new slots within about interval + estuary.worker.disk.check.timeout.")
+          .build();
+
+  public static final ConfigEntry<Long> DISK_CHECK_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.disk.check.timeout", ConfigType.DURATION_MS)
+          .defaultValue("5s").check(ConfigType.positive())
+          .doc("A disk probe that has not finished after this long marks the disk failed (a hung disk). It is "
+              + "used again once a probe finishes healthy.")
+          .build();
+
+  public static final ConfigEntry<Long> DISK_SLOW_THRESHOLD =
+      ConfigEntry.builder("estuary.worker.disk.check.slowThreshold", ConfigType.DURATION_MS)
+          .defaultValue("2s").check(ConfigType.positive())
+          .doc("A disk probe slower than this reports the disk slow: it gets no new slots, but keeps serving and "
+              + "taking data for the partitions already on it. Should be below estuary.worker.disk.check.timeout.")
+          .build();
+
+  public static final ConfigEntry<Integer> FETCH_THREADS_PER_DISK =
+      ConfigEntry.builder("estuary.worker.fetch.threadsPerDisk", ConfigType.INT)
+          .defaultValue("4").check(ConfigType.positive())
+          .doc("Threads per storage directory that open partition files for readers (stream opens and chunk "
+              + "reads queue per disk), so a slow disk delays only its own readers and never a network thread.")
+          .build();
+
   public static final ConfigEntry<Long> HEARTBEAT_INTERVAL =
       ConfigEntry.builder("estuary.worker.heartbeat.interval", ConfigType.DURATION_MS)
           .defaultValue("10s").check(ConfigType.positive())

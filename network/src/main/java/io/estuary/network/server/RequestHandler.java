@@ -20,6 +20,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,23 +99,31 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   private void fetch(Channel ch, ChunkFetchRequest r) {
     long t0 = System.nanoTime();
     StreamManager streams = rpcHandler.streamManager();
-    ManagedBuffer chunk;
+    CompletableFuture<ManagedBuffer> opened;
     try {
       if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
-      chunk = streams.getChunk(r.streamId, r.chunkIndex);
+      opened = streams.getChunkAsync(r.streamId, r.chunkIndex);
     } catch (RuntimeException e) {
-      StatusCode status = ResponseCallback.statusOf(e);
-      observer.requestFailed(status);
-      ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(e.getMessage())));
-      return;
+      opened = new CompletableFuture<>();
+      opened.completeExceptionally(e);
     }
-    long bytes = chunk.size();
-    ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
-      long nanos = System.nanoTime() - t0;
-      streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
-      if (f.isSuccess()) observer.chunkSent(bytes, nanos);
-      if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
-          r.streamId, ch.remoteAddress(), f.cause().toString());
+    // The chunk may be opened on the stream manager's own threads (file I/O never runs on this network thread).
+    opened.whenComplete((chunk, e) -> {
+      if (e != null) {
+        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        StatusCode status = ResponseCallback.statusOf(cause);
+        observer.requestFailed(status);
+        ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(cause.getMessage())));
+        return;
+      }
+      long bytes = chunk.size();
+      ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
+        long nanos = System.nanoTime() - t0;
+        streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
+        if (f.isSuccess()) observer.chunkSent(bytes, nanos);
+        if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
+            r.streamId, ch.remoteAddress(), f.cause().toString());
+      });
     });
   }
 

@@ -3,16 +3,21 @@ package io.estuary.worker.fetch;
 import io.estuary.common.protocol.OpenStreamRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.StreamHandle;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.netty.channel.Channel;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
- * The fetch path: opens a stream over a committed partition file and serves its chunks. Opening only looks the
- * file up (files are already merged per partition), so it never blocks the fetch threads.
+ * The fetch path: opens a stream over a committed partition file and serves its chunks. Looking the file up is in
+ * memory; checking it on disk runs on the disk's reader threads, so a slow or hung disk never blocks a network
+ * thread, and the stream handle is sent from there. A file whose disk failed is refused with {@code DISK_FAILED}:
+ * the reader reads the partition's other copy, or reports the data lost.
  */
 public final class FetchHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
@@ -41,10 +46,36 @@ public final class FetchHandler extends ControlRpcHandler {
     if (file == null) {
       String why = registry.hasShuffle(key) ? "is not committed on this worker" : "is unknown on this worker "
           + "(unknown application or shuffle, or expired)";
-      throw new io.estuary.common.status.StatusException(io.estuary.common.status.StatusCode.UNKNOWN_LOCATION,
+      throw new StatusException(StatusCode.UNKNOWN_LOCATION,
           "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key + " " + why);
     }
-    long id = file.numChunks() == 0 ? -1 : streams.open(file, channel);
+    String lost = file.lostReason();
+    if (lost != null) {
+      throw new StatusException(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch "
+          + r.getEpoch() + " of shuffle " + key + " is lost on this worker: " + lost);
+    }
+    if (file.numChunks() == 0) {
+      reply.ok(StreamHandle.newBuilder().setStreamId(-1).setNumChunks(0).setTotalBytes(0).build());
+      return;
+    }
+    try {
+      StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, reply));
+    } catch (RejectedExecutionException e) {
+      reply.fail(StatusCode.FATAL, "the worker is shutting down");
+    }
+  }
+
+  /** On the disk's reader thread: checks the file is there and whole, then opens the stream. */
+  private void openOnDisk(Channel channel, OpenStreamRequest r, CommittedFile file, Reply reply) {
+    long onDisk = file.file().length(); // 0 when missing or unreadable
+    if (onDisk < file.length()) {
+      reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + ": "
+          + file.file() + " holds " + onDisk + " bytes on disk, fewer than the " + file.length() + " committed "
+          + "(deleted or truncated)");
+      return;
+    }
+    if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
+    long id = streams.open(file, channel);
     reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
         .build());
   }

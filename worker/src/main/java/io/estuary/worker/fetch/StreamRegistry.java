@@ -1,17 +1,28 @@
 package io.estuary.worker.fetch;
 
-import io.estuary.network.buffer.FileSegmentManagedBuffer;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
+import io.estuary.worker.storage.Disk;
 import io.netty.channel.Channel;
+import java.io.IOException;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Streams opened by readers: each is a committed file read chunk by chunk. A stream is dropped once its last chunk
  * is served or its connection closes.
+ *
+ * <p>A chunk's file is opened and checked on its disk's reader threads ({@link Disk#readers()}), never on the
+ * network thread that asked; the open file then goes out zero-copy. A file whose disk failed is refused with
+ * {@code DISK_FAILED} (the reader goes to the partition's other copy). Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
   /** A stream without a fetch for this long is dropped (its reader stopped early or died). */
@@ -28,10 +39,20 @@ public final class StreamRegistry implements StreamManager {
     }
   }
 
+  /** A chunk handed to the transport and not yet sent: its disk (for the fetch latency it reports) and file. */
+  private static final class Sending {
+    final Disk disk;
+    final OpenFileSegment segment;
+
+    Sending(Disk disk, OpenFileSegment segment) {
+      this.disk = disk;
+      this.segment = segment;
+    }
+  }
+
   private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
   private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
-  /** Chunks handed to the transport and not yet sent: their disk, for the fetch latency it reports. */
-  private final Map<String, io.estuary.worker.storage.Disk> sending = new ConcurrentHashMap<>();
+  private final Map<String, Sending> sending = new ConcurrentHashMap<>();
 
   public long open(CommittedFile file, Channel channel) {
     long id = nextId.incrementAndGet();
@@ -39,31 +60,65 @@ public final class StreamRegistry implements StreamManager {
     return id;
   }
 
+  /** Where a file's I/O runs: its disk's reader threads (inline only for a file without a disk, in tests). */
+  static Executor readersOf(CommittedFile file) {
+    return file.disk() == null ? Runnable::run : file.disk().readers();
+  }
+
+  /** Opens the chunk on the caller's thread (tests); the transport uses {@link #getChunkAsync}. */
   @Override
   public ManagedBuffer getChunk(long streamId, int chunkIndex) {
+    try {
+      return getChunkAsync(streamId, chunkIndex).join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
+      throw e;
+    }
+  }
+
+  @Override
+  public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
     OpenStream s = streams.get(streamId);
     if (s == null) throw new IllegalArgumentException("unknown stream " + streamId + " (never opened, or finished)");
     if (chunkIndex < 0 || chunkIndex >= s.file.numChunks()) {
       throw new IllegalArgumentException("stream " + streamId + " has " + s.file.numChunks() + " chunks; "
           + "chunk " + chunkIndex + " does not exist");
     }
+    String lost = s.file.lostReason();
+    if (lost != null) {
+      streams.remove(streamId);
+      throw new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream " + streamId + " ("
+          + s.file.file() + ") is lost: " + lost);
+    }
     s.lastUsedMs = System.currentTimeMillis();
     if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
-    if (s.file.disk() != null) sending.put(streamId + "/" + chunkIndex, s.file.disk());
+    CompletableFuture<ManagedBuffer> out = new CompletableFuture<>();
+    Runnable read = () -> {
+      try {
+        OpenFileSegment seg = OpenFileSegment.open(s.file.file(), s.file.chunkOffset(chunkIndex),
+            s.file.chunkLength(chunkIndex));
+        sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
+        out.complete(seg);
+      } catch (IOException | RuntimeException e) {
+        streams.remove(streamId);
+        out.completeExceptionally(new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream "
+            + streamId + ": " + e.getMessage()));
+      }
+    };
     try {
-      return new FileSegmentManagedBuffer(s.file.file(), s.file.chunkOffset(chunkIndex), s.file.chunkLength(chunkIndex))
-          .open();
-    } catch (java.io.IOException e) {
-      sending.remove(streamId + "/" + chunkIndex);
-      streams.remove(streamId);
-      throw new IllegalStateException("chunk " + chunkIndex + " of stream " + streamId + ": " + e.getMessage(), e);
+      readersOf(s.file).execute(read);
+    } catch (RejectedExecutionException e) {
+      out.completeExceptionally(new StatusException(StatusCode.FATAL, "the worker is shutting down"));
     }
+    return out;
   }
 
   @Override
   public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
-    io.estuary.worker.storage.Disk d = sending.remove(streamId + "/" + chunkIndex);
-    if (d != null && success) d.recordFetch(nanos);
+    Sending s = sending.remove(streamId + "/" + chunkIndex);
+    if (s == null) return;
+    s.segment.release(); // closes the file only if the transport never took it
+    if (s.disk != null && success) s.disk.recordFetch(nanos);
   }
 
   /** Drops streams idle since {@code nowMs - idleMs}; returns how many. */

@@ -2,18 +2,34 @@ package io.estuary.worker.storage;
 
 import java.io.File;
 
-/** A partition file after commit: its length and where each chunk starts. Immutable; served to readers. */
+/**
+ * A partition file after commit: its length and where each chunk starts. Immutable; served to readers. A file whose
+ * disk has failed since the commit is lost for good, even once the disk is used again: readers go to its replica.
+ */
 public final class CommittedFile {
   private final File file;
   private final long[] chunkOffsets;
   private final long length;
   private final Disk disk;
+  private final int diskFailuresAtCommit;
 
   public CommittedFile(File file, long[] chunkOffsets, long length, Disk disk) {
     this.disk = disk;
     this.file = file;
     this.chunkOffsets = chunkOffsets;
     this.length = length;
+    this.diskFailuresAtCommit = disk == null ? 0 : disk.failures();
+  }
+
+  /** Why this file can no longer be served (its disk failed since it was committed), or null while it can. */
+  public String lostReason() {
+    if (disk == null) return null;
+    String failure = disk.failure();
+    if (failure != null) return "its disk " + disk.mountPoint() + " failed: " + failure;
+    if (disk.failures() != diskFailuresAtCommit) {
+      return "its disk " + disk.mountPoint() + " failed after it was committed (" + disk.reason() + ")";
+    }
+    return null;
   }
 
   public File file() { return file; }

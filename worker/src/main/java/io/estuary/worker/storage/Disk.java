@@ -5,25 +5,37 @@ import io.estuary.common.protocol.DiskStatus;
 import java.io.File;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** One storage directory (one disk): where its partition files live, its flusher, and its health. */
+/**
+ * One storage directory (one disk): where its partition files live, its flusher and reader threads, and its health.
+ *
+ * <p>The health is what the {@link DiskChecker}'s last probe found, or {@code DISK_FAILED} once a write on it failed
+ * with a disk error (until a probe finds it healthy again). Reading the health does no I/O, so the heartbeat and the
+ * push path never touch a disk that may hang. Every entry into the failed state counts in {@link #failures()}: data
+ * written on the disk before a failure is not trusted afterwards, even once the disk is used again. Thread-safe.
+ */
 public final class Disk {
   private final File dir;
   private final DiskFlusher flusher;
-  private final long reserveBytes;
+  private final DiskReaders readers;
   private final AtomicInteger activeSlots = new AtomicInteger();
-  private volatile String failure;
+  private final AtomicInteger failures = new AtomicInteger();
+  private volatile DiskStatus status = DiskStatus.DISK_HEALTHY;
+  private volatile String reason = "not probed yet";
+  private volatile long usableBytes;
+  private volatile Runnable onChange = () -> { };
   private volatile double recentFetchMicros;
+
+  public Disk(File dir, int flushThreads, int readThreads) {
+    this.dir = dir;
+    this.flusher = new DiskFlusher(dir.getName(), flushThreads);
+    this.readers = new DiskReaders(dir.getName(), readThreads);
+    this.usableBytes = dir.getUsableSpace();
+  }
 
   /** Records how long serving one chunk from this disk took (an exponentially weighted mean). */
   public synchronized void recordFetch(long nanos) {
     double micros = nanos / 1000.0;
     recentFetchMicros = recentFetchMicros == 0 ? micros : recentFetchMicros * 0.8 + micros * 0.2;
-  }
-
-  public Disk(File dir, int flushThreads, long reserveBytes) {
-    this.dir = dir;
-    this.reserveBytes = reserveBytes;
-    this.flusher = new DiskFlusher(dir.getName(), flushThreads);
   }
 
   public String mountPoint() {
@@ -38,32 +50,86 @@ public final class Disk {
     return flusher;
   }
 
+  public DiskReaders readers() {
+    return readers;
+  }
+
   public AtomicInteger activeSlots() {
     return activeSlots;
   }
 
-  /** Marks the disk failed after an I/O error; it gets no new slots. */
-  public void markFailed(String reason) {
-    if (failure == null) failure = reason;
+  /** Called (on the caller's thread) after every change of {@link #status()}. */
+  void onChange(Runnable listener) {
+    this.onChange = listener;
   }
 
+  /** Marks the disk failed after an I/O error on it; it gets no new slots until a probe finds it healthy. */
+  public void markFailed(String why) {
+    DiskStatus before = set(DiskStatus.DISK_FAILED, why);
+    if (before != DiskStatus.DISK_FAILED) DiskChecker.logTransition(this, before, DiskStatus.DISK_FAILED, why);
+  }
+
+  /** Sets the state; returns the one before. */
+  DiskStatus set(DiskStatus next, String why) {
+    DiskStatus before;
+    synchronized (this) {
+      before = status;
+      reason = why;
+      if (before == next) return before;
+      if (next == DiskStatus.DISK_FAILED) failures.incrementAndGet();
+      status = next;
+    }
+    onChange.run();
+    return before;
+  }
+
+  void usableBytes(long bytes) {
+    usableBytes = bytes;
+  }
+
+  /** Why the disk is failed, or null when it is not. */
   public String failure() {
-    return failure;
+    return status == DiskStatus.DISK_FAILED ? reason : null;
+  }
+
+  /** Why the disk is in its state (the last probe's finding). */
+  public String reason() {
+    return reason;
+  }
+
+  /** How many times the disk entered the failed state. */
+  public int failures() {
+    return failures.get();
   }
 
   public DiskStatus status() {
-    if (failure != null || !dir.isDirectory()) return DiskStatus.DISK_FAILED;
-    return dir.getUsableSpace() < reserveBytes ? DiskStatus.DISK_FULL : DiskStatus.DISK_HEALTHY;
+    return status;
+  }
+
+  /** Whether partitions already on the disk may still be written: it is neither failed nor full. */
+  public boolean writable() {
+    DiskStatus s = status;
+    return s == DiskStatus.DISK_HEALTHY || s == DiskStatus.DISK_SLOW;
   }
 
   public DiskInfo info() {
     return DiskInfo.newBuilder()
         .setMountPoint(mountPoint())
-        .setUsableBytes(dir.getUsableSpace())
-        .setStatus(status())
+        .setUsableBytes(usableBytes)
+        .setStatus(status)
         .setActiveSlots(activeSlots.get())
         .setAvgFlushMicros(flusher.averageFlushMicros())
         .setAvgFetchMicros((long) recentFetchMicros)
         .build();
+  }
+
+  void close() {
+    flusher.close();
+    readers.close();
+  }
+
+  @Override
+  public String toString() {
+    return mountPoint();
   }
 }

@@ -1,5 +1,6 @@
 package io.estuary.worker.storage;
 
+import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
@@ -29,6 +30,15 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Thread-safe: appends, commits and early flushes synchronize on the writer; file writes run on the disk's
  * flusher threads at positions fixed under that lock.
+ *
+ * <p>The file is open only while a flush writes it, so open files are bounded by the flusher threads, not by the
+ * partitions a worker holds (thousands of open partitions would otherwise exhaust file descriptors).
+ *
+ * <p>Disk faults: a push to a partition whose disk is failed (or has failed since the partition was reserved) is
+ * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
+ * the partition elsewhere without blaming the worker. A write that fails with a disk error marks the disk failed;
+ * a full file system or running out of file descriptors fails only this partition. A partition whose disk failed
+ * during its life does not commit: its bytes may not be on the disk (its replica, if any, serves readers).
  */
 public final class PartitionFileWriter {
   private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
@@ -43,11 +53,13 @@ public final class PartitionFileWriter {
   /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
   private final Object fileLock = new Object();
 
+  /** The disk's failure count when this partition was reserved: any failure since then makes this file suspect. */
+  private final int diskFailuresAtStart;
+
   private ByteBuf pending;
   /** Capacity of {@code pending} counted in the memory tracker. */
   private int pendingCounted;
   private long pendingSinceNanos;
-  private FileChannel channel;
   private long appended;
   private long flushAssigned;
   private long lastChunkStart;
@@ -65,6 +77,7 @@ public final class PartitionFileWriter {
     this.memory = memory;
     this.flushThreshold = (int) flushThreshold;
     this.chunkSize = chunkSize;
+    this.diskFailuresAtStart = disk.failures();
   }
 
   public Disk disk() {
@@ -92,6 +105,7 @@ public final class PartitionFileWriter {
           throw new StatusException(StatusCode.STAGE_ENDED, name + " is already committed; a late push from a map "
               + "attempt that lost");
         }
+        checkDisk();
         int n = data.readableBytes();
         if (n == 0) return;
         try {
@@ -157,6 +171,19 @@ public final class PartitionFileWriter {
     return freed;
   }
 
+  /** Refuses data when the disk is failed (or failed since this partition began) or full. */
+  private void checkDisk() {
+    if (disk.failures() != diskFailuresAtStart || disk.status() == DiskStatus.DISK_FAILED) {
+      String why = disk.failure();
+      throw new StatusException(StatusCode.DISK_FAILED, name + " cannot take data: its disk " + disk.mountPoint()
+          + (why != null ? " failed: " + why : " failed since the partition was placed on it"));
+    }
+    if (disk.status() == DiskStatus.DISK_FULL) {
+      throw new StatusException(StatusCode.HARD_SPLIT, name + " cannot take data: its disk " + disk.mountPoint()
+          + " is full (" + disk.reason() + "); push to the partition's next epoch");
+    }
+  }
+
   private void flushPending() {
     ByteBuf buf = pending;
     int counted = pendingCounted;
@@ -178,8 +205,7 @@ public final class PartitionFileWriter {
   }
 
   private void write(ByteBuf buf, int counted, long position) {
-    try {
-      FileChannel ch = channel();
+    try (FileChannel ch = open()) {
       long p = position;
       for (ByteBuffer b : buf.nioBuffers()) {
         while (b.hasRemaining()) p += ch.write(b, p);
@@ -188,7 +214,10 @@ public final class PartitionFileWriter {
       synchronized (this) {
         if (error == null) error = e;
       }
-      if (!destroyed) disk.markFailed("writing " + file + " failed: " + e);
+      // ENOSPC and EMFILE fail this partition only; the disk probe decides whether the disk is full.
+      if (!destroyed && DiskErrors.classify(e) == DiskErrors.Kind.DISK_ERROR) {
+        disk.markFailed("writing " + file + " failed: " + e);
+      }
     } finally {
       buf.release();
       memory.flushDone(counted);
@@ -200,20 +229,15 @@ public final class PartitionFileWriter {
     }
   }
 
-  private FileChannel channel() throws IOException {
+  /**
+   * Opens the file for one flush. Checked and opened under the lock so that a partition being destroyed is never
+   * created again; a flush already writing when it is deleted writes to the unlinked file, which goes with it.
+   */
+  private FileChannel open() throws IOException {
     synchronized (fileLock) {
       if (destroyed) throw new IOException(name + " was deleted");
-      if (channel == null) {
-        Files.createDirectories(file.getParentFile().toPath());
-        channel = FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      }
-      return channel;
-    }
-  }
-
-  private void closeFile() throws IOException {
-    synchronized (fileLock) {
-      if (channel != null) channel.close();
+      Files.createDirectories(file.getParentFile().toPath());
+      return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     }
   }
 
@@ -228,10 +252,9 @@ public final class PartitionFileWriter {
 
   private void finishCommitIfDone() {
     if (commit == null || commit.isDone() || flushesInFlight > 0) return;
-    try {
-      closeFile();
-    } catch (IOException e) {
-      if (error == null) error = e;
+    if (error == null && disk.failures() != diskFailuresAtStart) {
+      error = new StatusException(StatusCode.DISK_FAILED, "its disk " + disk.mountPoint() + " failed while it was "
+          + "written");
     }
     if (error != null) {
       commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
@@ -255,11 +278,6 @@ public final class PartitionFileWriter {
       }
     }
     synchronized (fileLock) {
-      try {
-        if (channel != null) channel.close();
-      } catch (IOException ignored) {
-        // deleting anyway
-      }
       if (!file.delete() && file.exists()) file.deleteOnExit();
     }
   }

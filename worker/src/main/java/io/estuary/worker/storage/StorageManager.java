@@ -3,6 +3,8 @@ package io.estuary.worker.storage;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.ShuffleKey;
 import java.io.File;
@@ -26,6 +28,7 @@ public final class StorageManager {
   private final BufferedDataFlusher bufferedData;
   private final long flushThreshold;
   private final long chunkSize;
+  private final DiskChecker checker;
 
   public StorageManager(EstuaryConf conf) {
     long configured = conf.get(WorkerConfig.MAX_BUFFERED_BYTES);
@@ -46,15 +49,30 @@ public final class StorageManager {
     this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
     this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
     int threads = conf.get(WorkerConfig.FLUSH_THREADS_PER_DISK);
+    int readThreads = conf.get(WorkerConfig.FETCH_THREADS_PER_DISK);
     long reserve = conf.get(WorkerConfig.DISK_RESERVE);
     for (String d : conf.get(WorkerConfig.STORAGE_DIRS)) {
       File dir = new File(d).getAbsoluteFile();
       if (!dir.isDirectory() && !dir.mkdirs()) {
         throw new EstuaryException(WorkerConfig.STORAGE_DIRS.key() + ": cannot create directory " + dir);
       }
-      Disk disk = new Disk(dir, threads, reserve);
+      Disk disk = new Disk(dir, threads, readThreads);
       disks.put(disk.mountPoint(), disk);
     }
+    DiskProbe probe = new DiskProbe(reserve, conf.get(WorkerConfig.DISK_SLOW_THRESHOLD));
+    this.checker = new DiskChecker(new ArrayList<>(disks.values()), d -> probe.probe(d.dir()),
+        conf.get(WorkerConfig.DISK_CHECK_INTERVAL), conf.get(WorkerConfig.DISK_CHECK_TIMEOUT));
+    checker.start();
+  }
+
+  /** Probes the disks; the worker listens to it to report a disk's change of state at once. */
+  public DiskChecker checker() {
+    return checker;
+  }
+
+  /** The disk with this mount point, or null. */
+  public Disk disk(String mountPoint) {
+    return disks.get(mountPoint);
   }
 
   public MemoryTracker memory() {
@@ -77,10 +95,13 @@ public final class StorageManager {
     return out;
   }
 
-  /** A writer for a reserved slot on the named disk (any healthy disk if that one is unknown here). */
+  /**
+   * A writer for a reserved slot on the named disk (any writable disk if that one is unknown here, or failed or full
+   * since the master placed the slot).
+   */
   public PartitionFileWriter newWriter(String appId, int shuffleId, int partitionId, int epoch, String mountPoint) {
     Disk disk = disks.get(mountPoint);
-    if (disk == null || disk.failure() != null) disk = anyHealthyDisk();
+    if (disk == null || !disk.writable()) disk = anyHealthyDisk();
     File file = new File(shuffleDir(disk, appId, shuffleId), partitionId + "-" + epoch + ".data");
     String name = ShuffleKey.of(appId, shuffleId) + " partition " + partitionId + " epoch " + epoch;
     PartitionFileWriter w = new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize);
@@ -89,8 +110,9 @@ public final class StorageManager {
   }
 
   private Disk anyHealthyDisk() {
-    for (Disk d : disks.values()) if (d.failure() == null) return d;
-    throw new EstuaryException("no healthy disk on this worker");
+    for (Disk d : disks.values()) if (d.writable()) return d;
+    throw new StatusException(StatusCode.DISK_FAILED, "no disk on this worker can take data (every one is failed "
+        + "or full)");
   }
 
   private static File shuffleDir(Disk disk, String appId, int shuffleId) {
@@ -138,6 +160,7 @@ public final class StorageManager {
 
   public void close() {
     bufferedData.close();
-    for (Disk d : disks.values()) d.flusher().close();
+    checker.close();
+    for (Disk d : disks.values()) d.close();
   }
 }

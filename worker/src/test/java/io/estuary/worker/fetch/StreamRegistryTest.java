@@ -2,6 +2,8 @@ package io.estuary.worker.fetch;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import io.estuary.worker.storage.CommittedFile;
 import java.io.File;
 import java.nio.file.Files;
@@ -30,7 +32,8 @@ class StreamRegistryTest {
     // A file deleted under an open stream fails that chunk alone, with the reason.
     long c = r.open(file, null);
     assertTrue(f.delete());
-    IllegalStateException gone = assertThrows(IllegalStateException.class, () -> r.getChunk(c, 0));
+    StatusException gone = assertThrows(StatusException.class, () -> r.getChunk(c, 0));
     assertTrue(gone.getMessage().contains("cannot be read"), gone.getMessage());
+    assertEquals(StatusCode.DISK_FAILED, gone.status());
   }
 }

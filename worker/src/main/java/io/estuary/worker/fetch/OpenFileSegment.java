@@ -1,0 +1,90 @@
+package io.estuary.worker.fetch;
+
+import io.estuary.network.buffer.ManagedBuffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultFileRegion;
+import java.io.File;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A byte range of a partition file that is already open, so that sending it (zero-copy, with sendfile) does no
+ * open or stat on the network thread: the file is opened and checked on the disk's reader threads.
+ *
+ * <p>The channel belongs to this buffer until {@link #convertToNetty} hands it to a {@link DefaultFileRegion}, which
+ * closes it once sent; {@link #release} closes it only if it was never handed over. Thread-safe.
+ */
+final class OpenFileSegment extends ManagedBuffer {
+  private final FileChannel channel;
+  private final long offset;
+  private final long length;
+  private boolean handedOver;
+  private boolean closed;
+
+  private OpenFileSegment(FileChannel channel, long offset, long length) {
+    this.channel = channel;
+    this.offset = offset;
+    this.length = length;
+  }
+
+  /** Opens {@code file} and checks that it holds the range; blocking file I/O. */
+  static OpenFileSegment open(File file, long offset, long length) throws IOException {
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(file.toPath(), StandardOpenOption.READ);
+    } catch (IOException e) {
+      throw new IOException(file + " cannot be read (deleted?): " + e, e);
+    }
+    try {
+      long size = ch.size();
+      if (size < offset + length) {
+        throw new IOException(file + " holds " + size + " bytes, fewer than " + (offset + length));
+      }
+      return new OpenFileSegment(ch, offset, length);
+    } catch (IOException | RuntimeException e) {
+      ch.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public long size() {
+    return length;
+  }
+
+  @Override
+  public synchronized Object convertToNetty() throws IOException {
+    if (closed || handedOver) throw new IOException("file segment already sent or released");
+    handedOver = true;
+    return new DefaultFileRegion(channel, offset, length);
+  }
+
+  @Override
+  public synchronized ByteBuf toByteBuf() throws IOException {
+    ByteBuf buf = Unpooled.buffer((int) length);
+    while (buf.readableBytes() < length) {
+      int n = buf.writeBytes(channel, offset + buf.readableBytes(), (int) length - buf.readableBytes());
+      if (n < 0) throw new IOException("the file ended before " + (offset + length));
+    }
+    return buf;
+  }
+
+  @Override
+  public ManagedBuffer retain() {
+    return this;
+  }
+
+  /** Closes the file unless Netty owns it now (it closes it after sending). */
+  @Override
+  public synchronized void release() {
+    if (handedOver || closed) return;
+    closed = true;
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // nothing was written through it
+    }
+  }
+}
