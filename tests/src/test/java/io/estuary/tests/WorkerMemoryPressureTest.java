@@ -26,24 +26,35 @@ import scala.Tuple2;
  * memory, and lose or double nothing.
  */
 class WorkerMemoryPressureTest {
-  static final int PARTITIONS = 2048;
   static final int MAPS = 8;
-  static final int RECORDS_PER_MAP = 100_000;
+  /** Scale: bench/pressure.sh runs the same test bigger through these environment variables. */
+  static final int PARTITIONS = Integer.parseInt(System.getenv().getOrDefault("ESTUARY_PRESSURE_PARTITIONS", "2048"));
+  static final int RECORDS_PER_MAP =
+      Integer.parseInt(System.getenv().getOrDefault("ESTUARY_PRESSURE_RECORDS_PER_MAP", "100000"));
 
   static JavaPairRDD<Integer, String> input(SparkSession s) {
     List<Integer> seeds = new ArrayList<>();
     for (int i = 0; i < MAPS; i++) seeds.add(i);
+    int records = RECORDS_PER_MAP;
     return ShuffleJobs.jsc(s).parallelize(seeds, MAPS).flatMapToPair(seed -> {
       Random r = new Random(seed);
-      List<Tuple2<Integer, String>> out = new ArrayList<>(RECORDS_PER_MAP);
       StringBuilder b = new StringBuilder();
-      for (int i = 0; i < RECORDS_PER_MAP; i++) {
-        b.setLength(0);
-        b.append(seed).append('-').append(i).append('-');
-        while (b.length() < 240) b.append((char) ('a' + r.nextInt(26)));
-        out.add(new Tuple2<>(r.nextInt(1_000_000), b.toString()));
-      }
-      return out.iterator();
+      return new java.util.Iterator<Tuple2<Integer, String>>() { // generated as read: any scale fits in memory
+        int i;
+
+        @Override
+        public boolean hasNext() {
+          return i < records;
+        }
+
+        @Override
+        public Tuple2<Integer, String> next() {
+          b.setLength(0);
+          b.append(seed).append('-').append(i++).append('-');
+          while (b.length() < 240) b.append((char) ('a' + r.nextInt(26)));
+          return new Tuple2<>(r.nextInt(1_000_000), b.toString());
+        }
+      };
     });
   }
 
@@ -80,7 +91,9 @@ class WorkerMemoryPressureTest {
               + "small to test anything)");
           assertTrue(log.contains("-> NORMAL"), "and resumed");
           long peakKb = peakResidentKb(workers.process(i));
-          System.out.printf("PRESSURE worker %d: peak resident %d kB, job %d ms, %d pauses%n", i, peakKb, ms,
+          System.out.printf("PRESSURE worker %d: %d partitions x 2 copies, %d MB pushed in all, buffer limit 64 MiB, "
+              + "direct memory cap 128 MiB, heap 384 MiB: peak resident %d MB, job %d ms, %d pauses%n", i, PARTITIONS,
+              (long) MAPS * RECORDS_PER_MAP * 250 * 2 / 1_000_000, peakKb / 1024, ms,
               log.split("-> PAUSE_PUSH", -1).length - 1);
           // Heap (384 MiB) + direct memory cap (128 MiB) + JVM overhead: a worker that ignored its bound would
           // have died of OutOfDirectMemoryError above, and one that leaked heap would show here.

@@ -105,7 +105,8 @@ public final class Worker implements Closeable {
           admin.observer("push"));
       fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler,
           admin.observer("fetch"));
-      admin.start(host, conf.get(WorkerConfig.HTTP_PORT), this::address, this::statusText, rpc, push, fetch);
+      admin.start(host, conf.get(WorkerConfig.HTTP_PORT), this::address, this::statusText,
+          this::decommission, rpc, push, fetch);
     } catch (RuntimeException e) {
       admin.close();
       if (fetch != null) fetch.close();

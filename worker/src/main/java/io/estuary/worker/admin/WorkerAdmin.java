@@ -30,7 +30,9 @@ import static io.estuary.network.admin.Json.map;
  * <ul>
  *   <li>{@code GET /metrics}: Prometheus metrics;</li>
  *   <li>{@code GET /api/status}: address, version, state, disks, memory, partitions, streams, connections (JSON);</li>
- *   <li>{@code GET /health}: 200 "ok", or 503 naming each stalled flusher or network thread.</li>
+ *   <li>{@code GET /health}: 200 "ok", or 503 naming each stalled flusher or network thread;</li>
+ *   <li>{@code POST /api/decommission}: stop taking new slots, let running shuffles finish and be read or expire,
+ *       then exit (202; the drain runs in the background).</li>
  * </ul>
  * Created before the worker's servers (they report to {@link #metrics()}), started once they are up. Thread-safe.
  */
@@ -68,7 +70,7 @@ public final class WorkerAdmin implements Closeable {
    * {@code address} and {@code state} are read at each status request.
    */
   public void start(String host, int port, Supplier<WorkerAddress> address, Supplier<String> state,
-      TransportServer... servers) {
+      Runnable decommission, TransportServer... servers) {
     metrics.watchFlushes(storage);
     for (Disk d : storage.disks()) stalls.watch("flusher of " + d.mountPoint(), d.flusher()::probe);
     for (TransportServer s : servers) {
@@ -80,6 +82,10 @@ public final class WorkerAdmin implements Closeable {
           .metrics(metrics.registry())
           .get("/api/status", r -> Response.json(200, status(address.get(), state.get())))
           .get("/health", r -> health())
+          .post("/api/decommission", r -> {
+            decommission.run();
+            return Response.json(202, map("state", state.get()));
+          })
           .start(host, port);
     } catch (IOException e) {
       throw new EstuaryException("worker HTTP endpoint cannot listen on " + host + ":" + port + " ("
@@ -122,7 +128,8 @@ public final class WorkerAdmin implements Closeable {
     }
     s.put("disks", disks);
     MemoryTracker memory = storage.memory();
-    s.put("memory", map("heldBytes", memory.held(), "limitBytes", memory.limit(), "paused", metrics.paused()));
+    s.put("memory", map("heldBytes", memory.held(), "limitBytes", memory.limit(), "peakBytes", memory.peak(),
+        "level", memory.level().name(), "paused", metrics.paused(), "pauses", memory.pauses()));
     s.put("activePartitions", partitions);
     s.put("activeShuffles", activeShuffles.getAsInt());
     s.put("openStreams", openStreams.getAsInt());

@@ -31,7 +31,16 @@ final class Scrapes {
   }
 
   static Reply get(int port, String path) throws IOException {
+    return request("GET", port, path);
+  }
+
+  static Reply post(int port, String path) throws IOException {
+    return request("POST", port, path);
+  }
+
+  private static Reply request(String method, int port, String path) throws IOException {
     HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+    c.setRequestMethod(method);
     c.setConnectTimeout(10_000);
     c.setReadTimeout(30_000);
     int code = c.getResponseCode();

@@ -81,7 +81,7 @@ class StallDetectorTest {
     WorkerAdmin admin = new WorkerAdmin(conf, storage, () -> 0, () -> 0);
     CountDownLatch release = new CountDownLatch(1);
     try {
-      admin.start("127.0.0.1", 0, () -> null, () -> "TEST");
+      admin.start("127.0.0.1", 0, () -> null, () -> "TEST", () -> { });
       int port = admin.httpPort();
       waitFor(() -> Scrapes.getOrFail(port, "/health").code == 200, 60_000, "a worker with idle flushers is healthy");
       assertEquals("ok\n", Scrapes.get(port, "/health").body);

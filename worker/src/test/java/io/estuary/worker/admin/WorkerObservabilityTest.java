@@ -162,7 +162,7 @@ class WorkerObservabilityTest {
       assertEquals("127.0.0.1", address.get("host"));
       assertEquals((long) w.getPushPort(), address.get("pushPort"));
       assertEquals((long) http, address.get("httpPort"));
-      assertEquals("REGISTERED", status.get("state"));
+      assertEquals("ACTIVE", status.get("state"));
       assertEquals(Boolean.TRUE, status.get("healthy"));
       List<?> disks = (List<?>) status.get("disks");
       assertEquals(1, disks.size());
@@ -182,6 +182,12 @@ class WorkerObservabilityTest {
       assertEquals(200, health.code, health.body);
       assertEquals("ok\n", health.body);
       assertEquals(404, Scrapes.get(http, "/nope").code);
+
+      // Decommission through the worker's own endpoint: it drains (the shuffle it holds keeps it from exiting).
+      Scrapes.Reply dec = Scrapes.post(http, "/api/decommission");
+      assertEquals(202, dec.code, dec.body);
+      assertEquals(io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING, cluster.workers().get(0).state());
+      assertTrue(Scrapes.get(http, "/api/status").body.contains("\"state\":\"DECOMMISSIONING\""));
     }
   }
 
