@@ -3,7 +3,7 @@
 #
 # Usage: bench/pressure.sh [records_per_map=1000000] [partitions=4096]
 #
-# Two workers, each in its own JVM with 384 MiB of heap, direct memory capped at 128 MiB and
+# Two workers, each in its own JVM with 384 MiB of heap, direct memory capped at 160 MiB and
 # estuary.worker.memory.maxBuffered=64m, take a replicated Spark shuffle (local[4], 8 maps of generated 250-byte
 # records; 1,000,000 per map is 2 GB, 4 GB with replicas) over `partitions` partitions: their flush buffers would
 # want partitions x 2 x 1 MiB / 2 workers (4 GiB at 4096), 64x what they may hold. Prints per worker the peak

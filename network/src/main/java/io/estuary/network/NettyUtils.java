@@ -73,10 +73,19 @@ public final class NettyUtils {
     return new AdaptiveRecvByteBufAllocator(1024, 64 * 1024, 1024 * 1024);
   }
 
-  /** Direct pooled buffers, no thread-local caches: memory held is what is in use, not what threads hoard. */
+  /**
+   * The one pool of direct buffers of this JVM, shared by every server, client and flush buffer: each pool reserves
+   * whole chunks per arena, so separate pools would multiply that overhead (a worker with six pools could hold tens
+   * of MiB of mostly empty chunks beside what it really uses). No thread-local caches: memory held is what is in
+   * use, not what threads hoard.
+   */
   public static PooledByteBufAllocator allocator() {
-    return new PooledByteBufAllocator(true, PooledByteBufAllocator.defaultNumHeapArena(),
-        PooledByteBufAllocator.defaultNumDirectArena(), PooledByteBufAllocator.defaultPageSize(),
-        PooledByteBufAllocator.defaultMaxOrder(), 0, 0, false);
+    return SharedAllocator.INSTANCE;
+  }
+
+  private static final class SharedAllocator {
+    static final PooledByteBufAllocator INSTANCE = new PooledByteBufAllocator(true,
+        PooledByteBufAllocator.defaultNumHeapArena(), PooledByteBufAllocator.defaultNumDirectArena(),
+        PooledByteBufAllocator.defaultPageSize(), PooledByteBufAllocator.defaultMaxOrder(), 0, 0, false);
   }
 }

@@ -21,7 +21,7 @@ import scala.Tuple2;
 
 /**
  * Workers far smaller than what is pushed at them: 64 MiB of buffer each (in a JVM whose direct memory is capped
- * at 128 MiB) against 2,048 partitions with two copies each, so their flush buffers would want 2 GiB and the data
+ * at 160 MiB) against 2,048 partitions with two copies each, so their flush buffers would want 2 GiB and the data
  * is 3x the memory of each. Back-pressure must pause and resume the pushes, never fail one, never run out of
  * memory, and lose or double nothing.
  */
@@ -66,7 +66,7 @@ class WorkerMemoryPressureTest {
   void smallWorkersPauseAndResumeAndLoseNothing() throws Exception {
     try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
         WorkerProcesses workers = new WorkerProcesses(2, master.masterEndpoint(),
-            List.of("-XX:MaxDirectMemorySize=128m"), "estuary.worker.memory.maxBuffered=64m")) {
+            List.of("-XX:MaxDirectMemorySize=160m"), "estuary.worker.memory.maxBuffered=64m")) {
       master.awaitWorkers(2);
       SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[4]", "pressure"),
           master.masterEndpoint()).set("spark.estuary.client.push.replicate", "true"));
@@ -92,12 +92,12 @@ class WorkerMemoryPressureTest {
           assertTrue(log.contains("-> NORMAL"), "and resumed");
           long peakKb = peakResidentKb(workers.process(i));
           System.out.printf("PRESSURE worker %d: %d partitions x 2 copies, %d MB pushed in all, buffer limit 64 MiB, "
-              + "direct memory cap 128 MiB, heap 384 MiB: peak resident %d MB, job %d ms, %d pauses%n", i, PARTITIONS,
+              + "direct memory cap 160 MiB, heap 384 MiB: peak resident %d MB, job %d ms, %d pauses%n", i, PARTITIONS,
               (long) MAPS * RECORDS_PER_MAP * 250 * 2 / 1_000_000, peakKb / 1024, ms,
               log.split("-> PAUSE_PUSH", -1).length - 1);
-          // Heap (384 MiB) + direct memory cap (128 MiB) + JVM overhead: a worker that ignored its bound would
+          // Heap (384 MiB) + direct memory cap (160 MiB) + JVM overhead: a worker that ignored its bound would
           // have died of OutOfDirectMemoryError above, and one that leaked heap would show here.
-          assertTrue(peakKb < (384 + 128 + 200) * 1024, "peak resident " + peakKb + " kB");
+          assertTrue(peakKb < (384 + 160 + 200) * 1024, "peak resident " + peakKb + " kB");
         }
       } finally {
         spark.stop();

@@ -16,7 +16,7 @@ import net.jpountz.lz4.LZ4FastDecompressor;
  */
 public final class BatchCodec {
   private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
-  private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final PooledByteBufAllocator ALLOC = io.estuary.network.NettyUtils.allocator();
 
   private final int codec;
   private final LZ4Compressor compressor;

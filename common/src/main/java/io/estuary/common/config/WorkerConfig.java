@@ -74,7 +74,7 @@ public final class WorkerConfig {
       ConfigEntry.builder("estuary.worker.memory.maxBuffered", ConfigType.BYTES)
           .defaultValue("1g").check(ConfigType.positive())
           .doc("Off-heap memory the worker may hold for pushed data: flush buffers (their capacity), pushes being "
-              + "received or forwarded to replicas, and the small-partition cache. Lowered to 80% of the JVM's "
+              + "received or forwarded to replicas, and the small-partition cache. Lowered to half the JVM's "
               + "direct memory limit (-XX:MaxDirectMemorySize) when that is smaller. Above the pause watermarks "
               + "the worker stops reading pushes until flushes bring it below the resume watermark.")
           .build();

@@ -44,11 +44,12 @@ public final class MemoryTracker {
   }
 
   /**
-   * The limit to use: the configured one, or 80% of the JVM's direct memory limit when that is smaller (the rest
-   * is left for Netty's receive buffers and pool fragmentation), so the bound follows the real limit.
+   * The limit to use: the configured one, or half the JVM's direct memory limit when that is smaller (the rest is
+   * left for receive buffers, connections' buffers and the pool's partly used chunks), so the bound follows the real
+   * limit.
    */
   public static long effectiveLimit(long configured, long maxDirectMemory) {
-    long cap = maxDirectMemory > 0 ? maxDirectMemory / 5 * 4 : Long.MAX_VALUE;
+    long cap = maxDirectMemory > 0 ? maxDirectMemory / 2 : Long.MAX_VALUE;
     return Math.min(configured, cap);
   }
 

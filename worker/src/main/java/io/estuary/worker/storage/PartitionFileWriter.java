@@ -41,7 +41,7 @@ import java.util.concurrent.RejectedExecutionException;
  * during its life does not commit: its bytes may not be on the disk (its replica, if any, serves readers).
  */
 public final class PartitionFileWriter {
-  private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+  private static final PooledByteBufAllocator ALLOC = io.estuary.network.NettyUtils.allocator();
   private static final int INITIAL_BUFFER = 16 * 1024;
 
   private final String name;

@@ -46,7 +46,7 @@ class MemoryPressureTest {
   @Test
   void limitFollowsTheJvmsDirectMemory() {
     assertEquals(1L << 30, MemoryTracker.effectiveLimit(1L << 30, 8L << 30));
-    assertEquals(128L << 20, MemoryTracker.effectiveLimit(1L << 30, 160L << 20));
+    assertEquals(80L << 20, MemoryTracker.effectiveLimit(1L << 30, 160L << 20));
     assertEquals(64L << 20, MemoryTracker.effectiveLimit(64L << 20, -1));
   }
 }
