@@ -4,7 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
-import java.net.ServerSocket;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,22 +22,17 @@ final class MasterProcesses implements AutoCloseable {
   private final String nodes;
   private final Path dir;
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   MasterProcesses(int n) throws IOException {
     dir = Files.createTempDirectory("estuary-master-procs");
     processes = new Process[n];
     httpPorts = new int[n];
     List<String> entries = new ArrayList<>();
+    int[] free = FreePorts.take(3 * n);
     for (int i = 0; i < n; i++) {
-      int rpc = freePort();
-      entries.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+      int rpc = free[3 * i];
+      entries.add("m" + i + "=127.0.0.1:" + rpc + ":" + free[3 * i + 1]);
       rpcEndpoints.add("127.0.0.1:" + rpc);
-      httpPorts[i] = freePort();
+      httpPorts[i] = free[3 * i + 2];
     }
     nodes = String.join(",", entries);
     for (int i = 0; i < n; i++) start(i);

@@ -68,7 +68,7 @@ class RollingRestartTest {
     try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
          WorkerProcesses workers = new WorkerProcesses(3, master.masterEndpoint(),
              "estuary.worker.shutdown.timeout=15s")) {
-      master.awaitWorkers(3);
+      workers.awaitRegistered(master);
       SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]",
           "rolling-restart"), master.masterEndpoint()).set("spark.estuary.client.push.replicate", "true")
           .set("spark.estuary.client.push.bufferSize", "16k"));

@@ -77,7 +77,7 @@ class WorkerLossTest {
   private void start(int numWorkers, boolean replicate) throws Exception {
     master = new MiniCluster(0, 1, new EstuaryConf());
     workers = new WorkerProcesses(numWorkers, master.masterEndpoint());
-    master.awaitWorkers(numWorkers);
+    workers.awaitRegistered(master);
     spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"),
         master.masterEndpoint()).set("spark.estuary.client.push.replicate", String.valueOf(replicate))
         .set("spark.estuary.client.push.bufferSize", "16k"));

@@ -67,7 +67,7 @@ class WorkerMemoryPressureTest {
     try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
         WorkerProcesses workers = new WorkerProcesses(2, master.masterEndpoint(),
             List.of("-XX:MaxDirectMemorySize=160m"), "estuary.worker.memory.maxBuffered=64m")) {
-      master.awaitWorkers(2);
+      workers.awaitRegistered(master);
       SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[4]", "pressure"),
           master.masterEndpoint()).set("spark.estuary.client.push.replicate", "true"));
       AtomicInteger failedTasks = new AtomicInteger();

@@ -2,7 +2,6 @@ package io.estuary.tests;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,12 +23,6 @@ final class WorkerProcesses implements AutoCloseable {
   private final List<String> extraSettings;
   private final List<String> jvmOptions;
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
   WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
     this(n, masterEndpoints, java.util.Collections.emptyList(), settings);
   }
@@ -41,7 +34,8 @@ final class WorkerProcesses implements AutoCloseable {
     this.ports = new int[n][];
     this.masterEndpoints = masterEndpoints;
     this.extraSettings = java.util.Arrays.asList(settings);
-    for (int i = 0; i < n; i++) ports[i] = new int[] {freePort(), freePort(), freePort()};
+    int[] free = FreePorts.take(3 * n);
+    for (int i = 0; i < n; i++) ports[i] = new int[] {free[3 * i], free[3 * i + 1], free[3 * i + 2]};
     for (int i = 0; i < n; i++) start(i);
   }
 
@@ -72,6 +66,27 @@ final class WorkerProcesses implements AutoCloseable {
   /** The worker's RPC port: with the host, its identity. */
   int rpcPort(int i) {
     return ports[i][0];
+  }
+
+  /**
+   * Waits (bounded) until {@code master} knows every worker; fails at once, with the worker's log, when a worker
+   * process has died instead of waiting out the time.
+   */
+  void awaitRegistered(io.estuary.worker.MiniCluster master) throws IOException, InterruptedException {
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (master.master().state(s -> s.workers().size()) < processes.length) {
+      for (int i = 0; i < processes.length; i++) {
+        if (processes[i] != null && !processes[i].isAlive()) {
+          String log = log(i);
+          throw new IllegalStateException("worker " + i + " exited (" + processes[i].exitValue() + ") before it "
+              + "registered; its log ends:\n" + log.substring(Math.max(0, log.length() - 4000)));
+        }
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("workers did not register in 60 s; worker 0's log ends:\n" + log(0));
+      }
+      Thread.sleep(20);
+    }
   }
 
   /** The worker's operating-system process, or null when it is not running. */
