@@ -91,6 +91,7 @@ start_worker() { # i; returns once the master holds it ACTIVE
 estuary.worker.rpc.port $p
 estuary.worker.push.port $((p + 1))
 estuary.worker.fetch.port $((p + 2))
+estuary.worker.http.port $((p + 3))
 estuary.worker.storage.dirs $work/disk-worker$i
 estuary.worker.disk.reserve 0
 estuary.worker.heartbeat.interval 1s" >/dev/null
