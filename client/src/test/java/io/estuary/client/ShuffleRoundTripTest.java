@@ -132,12 +132,15 @@ class ShuffleRoundTripTest {
     long total = 0;
     for (Tally t : expected) total += t.count;
     assertEquals(total, all.count);
-    // Serving those chunks was timed: workers report fetch latency per disk (load-aware placement reads it).
+    // Serving those chunks was timed: workers report fetch latency per disk (load-aware placement reads it) for
+    // chunks read from disk; chunks of small partitions may have come from the cache, which counts them instead.
     long fetchMicros = 0;
+    long cacheHits = 0;
     for (io.estuary.worker.Worker w : cluster.workers()) {
       for (io.estuary.common.protocol.DiskInfo d : w.info().getDisksList()) fetchMicros += d.getAvgFetchMicros();
+      cacheHits += w.storage().cache().hits();
     }
-    assertTrue(fetchMicros > 0, "no disk reports a fetch latency");
+    assertTrue(fetchMicros > 0 || cacheHits > 0, "no disk reports a fetch latency and the cache served nothing");
   }
 
   @Test

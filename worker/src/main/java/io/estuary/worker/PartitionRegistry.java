@@ -27,6 +27,21 @@ public final class PartitionRegistry {
       @Override public void removed(String shuffleKey) { }
     };
 
+    /** Tells each of {@code listeners}, in order. */
+    static Listener all(Listener... listeners) {
+      return new Listener() {
+        @Override
+        public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+          for (Listener l : listeners) l.committed(shuffleKey, partitionId, epoch, file);
+        }
+
+        @Override
+        public void removed(String shuffleKey) {
+          for (Listener l : listeners) l.removed(shuffleKey);
+        }
+      };
+    }
+
     void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file);
 
     /** Called before the shuffle's files are deleted. */

@@ -13,6 +13,7 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.admin.WorkerAdmin;
+import io.estuary.worker.fetch.CacheFiller;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.lifecycle.Decommission;
 import io.estuary.worker.lifecycle.GracefulShutdown;
@@ -83,8 +84,13 @@ public final class Worker implements Closeable {
       storage.close();
       throw e;
     }
-    registry.setListener(new CommittedFileRecorder(metaStore));
-    this.fetchHandler = new FetchHandler(registry);
+    if (storage.cache().enabled()) {
+      registry.setListener(PartitionRegistry.Listener.all(new CommittedFileRecorder(metaStore),
+          new CacheFiller(storage.cache(), registry)));
+    } else {
+      registry.setListener(new CommittedFileRecorder(metaStore));
+    }
+    this.fetchHandler = new FetchHandler(registry, storage.cache());
     long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
     long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
     if (hardSplit < softSplit) {
@@ -163,6 +169,11 @@ public final class Worker implements Closeable {
 
   public PartitionRegistry registry() {
     return registry;
+  }
+
+  /** The worker's disks, memory tracker and small-partition cache. */
+  public StorageManager storage() {
+    return storage;
   }
 
   public long bufferedBytes() {

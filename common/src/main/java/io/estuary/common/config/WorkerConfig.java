@@ -221,5 +221,27 @@ public final class WorkerConfig {
               + "holds, or after this long, whichever comes first.")
           .build();
 
+  public static final ConfigEntry<Boolean> CACHE_ENABLED =
+      ConfigEntry.builder("estuary.worker.cache.enabled", ConfigType.BOOLEAN)
+          .defaultValue("true")
+          .doc("Keep small committed partitions (see estuary.worker.cache.maxPartitionSize) in memory and serve "
+              + "them from there, so reads of a few KB never wait behind a busy disk's read queue. The cache is "
+              + "counted in estuary.worker.memory.maxBuffered and emptied before it could make the worker pause "
+              + "pushes.")
+          .build();
+
+  public static final ConfigEntry<Long> CACHE_MAX_BYTES =
+      ConfigEntry.builder("estuary.worker.cache.maxBytes", ConfigType.BYTES)
+          .defaultValue("256m").check(ConfigType.positive())
+          .doc("Most off-heap memory the small-partition cache holds; never more than a fifth of the worker's "
+              + "memory limit (estuary.worker.memory.maxBuffered). The least recently read partitions go first.")
+          .build();
+
+  public static final ConfigEntry<Long> CACHE_MAX_PARTITION_SIZE =
+      ConfigEntry.builder("estuary.worker.cache.maxPartitionSize", ConfigType.BYTES)
+          .defaultValue("1m").check(ConfigType.positive())
+          .doc("Committed partition files no larger than this are read once into the cache after their commit.")
+          .build();
+
   static void touch() {}
 }

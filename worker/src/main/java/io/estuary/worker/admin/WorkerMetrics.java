@@ -9,6 +9,7 @@ import io.estuary.worker.storage.StorageManager;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
+import io.prometheus.client.CounterMetricFamily;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
@@ -42,7 +43,6 @@ public final class WorkerMetrics {
   private final Counter refusals;
   private final Histogram flushSeconds;
   private final Gauge connections;
-  private final Counter cacheHits;
 
   /**
    * @param activeShuffles how many shuffles this worker holds slots of
@@ -81,9 +81,6 @@ public final class WorkerMetrics {
         .labelNames("mount").buckets(SECONDS).register(registry);
     connections = Gauge.build("estuary_worker_connections", "Open connections, by server (rpc, push, fetch).")
         .labelNames("server").register(registry);
-    cacheHits = Counter.build("estuary_worker_cache_hits_total",
-        "Chunk fetches served from memory instead of disk. Registered ahead of the in-memory cache, which will "
-            + "count here; 0 until then.").register(registry);
     new Collector() {
       @Override
       public List<MetricFamilySamples> collect() {
@@ -96,7 +93,7 @@ public final class WorkerMetrics {
       IntSupplier openStreams, StallDetector stalls) {
     List<Collector.MetricFamilySamples> out = new ArrayList<>();
     out.add(new GaugeMetricFamily("estuary_worker_memory_held_bytes",
-        "Pushed bytes held in memory, waiting to be flushed.", memory.held()));
+        "Off-heap bytes held: pushed data waiting to be flushed, and the small-partition cache.", memory.held()));
     out.add(new GaugeMetricFamily("estuary_worker_memory_limit_bytes",
         "Held bytes above which pushes are refused as busy (estuary.worker.memory.maxBuffered).", memory.limit()));
     out.add(new GaugeMetricFamily("estuary_worker_memory_paused",
@@ -128,6 +125,19 @@ public final class WorkerMetrics {
         activeShuffles.getAsInt()));
     out.add(new GaugeMetricFamily("estuary_worker_open_streams", "Fetch streams open (readers mid-partition).",
         openStreams.getAsInt()));
+    io.estuary.worker.storage.PartitionCache cache = storage.cache();
+    out.add(new CounterMetricFamily("estuary_worker_cache_hits",
+        "Chunk fetches served from the small-partition cache instead of disk.", cache.hits()));
+    out.add(new CounterMetricFamily("estuary_worker_cache_misses",
+        "Chunk fetches of partitions small enough to cache that were read from disk (not cached yet, evicted, or "
+            + "refused for want of memory).", cache.misses()));
+    out.add(new CounterMetricFamily("estuary_worker_cache_evictions",
+        "Partitions evicted from the cache to make room or under memory pressure.", cache.evictions()));
+    out.add(new GaugeMetricFamily("estuary_worker_cache_bytes",
+        "Off-heap bytes the small-partition cache holds (counted in estuary_worker_memory_held_bytes).",
+        cache.bytes()));
+    out.add(new GaugeMetricFamily("estuary_worker_cache_entries", "Partitions held in the small-partition cache.",
+        cache.entries()));
     out.add(new GaugeMetricFamily("estuary_worker_stalled_executors",
         "Flushers and network threads that have not run a probe within estuary.worker.health.stallTimeout; "
             + "/health fails while this is above 0.", stalls.stalled().size()));
@@ -188,11 +198,6 @@ public final class WorkerMetrics {
       Histogram.Child child = flushSeconds.labels(d.mountPoint());
       d.flusher().onFlush(nanos -> child.observe(nanos / 1e9));
     }
-  }
-
-  /** A chunk fetch served from memory; for the in-memory cache, which does not exist yet. */
-  public void cacheHit() {
-    cacheHits.inc();
   }
 
   /** Open connections of server {@code name} (as given to {@link #observer}). */

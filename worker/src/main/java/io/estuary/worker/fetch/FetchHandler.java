@@ -10,6 +10,7 @@ import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
+import io.estuary.worker.storage.PartitionCache;
 import io.netty.channel.Channel;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -17,18 +18,22 @@ import java.util.concurrent.RejectedExecutionException;
  * The fetch path: opens a stream over a committed partition file and serves its chunks. Looking the file up is in
  * memory; checking it on disk runs on the disk's reader threads, so a slow or hung disk never blocks a network
  * thread, and the stream handle is sent from there. A file whose disk failed is refused with {@code DISK_FAILED}:
- * the reader reads the partition's other copy, or reports the data lost.
+ * the reader reads the partition's other copy, or reports the data lost. A partition held in the
+ * {@link PartitionCache} is opened and served from memory on the network thread, without touching its disk.
  */
 public final class FetchHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
-  private final StreamRegistry streams = new StreamRegistry();
+  private final PartitionCache cache;
+  private final StreamRegistry streams;
   private final java.util.concurrent.ScheduledExecutorService sweeper =
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
           new io.estuary.common.util.NamedThreadFactory("worker-stream-sweeper"));
 
-  public FetchHandler(PartitionRegistry registry) {
+  public FetchHandler(PartitionRegistry registry, PartitionCache cache) {
     super("worker fetch server");
     this.registry = registry;
+    this.cache = cache;
+    this.streams = new StreamRegistry(cache);
     sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS),
         1, 1, java.util.concurrent.TimeUnit.MINUTES);
   }
@@ -56,6 +61,12 @@ public final class FetchHandler extends ControlRpcHandler {
     }
     if (file.numChunks() == 0) {
       reply.ok(StreamHandle.newBuilder().setStreamId(-1).setNumChunks(0).setTotalBytes(0).build());
+      return;
+    }
+    if (cache.contains(file)) { // in memory: nothing to check on disk, no wait behind its readers
+      long id = streams.open(file, channel);
+      reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
+          .build());
       return;
     }
     try {

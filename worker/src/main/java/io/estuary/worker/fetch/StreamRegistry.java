@@ -6,6 +6,8 @@ import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.Disk;
+import io.estuary.worker.storage.PartitionCache;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import java.io.IOException;
 import java.util.Map;
@@ -22,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A chunk's file is opened and checked on its disk's reader threads ({@link Disk#readers()}), never on the
  * network thread that asked; the open file then goes out zero-copy. A file whose disk failed is refused with
- * {@code DISK_FAILED} (the reader goes to the partition's other copy). Thread-safe.
+ * {@code DISK_FAILED} (the reader goes to the partition's other copy). A chunk of a partition held in the
+ * {@link PartitionCache} is served from memory at once, never queued behind the disk. Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
   /** A stream without a fetch for this long is dropped (its reader stopped early or died). */
@@ -39,20 +42,34 @@ public final class StreamRegistry implements StreamManager {
     }
   }
 
-  /** A chunk handed to the transport and not yet sent: its disk (for the fetch latency it reports) and file. */
+  /**
+   * A chunk handed to the transport and not yet sent: its disk (for the fetch latency it reports; null when served
+   * from memory) and its body (an open file or a cached slice), released here if the transport never took it.
+   */
   private static final class Sending {
     final Disk disk;
-    final OpenFileSegment segment;
+    final ManagedBuffer body;
 
-    Sending(Disk disk, OpenFileSegment segment) {
+    Sending(Disk disk, ManagedBuffer body) {
       this.disk = disk;
-      this.segment = segment;
+      this.body = body;
     }
   }
 
   private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
   private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
   private final Map<String, Sending> sending = new ConcurrentHashMap<>();
+  private final PartitionCache cache;
+
+  /** Streams served from disk only. */
+  public StreamRegistry() {
+    this(null);
+  }
+
+  /** Streams served from {@code cache} when it holds their partition (null: disk only). */
+  public StreamRegistry(PartitionCache cache) {
+    this.cache = cache;
+  }
 
   public long open(CommittedFile file, Channel channel) {
     long id = nextId.incrementAndGet();
@@ -92,6 +109,12 @@ public final class StreamRegistry implements StreamManager {
     }
     s.lastUsedMs = System.currentTimeMillis();
     if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
+    ByteBuf cached = cache == null ? null : cache.chunk(s.file, chunkIndex);
+    if (cached != null) {
+      CachedChunk chunk = new CachedChunk(cached);
+      sending.put(streamId + "/" + chunkIndex, new Sending(null, chunk));
+      return CompletableFuture.completedFuture(chunk);
+    }
     CompletableFuture<ManagedBuffer> out = new CompletableFuture<>();
     Runnable read = () -> {
       try {
@@ -117,7 +140,7 @@ public final class StreamRegistry implements StreamManager {
   public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
     Sending s = sending.remove(streamId + "/" + chunkIndex);
     if (s == null) return;
-    s.segment.release(); // closes the file only if the transport never took it
+    s.body.release(); // closes the file, or lets the cached slice go, only if the transport never took it
     if (s.disk != null && success) s.disk.recordFetch(nanos);
   }
 

@@ -29,6 +29,7 @@ public final class StorageManager {
   private final long flushThreshold;
   private final long chunkSize;
   private final DiskChecker checker;
+  private final PartitionCache cache;
 
   public StorageManager(EstuaryConf conf) {
     long configured = conf.get(WorkerConfig.MAX_BUFFERED_BYTES);
@@ -45,6 +46,9 @@ public final class StorageManager {
       throw new io.estuary.common.config.ConfigException(WorkerConfig.MEMORY_RESUME.key() + ", "
           + WorkerConfig.MEMORY_PAUSE_PUSH.key() + ", " + WorkerConfig.MEMORY_PAUSE_REPLICATE.key() + ": " + e.getMessage());
     }
+    this.cache = new PartitionCache(memory, conf.get(WorkerConfig.CACHE_ENABLED), conf.get(WorkerConfig.CACHE_MAX_BYTES),
+        conf.get(WorkerConfig.CACHE_MAX_PARTITION_SIZE));
+    memory.addListener(cache);
     this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE));
     this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
     this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
@@ -72,6 +76,11 @@ public final class StorageManager {
 
   public MemoryTracker memory() {
     return memory;
+  }
+
+  /** Small committed partitions held in memory (counted in {@link #memory()}). */
+  public PartitionCache cache() {
+    return cache;
   }
 
   /** The disk of a storage directory, or null if this worker has no such directory. */
@@ -157,5 +166,6 @@ public final class StorageManager {
     bufferedData.close();
     checker.close();
     for (Disk d : disks.values()) d.close();
+    cache.close();
   }
 }
