@@ -79,11 +79,6 @@ public final class StorageManager {
     return memory;
   }
 
-  /** The disk of a storage directory, or null if this worker has no such directory. */
-  public Disk disk(String mountPoint) {
-    return disks.get(mountPoint);
-  }
-
   /** Every storage directory, in configuration order. */
   public List<Disk> disks() {
     return new ArrayList<>(disks.values());
