@@ -21,12 +21,12 @@ class BufferedDataFlusherTest {
   @BeforeEach
   void setUp() throws Exception {
     dir = Files.createTempDirectory("estuary-flush");
-    disk = new Disk(dir.toFile(), 1, 0);
+    disk = new Disk(dir.toFile(), 1, 1);
   }
 
   @AfterEach
   void tearDown() throws Exception {
-    disk.flusher().close();
+    disk.close();
     StorageManager.deleteTree(dir);
   }
 
