@@ -70,13 +70,13 @@ public final class StorageManager {
     return checker;
   }
 
-  /** The disk with this mount point, or null. */
-  public Disk disk(String mountPoint) {
-    return disks.get(mountPoint);
-  }
-
   public MemoryTracker memory() {
     return memory;
+  }
+
+  /** The disk of a storage directory, or null if this worker has no such directory. */
+  public Disk disk(String mountPoint) {
+    return disks.get(mountPoint);
   }
 
   /** Every storage directory, in configuration order. */
