@@ -27,7 +27,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link Replicator}.
  *
  * <p>Memory is bounded by pausing reads ({@link PushReadThrottle}), not by refusing pushes already received.
- * Refusals carry a {@link StatusCode}: unknown location, hard split, disk failed, stage ended, replica failed, and
+ * Refusals carry a {@link StatusCode}: unknown location (also a client's push to a replica copy, which takes only
+ * pushes its primary's worker forwards, and a forwarded push to a primary), hard split, disk failed, stage ended,
+ * replica failed, and
  * busy ({@code RETRY_LATER}) only when direct memory itself runs out. A successful push is acknowledged with an
  * empty body, or with one status byte per partition when some partition file passed its soft split size
  * ({@code SOFT_SPLIT}) or the application pushes faster than its share ({@code CONGESTED}, from
