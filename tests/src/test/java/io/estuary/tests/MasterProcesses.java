@@ -93,5 +93,6 @@ final class MasterProcesses implements AutoCloseable {
   @Override
   public void close() throws Exception {
     for (Process p : processes) if (p != null) p.destroyForcibly().waitFor();
+    for (int i = 0; i < processes.length; i++) ServerProcess.checkNoLeaks("master " + i, log(i));
   }
 }

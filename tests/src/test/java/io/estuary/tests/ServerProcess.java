@@ -9,6 +9,18 @@ import java.util.List;
 final class ServerProcess {
   private ServerProcess() {}
 
+  /** Netty tracks every buffer of the server and logs each one collected unreleased. */
+  static final String PARANOID = "-Dio.netty.leakDetection.level=paranoid";
+
+  /** Fails when a server's log reports a leaked Netty buffer, quoting the report. */
+  static void checkNoLeaks(String server, String log) {
+    int at = log.indexOf("LEAK:");
+    if (at < 0) return;
+    int end = Math.min(log.length(), at + 4000);
+    throw new AssertionError(server + " leaked a Netty buffer (paranoid leak detection): "
+        + log.substring(at, end));
+  }
+
   /**
    * Starts {@code mainClass} with {@code -Xmx}{@code heap} and each setting as {@code -D<setting>}; output is
    * appended to {@code log}. {@code confDir} holds no conf file, so the settings come from {@code -D} only.
@@ -25,6 +37,7 @@ final class ServerProcess {
     List<String> cmd = new ArrayList<>();
     cmd.add(System.getProperty("java.home") + "/bin/java");
     cmd.add("-Xmx" + heap);
+    cmd.add(PARANOID); // a leak in the server shows in its log; the tests fail on it (see checkNoLeaks)
     cmd.addAll(jvmOptions);
     for (String s : settings) cmd.add("-D" + s);
     cmd.add("-cp");

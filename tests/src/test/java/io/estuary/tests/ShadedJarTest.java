@@ -35,6 +35,8 @@ class ShadedJarTest {
       List<String> cmd = new ArrayList<>();
       cmd.add(System.getProperty("java.home") + "/bin/java");
       cmd.add("-Xmx1g");
+      // The client's Netty is relocated, and so is the name of its leak detection setting.
+      cmd.add("-Dio.estuary.shaded.io.netty.leakDetection.level=paranoid");
       for (String opt : System.getProperty("estuary.spark.opens", "").split(" ")) {
         if (!opt.isEmpty()) cmd.add(opt);
       }
@@ -51,6 +53,7 @@ class ShadedJarTest {
       out = String.join(" ", cmd) + "\n---\n" + out;
       assertEquals(0, p.exitValue(), out);
       assertTrue(out.contains("checksum OK"), out);
+      ServerProcess.checkNoLeaks("the Spark job on the shaded client", out);
       assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
       assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
     }

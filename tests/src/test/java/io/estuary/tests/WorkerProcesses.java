@@ -142,6 +142,10 @@ final class WorkerProcesses implements AutoCloseable {
   @Override
   public void close() throws Exception {
     for (int i = 0; i < processes.length; i++) kill(i);
-    deleteTree(dir);
+    try {
+      for (int i = 0; i < processes.length; i++) ServerProcess.checkNoLeaks("worker " + i, log(i));
+    } finally {
+      deleteTree(dir);
+    }
   }
 }

@@ -92,7 +92,11 @@ public final class PartitionRegistry {
     for (PartitionLocation loc : locations) {
       // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
       long slot = key(loc.getPartitionId(), loc.getEpoch());
-      if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) slots.replicaCopies.add(slot);
+      if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) {
+        slots.replicaCopies.add(slot);
+      } else {
+        slots.replicaCopies.remove(slot);
+      }
       if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
         slots.replicas.put(slot, loc.getPeer());
       } else {
@@ -168,6 +172,16 @@ public final class PartitionRegistry {
 
   public List<String> shuffleKeys() {
     return new ArrayList<>(shuffles.keySet());
+  }
+
+  /**
+   * Drops the data every writer still buffers (the worker closes without committing, as after a crash, but the
+   * process lives on and must not keep the memory). Files stay; call once nothing pushes any more.
+   */
+  public void close() {
+    for (ShuffleSlots s : shuffles.values()) {
+      for (PartitionFileWriter w : s.writers.values()) w.close();
+    }
   }
 
   /** Forgets a shuffle and deletes its data. */

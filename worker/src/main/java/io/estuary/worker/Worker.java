@@ -230,6 +230,7 @@ public final class Worker implements Closeable {
     congestion.close();
     fetchServer.close();
     fetchHandler.close();
+    registry.close(); // nothing pushes any more: free the buffers of partitions left uncommitted
     storage.close();
     metaStore.close();
   }

@@ -29,6 +29,18 @@ final class Codec {
     return s;
   }
 
+  /** Flag bit of a push header: the push was forwarded by the primary's worker to the replica. */
+  static final int FLAG_FORWARDED = 1;
+
+  /** Reads a push header's flags byte; bits this version does not know are a malformed frame, not ignored. */
+  static boolean readPushFlags(ByteBuf in, MessageType type) {
+    byte flags = in.readByte();
+    if ((flags & ~FLAG_FORWARDED) != 0) {
+      throw new ProtocolException(String.format("malformed %s frame: unknown flags 0x%02x", type, flags & 0xff));
+    }
+    return (flags & FLAG_FORWARDED) != 0;
+  }
+
   /** Fails with a precise message when a header is cut short. */
   static void need(ByteBuf in, int bytes, MessageType type) {
     if (in.readableBytes() < bytes) {

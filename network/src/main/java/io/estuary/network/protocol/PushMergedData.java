@@ -6,7 +6,7 @@ import io.netty.buffer.ByteBuf;
 /**
  * Batches of several partitions on one worker, sent in one frame. {@code offsets[i]} is where partition i's bytes
  * start in the body; they run to the next offset (or the end). Saves one round trip per partition when a map
- * task ends with many small buffers.
+ * task ends with many small buffers. {@code forwarded} as for {@link PushData}.
  */
 public final class PushMergedData extends AbstractMessage {
   public final long requestId;
@@ -14,9 +14,17 @@ public final class PushMergedData extends AbstractMessage {
   public final int[] partitionIds;
   public final int[] epochs;
   public final int[] offsets;
+  /** Sent by the primary's worker to the replicas (see {@link PushData}). */
+  public final boolean forwarded;
 
+  /** A client's push. */
   public PushMergedData(long requestId, String shuffleKey, int[] partitionIds, int[] epochs, int[] offsets,
       ManagedBuffer body) {
+    this(requestId, shuffleKey, partitionIds, epochs, offsets, false, body);
+  }
+
+  public PushMergedData(long requestId, String shuffleKey, int[] partitionIds, int[] epochs, int[] offsets,
+      boolean forwarded, ManagedBuffer body) {
     super(body);
     if (partitionIds.length != epochs.length || partitionIds.length != offsets.length) {
       throw new IllegalArgumentException("partitionIds, epochs and offsets differ in length");
@@ -26,19 +34,21 @@ public final class PushMergedData extends AbstractMessage {
     this.partitionIds = partitionIds;
     this.epochs = epochs;
     this.offsets = offsets;
+    this.forwarded = forwarded;
   }
 
   @Override public MessageType type() { return MessageType.PUSH_MERGED_DATA; }
 
   @Override
   public int headerLength() {
-    return 8 + Codec.stringLength(shuffleKey) + 4 + 12 * partitionIds.length;
+    return 8 + Codec.stringLength(shuffleKey) + 1 + 4 + 12 * partitionIds.length;
   }
 
   @Override
   public void encodeHeader(ByteBuf out) {
     out.writeLong(requestId);
     Codec.writeString(out, shuffleKey);
+    out.writeByte(forwarded ? Codec.FLAG_FORWARDED : 0);
     out.writeInt(partitionIds.length);
     for (int i = 0; i < partitionIds.length; i++) {
       out.writeInt(partitionIds[i]);
@@ -52,7 +62,8 @@ public final class PushMergedData extends AbstractMessage {
     Codec.need(in, 8, t);
     long id = in.readLong();
     String key = Codec.readString(in, t);
-    Codec.need(in, 4, t);
+    Codec.need(in, 5, t);
+    boolean forwarded = Codec.readPushFlags(in, t);
     int n = in.readInt();
     if (n <= 0 || (long) n * 12 > in.readableBytes()) {
       throw new ProtocolException("malformed " + t + " frame: " + n + " partitions do not fit in the "
@@ -74,6 +85,6 @@ public final class PushMergedData extends AbstractMessage {
             + " do not fit a body of " + bodyLen + " bytes");
       }
     }
-    return new PushMergedData(id, key, ids, epochs, offsets, bodies.rest(in));
+    return new PushMergedData(id, key, ids, epochs, offsets, forwarded, bodies.rest(in));
   }
 }

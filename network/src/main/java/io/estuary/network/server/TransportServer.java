@@ -11,6 +11,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.EventExecutor;
@@ -55,10 +56,7 @@ public final class TransportServer implements Closeable {
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
-            ch.pipeline()
-                .addLast("encoder", MessageEncoder.INSTANCE)
-                .addLast("decoder", new FrameDecoder(maxFrame))
-                .addLast("handler", new RequestHandler(handler, name, observer));
+            initPipeline(ch.pipeline(), maxFrame, name, handler, observer);
           }
         });
     InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
@@ -71,6 +69,18 @@ public final class TransportServer implements Closeable {
     this.channel = f.channel();
     this.port = ((InetSocketAddress) channel.localAddress()).getPort();
     LOG.info("{} listening on {}", name, channel.localAddress());
+  }
+
+  /**
+   * Installs a server connection's handlers: the encoder, the frame decoder and the handler that passes requests
+   * to {@code handler}. Public so tests can drive a handler through the real pipeline on an {@code EmbeddedChannel}.
+   */
+  public static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, String serverName, RpcHandler handler,
+      TransportObserver observer) {
+    pipeline
+        .addLast("encoder", MessageEncoder.INSTANCE)
+        .addLast("decoder", new FrameDecoder(maxFrameSize))
+        .addLast("handler", new RequestHandler(handler, serverName, observer));
   }
 
   /** The address the server socket is bound to. */

@@ -27,7 +27,9 @@ import java.util.concurrent.CompletableFuture;
  * {@link Replicator}.
  *
  * <p>Memory is bounded by pausing reads ({@link PushReadThrottle}), not by refusing pushes already received.
- * Refusals carry a {@link StatusCode}: unknown location, hard split, disk failed, stage ended, replica failed, and
+ * Refusals carry a {@link StatusCode}: unknown location (also a client's push to a replica copy, which takes only
+ * pushes its primary's worker forwards, and a forwarded push to a primary), hard split, disk failed, stage ended,
+ * replica failed, and
  * busy ({@code RETRY_LATER}) only when direct memory itself runs out. A successful push is acknowledged with an
  * empty body, or with one status byte per partition when some partition file passed its soft split size
  * ({@code SOFT_SPLIT}) or the application pushes faster than its share ({@code CONGESTED}, from
@@ -127,7 +129,7 @@ public final class PushHandler implements RpcHandler {
     ByteBuf forward = null;
     PartitionFileWriter w;
     try {
-      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, bytes);
+      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, push.forwarded, bytes);
       replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
       if (replica != null) forward = body.retainedDuplicate();
       w.append(body.retain());
@@ -157,7 +159,7 @@ public final class PushHandler implements RpcHandler {
       int bodyLen = body.readableBytes();
       // Check every location before appending any, so a refused push leaves nothing half-written.
       for (int i = 0; i < n; i++) {
-        writers[i] = accepting(channel, push.shuffleKey, push.partitionIds[i], push.epochs[i],
+        writers[i] = accepting(channel, push.shuffleKey, push.partitionIds[i], push.epochs[i], push.forwarded,
             length(push, i, bodyLen));
       }
       List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
@@ -231,15 +233,31 @@ public final class PushHandler implements RpcHandler {
         .whenComplete((v, e) -> memory.release(n));
   }
 
-  /** The writer of a location that may take {@code bytes} more now, or a refusal with its status. */
-  private PartitionFileWriter accepting(Channel channel, String shuffleKey, int partition, int epoch, int bytes) {
+  /**
+   * The writer of a location that may take {@code bytes} more now, or a refusal with its status. A replica copy
+   * takes only pushes forwarded by its primary's worker, and a primary only pushes from clients: a replica written
+   * on its own would be acknowledged while the primary (which readers use first) never had the data.
+   */
+  private PartitionFileWriter accepting(Channel channel, String shuffleKey, int partition, int epoch,
+      boolean forwarded, int bytes) {
     PartitionFileWriter w = registry.writer(shuffleKey, partition, epoch);
     if (w == null) {
       throw new StatusException(StatusCode.UNKNOWN_LOCATION, "unknown location: partition " + partition + " epoch "
           + epoch + " of shuffle " + shuffleKey + " is not reserved on this worker (unknown application or "
           + "shuffle, expired, or the worker restarted)");
     }
-    if (registry.isReplicaCopy(shuffleKey, partition, epoch)) throttle.carriesReplicas(channel);
+    boolean replicaCopy = registry.isReplicaCopy(shuffleKey, partition, epoch);
+    if (replicaCopy && !forwarded) {
+      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "partition " + partition + " epoch " + epoch
+          + " of shuffle " + shuffleKey + " is held here as a replica copy, which takes only data forwarded by its "
+          + "primary's worker: push to the primary location (revive to learn the current one)");
+    }
+    if (!replicaCopy && forwarded) {
+      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "partition " + partition + " epoch " + epoch
+          + " of shuffle " + shuffleKey + " is not a replica copy on this worker, yet a primary forwarded data to "
+          + "it: the locations of the two workers disagree");
+    }
+    if (replicaCopy) throttle.carriesReplicas(channel);
     if (w.size() > 0 && w.size() + bytes > hardSplit) {
       throw new StatusException(StatusCode.HARD_SPLIT, w + " holds " + w.size() + " bytes, at its hard split size "
           + "(estuary.worker.split.hardSize " + hardSplit + "): push to the partition's next epoch");

@@ -6,6 +6,8 @@ import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.protocol.PushData;
+import io.estuary.network.protocol.PushMergedData;
 import io.netty.buffer.ByteBuf;
 import java.io.Closeable;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +23,9 @@ import java.util.concurrent.TimeUnit;
  * connection may block, so that happens on a small pool of its own. The replica applies its own memory bound: a busy
  * replica refuses and the client backs off, as for any push. Thread-safe; {@link #forward} owns the data it is
  * given and releases it once sent (or on failure).
+ *
+ * <p>The only sender of pushes marked {@code forwarded}: a replica copy takes no others, so a client can never
+ * write a replica without its primary.
  */
 public final class Replicator implements Closeable {
   /** Told about each forward once it completes (on a Netty thread): must be cheap and never block. */
@@ -73,9 +78,10 @@ public final class Replicator implements Closeable {
   private static void send(TransportClient c, String shuffleKey, int[] partitions, int[] epochs, int[] offsets,
       ByteBuf data, CompletableFuture<Void> done) {
     NettyManagedBuffer body = new NettyManagedBuffer(data);
-    CompletableFuture<ByteBuf> f = partitions.length == 1
-        ? c.pushData(shuffleKey, partitions[0], epochs[0], body)
-        : c.pushMergedData(shuffleKey, partitions, epochs, offsets, body);
+    long id = TransportClient.nextRequestId();
+    CompletableFuture<ByteBuf> f = c.send(id, partitions.length == 1
+        ? new PushData(id, shuffleKey, partitions[0], epochs[0], true, body)
+        : new PushMergedData(id, shuffleKey, partitions, epochs, offsets, true, body));
     f.whenComplete((ack, e) -> {
       if (ack != null) ack.release();
       if (e != null) done.completeExceptionally(e);

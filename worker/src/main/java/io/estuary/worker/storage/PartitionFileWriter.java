@@ -68,6 +68,10 @@ public final class PartitionFileWriter {
   private Throwable error;
   private CompletableFuture<CommittedFile> commit;
   private volatile boolean destroyed;
+  /** Set by {@link #close}: takes no more data. */
+  private boolean closed;
+  /** Bytes {@link #close} dropped unwritten: a later commit fails rather than commit a file missing them. */
+  private long dropped;
 
   public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
       long chunkSize) {
@@ -93,6 +97,10 @@ public final class PartitionFileWriter {
   public void append(ByteBuf data) {
     try {
       synchronized (this) {
+        if (closed) {
+          throw new StatusException(StatusCode.HARD_SPLIT, name + " cannot take data: the worker is stopping; push "
+              + "to the partition's next epoch");
+        }
         if (error != null) {
           throw new StatusException(StatusCode.DISK_FAILED, name + " cannot take data: an earlier write failed: "
               + error);
@@ -157,7 +165,7 @@ public final class PartitionFileWriter {
 
   /** Whether the writer takes no more data (committed, deleted or failed), so it never needs an early flush. */
   public synchronized boolean retired() {
-    return commit != null || destroyed || error != null;
+    return commit != null || destroyed || error != null || closed;
   }
 
   /**
@@ -165,7 +173,9 @@ public final class PartitionFileWriter {
    * free once written (0 when nothing was buffered or the writer is retired).
    */
   public synchronized long flushBuffered() {
-    if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null) return 0;
+    if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null || closed) {
+      return 0;
+    }
     long freed = pendingCounted;
     flushPending();
     return freed;
@@ -252,6 +262,10 @@ public final class PartitionFileWriter {
 
   private void finishCommitIfDone() {
     if (commit == null || commit.isDone() || flushesInFlight > 0) return;
+    if (error == null && dropped > 0) {
+      error = new StatusException(StatusCode.HARD_SPLIT, "the worker closed and dropped " + dropped + " buffered "
+          + "bytes before the commit");
+    }
     if (error == null && disk.failures() != diskFailuresAtStart) {
       error = new StatusException(StatusCode.DISK_FAILED, "its disk " + disk.mountPoint() + " failed while it was "
           + "written");
@@ -263,6 +277,23 @@ public final class PartitionFileWriter {
     long[] offsets = new long[chunkOffsets.size()];
     for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
     commit.complete(new CommittedFile(file, offsets, appended, disk));
+  }
+
+  /**
+   * Drops the buffered data not yet queued for writing and takes no more data; the file keeps what was written (as
+   * after a crash). For a worker closing without committing, so the buffer's direct memory is freed; writes already
+   * queued still complete. A commit that has not flushed yet fails afterwards, since bytes were dropped.
+   */
+  public synchronized void close() {
+    if (closed) return;
+    closed = true;
+    if (pending != null) {
+      dropped += pending.readableBytes();
+      memory.release(pendingCounted);
+      pendingCounted = 0;
+      pending.release();
+      pending = null;
+    }
   }
 
   /** Drops buffered data and deletes the file. */

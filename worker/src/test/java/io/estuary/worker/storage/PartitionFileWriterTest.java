@@ -1,0 +1,152 @@
+package io.estuary.worker.storage;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One partition's writer on a temporary disk: what it writes, where chunks start, and that its memory is counted
+ * and given back on every path (commit, destroy, close), with every appended buffer released.
+ */
+class PartitionFileWriterTest {
+  private Path dir;
+  private Disk disk;
+  private MemoryTracker memory;
+  private final List<ByteBuf> appended = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() throws Exception {
+    dir = Files.createTempDirectory("estuary-writer");
+    disk = new Disk(dir.toFile(), 2, 1);
+    memory = new MemoryTracker(64 << 20);
+  }
+
+  @AfterEach
+  void tearDown() {
+    disk.close();
+    for (ByteBuf b : appended) assertEquals(0, b.refCnt(), "an appended buffer was not released");
+    assertEquals(0, memory.held(), "memory still counted as held");
+    StorageManager.deleteTree(dir);
+  }
+
+  private PartitionFileWriter writer(long flushThreshold, long chunkSize) {
+    return new PartitionFileWriter("test partition", new File(dir.toFile(), "0-0.data"), disk, memory,
+        flushThreshold, chunkSize);
+  }
+
+  private ByteBuf data(byte[] bytes) {
+    ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
+    appended.add(b);
+    return b;
+  }
+
+  private static byte[] bytes(int n, int seed) {
+    byte[] b = new byte[n];
+    for (int i = 0; i < n; i++) b[i] = (byte) (seed * 7 + i);
+    return b;
+  }
+
+  @Test
+  void appendsLandInOrderAcrossFlushesAndChunksStartBetweenPushes() throws Exception {
+    // Flushes every 8 KiB by several threads; chunks of about 10 KiB.
+    PartitionFileWriter w = writer(8 << 10, 10 << 10);
+    java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+    List<Long> pushStarts = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      byte[] b = bytes(1000 + 97 * i, i);
+      pushStarts.add((long) expected.size());
+      expected.write(b);
+      w.append(data(b));
+    }
+    assertEquals(expected.size(), w.size());
+    assertTrue(memory.held() > 0);
+    CommittedFile f = w.commit().get();
+    assertSame(f, w.commit().get(), "committing again gives the same file");
+    assertArrayEquals(expected.toByteArray(), Files.readAllBytes(f.file().toPath()));
+    assertEquals(expected.size(), f.length());
+    assertEquals(0, f.chunkOffset(0));
+    long covered = 0;
+    for (int i = 0; i < f.numChunks(); i++) {
+      assertTrue(pushStarts.contains(f.chunkOffset(i)), "chunk " + i + " starts inside a push");
+      assertTrue(f.chunkLength(i) <= 10 << 10, "chunk " + i + " is " + f.chunkLength(i) + " bytes");
+      covered += f.chunkLength(i);
+    }
+    assertEquals(expected.size(), covered);
+    assertTrue(f.numChunks() > 5, f.numChunks() + " chunks");
+    assertEquals(0, memory.held());
+  }
+
+  @Test
+  void aCommittedWriterRefusesLatePushes() throws Exception {
+    PartitionFileWriter w = writer(1 << 20, 8 << 20);
+    w.append(data(bytes(100, 1)));
+    w.commit().get();
+    StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
+    assertEquals(StatusCode.STAGE_ENDED, e.status());
+    assertTrue(w.retired());
+  }
+
+  @Test
+  void destroyReleasesBufferedDataAndDeletesTheFile() throws Exception {
+    PartitionFileWriter w = writer(4 << 10, 8 << 20);
+    for (int i = 0; i < 10; i++) w.append(data(bytes(1500, i))); // some written, some buffered
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (memory.held() > memory.unqueued()) { // let the queued writes land so the file exists
+      assertTrue(System.currentTimeMillis() < deadline);
+      Thread.sleep(5);
+    }
+    assertTrue(w.bufferedBytes() > 0);
+    w.destroy();
+    assertEquals(0, memory.held());
+    assertFalse(new File(dir.toFile(), "0-0.data").exists());
+    StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
+    assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
+  }
+
+  @Test
+  void closeFreesTheBufferKeepsTheFileAndFailsALaterCommit() throws Exception {
+    PartitionFileWriter w = writer(1 << 20, 8 << 20);
+    w.append(data(bytes(3000, 1)));
+    assertTrue(memory.held() >= 3000);
+    w.close();
+    assertEquals(0, memory.held());
+    assertTrue(w.retired());
+    StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
+    assertEquals(StatusCode.HARD_SPLIT, e.status());
+    ExecutionException c = assertThrows(ExecutionException.class, () -> w.commit().get());
+    assertTrue(c.getCause().getMessage().contains("dropped 3000"), c.getCause().getMessage());
+  }
+
+  @Test
+  void closeAfterEverythingWasWrittenStillCommits() throws Exception {
+    PartitionFileWriter w = writer(4 << 10, 8 << 20);
+    byte[] b = bytes(4 << 10, 3);
+    w.append(data(b)); // exactly one flush buffer: queued at once
+    w.close();
+    CommittedFile f = w.commit().get();
+    assertArrayEquals(b, Files.readAllBytes(f.file().toPath()));
+  }
+
+  @Test
+  void emptyPushesAreNoOps() throws Exception {
+    PartitionFileWriter w = writer(1 << 20, 8 << 20);
+    w.append(data(new byte[0]));
+    CommittedFile f = w.commit().get();
+    assertEquals(0, f.length());
+    assertEquals(0, f.numChunks());
+    assertTrue(Arrays.equals(new byte[0], f.file().exists() ? Files.readAllBytes(f.file().toPath()) : new byte[0]));
+  }
+}
