@@ -53,6 +53,7 @@ class ShadedJarTest {
       assertTrue(out.contains("checksum OK"), out);
       assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
       assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
+      assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);
     }
   }
 }

@@ -32,11 +32,11 @@ public final class PushData extends AbstractMessage {
     out.writeInt(epoch);
   }
 
-  static PushData decode(ByteBuf in, ManagedBufferFactory bodies) {
+  static PushData decode(ByteBuf in, ManagedBufferFactory bodies, int maxKeyBytes) {
     MessageType t = MessageType.PUSH_DATA;
     Codec.need(in, 8, t);
     long id = in.readLong();
-    String key = Codec.readString(in, t);
+    String key = Codec.readString(in, t, maxKeyBytes);
     Codec.need(in, 8, t);
     int partition = in.readInt();
     int epoch = in.readInt();

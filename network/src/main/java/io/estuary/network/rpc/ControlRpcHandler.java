@@ -17,15 +17,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Base of every server's control-request handler: parses the {@link Request}, refuses other protocol versions by
- * name, and turns exceptions into failures that carry their message to the caller.
+ * name and requests over the {@link RequestLimits} with BAD_REQUEST (before the handler sees them), and turns
+ * exceptions into failures that carry their message to the caller.
  */
 public abstract class ControlRpcHandler implements RpcHandler {
   private static final Logger LOG = LoggerFactory.getLogger(ControlRpcHandler.class);
 
   protected final String serverName;
+  private final RequestLimits limits;
 
+  /** A handler held to the default limits (tests). */
   protected ControlRpcHandler(String serverName) {
+    this(serverName, RequestLimits.DEFAULTS);
+  }
+
+  protected ControlRpcHandler(String serverName, RequestLimits limits) {
     this.serverName = serverName;
+    this.limits = limits;
   }
 
   /** Handles one request; answer through {@code reply}, now or later. Throwing fails the request. */
@@ -46,6 +54,14 @@ public abstract class ControlRpcHandler implements RpcHandler {
     if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
       callback.onFailure(StatusCode.BAD_REQUEST, serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
           + "version " + request.getProtocolVersion() + "; upgrade the older side");
+      return;
+    }
+    String overLimit = limits.check(request);
+    if (overLimit != null) {
+      LOG.warn("{}: refused {} from {}: {}", serverName, request.getPayloadCase(), channel == null ? null
+          : channel.remoteAddress(), overLimit);
+      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses " + request.getPayloadCase() + ": "
+          + overLimit);
       return;
     }
     Reply reply = new Reply(callback);

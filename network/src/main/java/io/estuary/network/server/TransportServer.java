@@ -13,6 +13,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.EventExecutor;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
@@ -22,7 +23,11 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A Netty server on one port. Binds the configured host, or every interface only when asked to. */
+/**
+ * A Netty server on one port. Binds the configured host, or every interface only when asked to. Holds at most
+ * {@code estuary.network.server.maxConnections} connections and closes those idle for
+ * {@code estuary.network.server.idleTimeout} (see {@link RequestHandler} for what counts as idle).
+ */
 public final class TransportServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
 
@@ -41,6 +46,9 @@ public final class TransportServer implements Closeable {
       TransportObserver observer) {
     this.name = name;
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+    int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
+    long idleMs = conf.get(NetworkConfig.IDLE_TIMEOUT);
+    ConnectionLimit connections = new ConnectionLimit(name, conf.get(NetworkConfig.MAX_CONNECTIONS));
     this.boss = NettyUtils.eventLoops(1, name + "-accept");
     this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
     ServerBootstrap b = new ServerBootstrap()
@@ -56,9 +64,11 @@ public final class TransportServer implements Closeable {
           @Override
           protected void initChannel(SocketChannel ch) {
             ch.pipeline()
+                // Next to the socket, so it sees every read and write.
+                .addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS))
                 .addLast("encoder", MessageEncoder.INSTANCE)
-                .addLast("decoder", new FrameDecoder(maxFrame))
-                .addLast("handler", new RequestHandler(handler, name, observer));
+                .addLast("decoder", new FrameDecoder(maxFrame, maxHeaderString))
+                .addLast("handler", new RequestHandler(handler, name, observer, connections, idleMs));
           }
         });
     InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)

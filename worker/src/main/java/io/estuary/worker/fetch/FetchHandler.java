@@ -21,14 +21,16 @@ import java.util.concurrent.RejectedExecutionException;
  */
 public final class FetchHandler extends ControlRpcHandler {
   private final PartitionRegistry registry;
-  private final StreamRegistry streams = new StreamRegistry();
+  private final StreamRegistry streams;
   private final java.util.concurrent.ScheduledExecutorService sweeper =
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
           new io.estuary.common.util.NamedThreadFactory("worker-stream-sweeper"));
 
-  public FetchHandler(PartitionRegistry registry) {
-    super("worker fetch server");
+  public FetchHandler(PartitionRegistry registry, io.estuary.network.rpc.RequestLimits limits,
+      int maxStreamsPerConnection) {
+    super("worker fetch server", limits);
     this.registry = registry;
+    this.streams = new StreamRegistry(maxStreamsPerConnection);
     sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS),
         1, 1, java.util.concurrent.TimeUnit.MINUTES);
   }
@@ -75,7 +77,13 @@ public final class FetchHandler extends ControlRpcHandler {
       return;
     }
     if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
-    long id = streams.open(file, channel);
+    long id;
+    try {
+      id = streams.open(file, channel);
+    } catch (StatusException e) {
+      reply.fail(e);
+      return;
+    }
     reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
         .build());
   }

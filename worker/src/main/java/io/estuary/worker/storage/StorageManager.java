@@ -70,11 +70,6 @@ public final class StorageManager {
     return checker;
   }
 
-  /** The disk with this mount point, or null. */
-  public Disk disk(String mountPoint) {
-    return disks.get(mountPoint);
-  }
-
   public MemoryTracker memory() {
     return memory;
   }
