@@ -76,8 +76,11 @@ public final class BatchCodec {
     }
   }
 
-  /** CRC32 over the checked header bytes of the batch at {@code at} and its {@code dataLength} data bytes. */
-  private int checksum(ByteBuf b, int at, int dataLength) {
+  /**
+   * CRC32 over the checked header bytes of the batch at {@code at} and its {@code dataLength} data bytes.
+   * Package-private so tests can forge batches whose checksum holds.
+   */
+  int checksum(ByteBuf b, int at, int dataLength) {
     crc.reset();
     crc.update(b.nioBuffer(at, BatchHeader.CHECKED));
     crc.update(b.nioBuffer(at + BatchHeader.SIZE, dataLength));
