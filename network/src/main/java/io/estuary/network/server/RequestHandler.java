@@ -37,9 +37,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Also the connection's limits: a connection beyond the server's {@link ConnectionLimit} is told why
  * ({@link StatusCode#RETRY_LATER}) and closed before the handler hears of it. A connection is closed as idle when
- * the idle handler reports no traffic either way for the timeout <em>and</em> the server owes it no answer (requests,
- * pushes and chunk fetches count from arrival until their answer is written) <em>and</em> reading from it is not
- * paused (back-pressure): a client waiting on a slow answer, or held back by the server, is never idle. A
+ * it has carried no traffic either way for the timeout <em>and</em> has not been busy for the timeout: busy means
+ * the server owes it an answer (requests, pushes and chunk fetches count from arrival until their answer is
+ * written) or has paused reading from it (back-pressure). A client waiting on a slow answer, or held back by the
+ * server, is never idle; nor is one just let go, whose next request may still sit unread in the socket. A
  * {@link VirtualMachineError} reaching this handler goes to {@link FatalErrors#check}.
  *
  * <p>One instance per connection; its events run on the connection's event loop, answers may be written from any
@@ -57,6 +58,8 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   private final AtomicInteger outstanding = new AtomicInteger();
   /** Whether this connection holds a place in the limit (false: refused, being closed). */
   private boolean admitted;
+  /** Whether it was busy (owed an answer, or paused) at the previous idle report. */
+  private boolean busyAtLastIdleReport;
 
   RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer, ConnectionLimit connections,
       long idleMs) {
@@ -86,7 +89,11 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
     if (evt instanceof IdleStateEvent) {
       Channel ch = ctx.channel();
-      if (admitted && outstanding.get() == 0 && ch.config().isAutoRead()) {
+      boolean busy = outstanding.get() > 0 || !ch.config().isAutoRead();
+      boolean wasBusy = !((IdleStateEvent) evt).isFirst() && busyAtLastIdleReport;
+      busyAtLastIdleReport = busy;
+      // Reports come every timeout while there is no traffic: close only after a whole timeout not busy.
+      if (admitted && !busy && !wasBusy) {
         LOG.info("{}: closing connection from {}: idle for {} ms ({})", serverName, ch.remoteAddress(), idleMs,
             NetworkConfig.IDLE_TIMEOUT.key());
         ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, serverName
