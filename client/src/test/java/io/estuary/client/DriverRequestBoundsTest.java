@@ -37,7 +37,7 @@ class DriverRequestBoundsTest {
         RemoteException e = assertThrows(RemoteException.class,
             () -> ControlClient.ask(c, register(0, 2, 1001), RegisterShuffleResponse.parser()));
         assertEquals(StatusCode.BAD_REQUEST, e.status());
-        assertTrue(e.getMessage().contains("refuses REGISTER_SHUFFLE: register_shuffle.num_partitions is 1001, more "
+        assertTrue(e.getMessage().contains("refuses the request: register_shuffle.num_partitions is 1001, more "
             + "than estuary.network.request.maxPartitions (1000) allows"), e.getMessage());
 
         e = assertThrows(RemoteException.class,

@@ -180,7 +180,7 @@ class ConnectionLimitsTest {
       RemoteException e = assertThrows(RemoteException.class, () -> ControlClient.ask(c, Request.newBuilder()
           .setOpenStream(OpenStreamRequest.newBuilder().setAppId(app.toString())), StreamHandle.parser()));
       assertEquals(StatusCode.BAD_REQUEST, e.status());
-      assertTrue(e.getMessage().contains("limited refuses OPEN_STREAM: open_stream.app_id is a string of 101 bytes, "
+      assertTrue(e.getMessage().contains("limited refuses the request: open_stream.app_id is a string of 101 bytes, "
           + "more than estuary.network.request.maxStringBytes (100) allows"), e.getMessage());
       assertEquals(7, ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
           .setAppId("app")), StreamHandle.parser()).getStreamId(), "the same connection serves on");

@@ -42,8 +42,18 @@ public abstract class ControlRpcHandler implements RpcHandler {
   @Override
   public final void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
     Request request;
-    try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
-      request = Request.parseFrom(in);
+    try {
+      // Sizes first, on the bytes: an oversized request is refused before anything is built from it.
+      String overLimit = limits.check(body.nioBuffer(), Request.getDescriptor());
+      if (overLimit != null) {
+        LOG.warn("{}: refused a request from {}: {}", serverName, channel == null ? null : channel.remoteAddress(),
+            overLimit);
+        callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + overLimit);
+        return;
+      }
+      try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
+        request = Request.parseFrom(in);
+      }
     } catch (InvalidProtocolBufferException e) {
       callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": malformed request: " + e.getMessage());
       return;
@@ -54,14 +64,6 @@ public abstract class ControlRpcHandler implements RpcHandler {
     if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
       callback.onFailure(StatusCode.BAD_REQUEST, serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
           + "version " + request.getProtocolVersion() + "; upgrade the older side");
-      return;
-    }
-    String overLimit = limits.check(request);
-    if (overLimit != null) {
-      LOG.warn("{}: refused {} from {}: {}", serverName, request.getPayloadCase(), channel == null ? null
-          : channel.remoteAddress(), overLimit);
-      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses " + request.getPayloadCase() + ": "
-          + overLimit);
       return;
     }
     Reply reply = new Reply(callback);

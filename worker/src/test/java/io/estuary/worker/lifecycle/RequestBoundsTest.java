@@ -69,7 +69,7 @@ class RequestBoundsTest {
         RequestSlotsRequest.newBuilder().setAppId(repeat('x', 2000)).setShuffleId(0).setNumPartitions(2)),
         RequestSlotsResponse.parser(), 10_000));
     assertEquals(StatusCode.BAD_REQUEST, e.status());
-    assertTrue(e.getMessage().contains("master refuses REQUEST_SLOTS: request_slots.app_id is a string of 2000 "
+    assertTrue(e.getMessage().contains("master refuses the request: request_slots.app_id is a string of 2000 "
         + "bytes, more than estuary.network.request.maxStringBytes (1024) allows"), e.getMessage());
 
     e = assertThrows(RemoteException.class, () -> master.ask(Request.newBuilder().setRequestSlots(
@@ -98,7 +98,7 @@ class RequestBoundsTest {
     RemoteException e = assertThrows(RemoteException.class,
         () -> ControlClient.ask(rpc, Request.newBuilder().setReserveSlots(tooMany), Empty.parser()));
     assertEquals(StatusCode.BAD_REQUEST, e.status());
-    assertTrue(e.getMessage().contains("worker refuses RESERVE_SLOTS: reserve_slots.locations has 51 entries, more "
+    assertTrue(e.getMessage().contains("worker refuses the request: reserve_slots.locations has too many entries, more "
         + "than estuary.network.request.maxListEntries (50) allows"), e.getMessage());
 
     s.push(2);
