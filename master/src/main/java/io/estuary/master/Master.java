@@ -84,7 +84,7 @@ public final class Master implements Closeable {
         conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD), conf.get(MasterConfig.WORKER_FAILURE_WINDOW),
         conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE), System::currentTimeMillis);
     MasterRpcHandler handler = this.handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
-        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures);
+        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures, io.estuary.network.rpc.RequestLimits.from(conf));
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.
       workerLiveness.reset();
@@ -241,6 +241,9 @@ public final class Master implements Closeable {
 
   public static void main(String[] args) throws Exception {
     EstuaryConf conf = EstuaryConf.forServer();
+    if (conf.get(io.estuary.common.config.NetworkConfig.HALT_ON_FATAL_ERROR)) {
+      io.estuary.common.util.FatalErrors.haltOnFatalError();
+    }
     Master master = new Master(conf);
     LOG.info("Estuary master started on {}", master.endpoint());
     CountDownLatch stopped = new CountDownLatch(1);

@@ -67,8 +67,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
-      LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics, WorkerFailureTracker failures) {
-    super("master");
+      LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics, WorkerFailureTracker failures,
+      io.estuary.network.rpc.RequestLimits limits) {
+    super("master", limits);
     this.metrics = metrics;
     this.durableState = !(log instanceof io.estuary.master.state.LocalStateLog);
     this.log = log;

@@ -129,6 +129,15 @@ class TransportProtocolTest {
   }
 
   @Test
+  void overlongShuffleKeyInAPushHeaderIsRefused() throws Exception {
+    java.nio.ByteBuffer rest = java.nio.ByteBuffer.allocate(8 + 4 + 2000 + 8).putLong(1).putInt(2000);
+    String err = sendRaw(frame(1 + rest.capacity(), MessageType.PUSH_DATA.id(), rest.array()));
+    assertTrue(err.contains("PUSH_DATA header carries a string of 2000 bytes, more than "
+        + "estuary.network.request.maxStringBytes (1024) allows"), err);
+    assertEquals("ok", echo("ok"));
+  }
+
+  @Test
   void emptyFrameIsRefused() throws Exception {
     String err = sendRaw(frame(0, -1, new byte[0]));
     assertTrue(err.contains("length 0"), err);

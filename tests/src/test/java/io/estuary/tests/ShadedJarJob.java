@@ -28,6 +28,8 @@ public final class ShadedJarJob {
           .getCodeSource().getLocation());
       System.out.println("netty inside the client: " + Class.forName(
           "io.estuary.network.client.TransportClient").getDeclaredField("channel").getType().getName());
+      System.out.println("lz4 inside the client: " + Class.forName(
+          "io.estuary.client.batch.BatchCodec").getDeclaredField("LZ4").getType().getName());
       if (out.size() != 100 || total != expected) {
         System.out.println("checksum MISMATCH: " + out.size() + " keys, total " + total);
         System.exit(1);

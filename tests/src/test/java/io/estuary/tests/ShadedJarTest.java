@@ -56,6 +56,7 @@ class ShadedJarTest {
       ServerProcess.checkNoLeaks("the Spark job on the shaded client", out);
       assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
       assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
+      assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);
     }
   }
 }

@@ -90,7 +90,9 @@ public final class Worker implements Closeable {
     } else {
       registry.setListener(new CommittedFileRecorder(metaStore));
     }
-    this.fetchHandler = new FetchHandler(registry, storage.cache());
+    io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
+    this.fetchHandler = new FetchHandler(registry, storage.cache(), limits,
+        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION));
     long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
     long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
     if (hardSplit < softSplit) {
@@ -105,7 +107,7 @@ public final class Worker implements Closeable {
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry, gate, congestion), admin.observer("rpc"));
+          new WorkerControlHandler(registry, gate, congestion, limits), admin.observer("rpc"));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
           new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate),
           admin.observer("push"));
@@ -236,7 +238,9 @@ public final class Worker implements Closeable {
   }
 
   public static void main(String[] args) throws Exception {
-    Worker worker = new Worker(EstuaryConf.forServer());
+    EstuaryConf conf = EstuaryConf.forServer();
+    if (conf.get(NetworkConfig.HALT_ON_FATAL_ERROR)) io.estuary.common.util.FatalErrors.haltOnFatalError();
+    Worker worker = new Worker(conf);
     LOG.info("Estuary worker started: {}", worker.address().toString().replace('\n', ' '));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -17,8 +17,9 @@ final class WorkerControlHandler extends ControlRpcHandler {
   private final io.estuary.worker.push.CongestionControl congestion;
   private final PushGate gate;
 
-  WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion) {
-    super("worker");
+  WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion,
+      io.estuary.network.rpc.RequestLimits limits) {
+    super("worker", limits);
     this.registry = registry;
     this.gate = gate;
     this.congestion = congestion;

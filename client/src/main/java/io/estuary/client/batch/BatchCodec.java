@@ -7,7 +7,8 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
-import net.jpountz.lz4.LZ4FastDecompressor;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * Encodes serialized records into a batch (header + possibly compressed bytes) and decodes it back. Batches live
@@ -20,7 +21,9 @@ public final class BatchCodec {
 
   private final int codec;
   private final LZ4Compressor compressor;
-  private final LZ4FastDecompressor decompressor = LZ4.fastDecompressor();
+  // The safe decompressor checks every read against the compressed length: a crafted or corrupt batch fails
+  // instead of reading past it (the "fast" one trusts the input, the flaw behind CVE-2025-12183).
+  private final LZ4SafeDecompressor decompressor = LZ4.safeDecompressor();
   private final CRC32 crc = new CRC32();
   private byte[] scratch = new byte[0];
   /**
@@ -73,8 +76,11 @@ public final class BatchCodec {
     }
   }
 
-  /** CRC32 over the checked header bytes of the batch at {@code at} and its {@code dataLength} data bytes. */
-  private int checksum(ByteBuf b, int at, int dataLength) {
+  /**
+   * CRC32 over the checked header bytes of the batch at {@code at} and its {@code dataLength} data bytes.
+   * Package-private so tests can forge batches whose checksum holds.
+   */
+  int checksum(ByteBuf b, int at, int dataLength) {
     crc.reset();
     crc.update(b.nioBuffer(at, BatchHeader.CHECKED));
     crc.update(b.nioBuffer(at + BatchHeader.SIZE, dataLength));
@@ -112,7 +118,18 @@ public final class BatchCodec {
         return data.slice(offset, dataLength);
       case BatchHeader.CODEC_LZ4:
         if (scratch.length < rawLength) scratch = new byte[Math.max(rawLength, scratch.length * 2)];
-        decompressor.decompress(data.nioBuffer(offset, dataLength), 0, ByteBuffer.wrap(scratch), 0, rawLength);
+        int n;
+        try {
+          n = decompressor.decompress(data.nioBuffer(offset, dataLength), 0, dataLength, ByteBuffer.wrap(scratch), 0,
+              rawLength);
+        } catch (LZ4Exception e) {
+          throw new CorruptBatchException("corrupt batch in " + where + ": LZ4 data does not decompress ("
+              + e.getMessage() + ")");
+        }
+        if (n != rawLength) {
+          throw new CorruptBatchException("corrupt batch in " + where + ": LZ4 data decompresses to " + n
+              + " bytes, its header says " + rawLength);
+        }
         return Unpooled.wrappedBuffer(scratch, 0, rawLength);
       default:
         throw new CorruptBatchException("corrupt batch in " + where + ": unknown codec "

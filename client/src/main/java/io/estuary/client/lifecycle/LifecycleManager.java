@@ -244,7 +244,7 @@ public final class LifecycleManager implements Closeable {
 
   private final class Handler extends ControlRpcHandler {
     Handler() {
-      super("estuary lifecycle manager of " + appId);
+      super("estuary lifecycle manager of " + appId, io.estuary.network.rpc.RequestLimits.from(conf));
     }
 
     @Override

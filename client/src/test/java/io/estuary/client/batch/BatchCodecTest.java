@@ -70,6 +70,37 @@ class BatchCodecTest {
     assertFalse(Arrays.equals(raw, new byte[0]));
   }
 
+  /**
+   * Batches forged to pass the checksum (as a malicious or buggy writer could) with LZ4 data that lies: each fails
+   * as corrupt instead of reading or writing outside its buffers (the flaw of CVE-2025-12183).
+   */
+  @Test
+  void forgedLz4DataIsRefusedNotTrusted() {
+    BatchCodec codec = new BatchCodec("lz4");
+    byte[] raw = new byte[64 * 1024];
+    for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
+    for (int forgery = 0; forgery < 3; forgery++) {
+      ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
+      try {
+        assertEquals(BatchHeader.CODEC_LZ4, BatchHeader.codec(b, 0));
+        int dataLength = BatchHeader.dataLength(b, 0);
+        if (forgery == 0) { // claims more raw bytes than the data holds
+          b.setInt(16, raw.length + 100);
+        } else if (forgery == 1) { // claims fewer: the data runs past the claimed end
+          b.setInt(16, raw.length / 2);
+        } else { // garbage in place of the compressed bytes
+          for (int i = 0; i < dataLength; i++) b.setByte(BatchHeader.SIZE + i, 0xF0 | (i & 0x0F));
+        }
+        BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
+        CorruptBatchException e = assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "forged"),
+            "forgery " + forgery);
+        assertTrue(e.getMessage().contains("corrupt batch in forged: LZ4 data"), e.getMessage());
+      } finally {
+        b.release();
+      }
+    }
+  }
+
   @Test
   void theChecksumCoversTheHeader() {
     BatchCodec codec = new BatchCodec("none");

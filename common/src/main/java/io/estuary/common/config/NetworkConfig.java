@@ -39,5 +39,61 @@ public final class NetworkConfig {
               + "a server listens only where it says it does.")
           .build();
 
+  public static final ConfigEntry<Integer> MAX_CONNECTIONS =
+      ConfigEntry.builder("estuary.network.server.maxConnections", ConfigType.INT)
+          .defaultValue("10000").check(ConfigType.positive())
+          .doc("Connections one server (a master, or each of a worker's rpc, push and fetch servers, or a driver's "
+              + "lifecycle server) keeps open at once. A connection beyond it is told why (RETRY_LATER) and closed; "
+              + "the open ones are served as before.")
+          .build();
+
+  public static final ConfigEntry<Long> IDLE_TIMEOUT =
+      ConfigEntry.builder("estuary.network.server.idleTimeout", ConfigType.DURATION_MS)
+          .defaultValue("10min").check(ConfigType.positive())
+          .doc("A server closes a connection that has carried nothing either way for this long, unless it still "
+              + "owes the peer an answer (a push, request or chunk not yet answered) or has paused reading from it "
+              + "(back-pressure). Clients reconnect on their next request. Keep it at least as long as the longest "
+              + "pause between a reader's chunk fetches (a worker drops streams unused for 10 minutes anyway).")
+          .build();
+
+  public static final ConfigEntry<Boolean> HALT_ON_FATAL_ERROR =
+      ConfigEntry.builder("estuary.network.server.haltOnFatalError", ConfigType.BOOLEAN)
+          .defaultValue("true")
+          .doc("A master or worker started from the command line logs a VirtualMachineError (out of heap, an "
+              + "internal JVM error) raised on any of its threads and halts the process, so that a supervisor "
+              + "restarts it instead of it living on half dead. Running out of direct memory while receiving a "
+              + "push is not fatal (the push is answered RETRY_LATER). Servers embedded in another process (tests, "
+              + "a driver's lifecycle server) never halt it.")
+          .build();
+
+  public static final ConfigEntry<Integer> MAX_STRING_BYTES =
+      ConfigEntry.builder("estuary.network.request.maxStringBytes", ConfigType.INT)
+          .defaultValue("1024").scope(BOTH).check(v -> v >= 64 ? null : "must be at least 64")
+          .doc("Longest string (in UTF-8 bytes) a request may carry: application ids, user names, host names, "
+              + "shuffle keys in push headers, failure reasons. A longer one is refused with BAD_REQUEST.")
+          .build();
+
+  public static final ConfigEntry<Integer> MAX_LIST_ENTRIES =
+      ConfigEntry.builder("estuary.network.request.maxListEntries", ConfigType.INT)
+          .defaultValue("1000000").scope(BOTH).check(ConfigType.positive())
+          .doc("Most entries one list in a request may hold: partition locations in a reserve or commit, "
+              + "partitions in a revive, per-partition statistics of a finished map, shuffle keys in a heartbeat. "
+              + "A request with more is refused with BAD_REQUEST. Keep it above maxPartitions times the epochs a "
+              + "worker may hold per shuffle.")
+          .build();
+
+  public static final ConfigEntry<Integer> MAX_PARTITIONS =
+      ConfigEntry.builder("estuary.network.request.maxPartitions", ConfigType.INT)
+          .defaultValue("200000").scope(BOTH).check(ConfigType.positive())
+          .doc("Most reduce partitions one shuffle may have. The driver refuses to register a larger shuffle and "
+              + "the master to place one (BAD_REQUEST naming this key).")
+          .build();
+
+  public static final ConfigEntry<Integer> MAX_MAPPERS =
+      ConfigEntry.builder("estuary.network.request.maxMappers", ConfigType.INT)
+          .defaultValue("100000").scope(BOTH).check(ConfigType.positive())
+          .doc("Most map tasks one shuffle may have; the driver refuses a larger one (BAD_REQUEST naming this key).")
+          .build();
+
   static void touch() {}
 }

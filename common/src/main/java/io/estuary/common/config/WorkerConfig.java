@@ -70,6 +70,14 @@ public final class WorkerConfig {
           .doc("Reducers read a partition in chunks of about this size (chunks end on batch boundaries).")
           .build();
 
+  public static final ConfigEntry<Integer> MAX_STREAMS_PER_CONNECTION =
+      ConfigEntry.builder("estuary.worker.fetch.maxStreamsPerConnection", ConfigType.INT)
+          .defaultValue("1000").check(ConfigType.positive())
+          .doc("Streams one reader connection may hold open at once. Opening one more is refused with RETRY_LATER "
+              + "until some end (a stream ends after its last chunk, when its connection closes, or 10 minutes "
+              + "after its last fetch).")
+          .build();
+
   public static final ConfigEntry<Long> MAX_BUFFERED_BYTES =
       ConfigEntry.builder("estuary.worker.memory.maxBuffered", ConfigType.BYTES)
           .defaultValue("1g").check(ConfigType.positive())

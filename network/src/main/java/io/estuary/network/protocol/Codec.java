@@ -1,5 +1,6 @@
 package io.estuary.network.protocol;
 
+import io.estuary.common.config.NetworkConfig;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 
@@ -18,8 +19,17 @@ final class Codec {
   }
 
   static String readString(ByteBuf in, MessageType type) {
+    return readString(in, type, Integer.MAX_VALUE);
+  }
+
+  /** Reads a string of at most {@code maxBytes}; a longer one is refused, naming the limit's configuration key. */
+  static String readString(ByteBuf in, MessageType type, int maxBytes) {
     need(in, 4, type);
     int len = in.readInt();
+    if (len > maxBytes && len <= in.readableBytes()) {
+      throw new ProtocolException(type + " header carries a string of " + len + " bytes, more than "
+          + NetworkConfig.MAX_STRING_BYTES.key() + " (" + maxBytes + ") allows");
+    }
     if (len < 0 || len > in.readableBytes()) {
       throw new ProtocolException("malformed " + type + " frame: a string of " + len
           + " bytes does not fit in the " + in.readableBytes() + " bytes left");

@@ -9,17 +9,26 @@ import java.util.List;
  * The one decoder: splits the byte stream into frames and frames into messages. Bytes are gathered in a composite
  * buffer and frame bodies are slices of it, so pushed data reaches the handler without a copy.
  *
- * <p>A frame longer than the configured maximum, an unknown type byte or a truncated header raises a
- * {@link ProtocolException}; the channel handler then reports it to the peer and closes the connection.
+ * <p>A frame longer than the configured maximum, an unknown type byte, a truncated header or a push header whose
+ * shuffle key is longer than the configured maximum string raises a {@link ProtocolException}; the channel handler
+ * then reports it to the peer and closes the connection.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
   public static final int LENGTH_FIELD = 4;
 
   private final long maxFrameSize;
+  private final int maxHeaderString;
   private boolean failed;
 
+  /** A decoder for what servers send (their failure messages may be long). */
   public FrameDecoder(long maxFrameSize) {
+    this(maxFrameSize, Integer.MAX_VALUE);
+  }
+
+  /** A decoder whose push headers carry at most {@code maxHeaderString} bytes of shuffle key. */
+  public FrameDecoder(long maxFrameSize, int maxHeaderString) {
     this.maxFrameSize = maxFrameSize;
+    this.maxHeaderString = maxHeaderString;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
@@ -48,7 +57,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       }
       ByteBuf frame = in.readSlice((int) frameLength - 1);
       try {
-        out.add(decode(type, frame));
+        out.add(decode(type, frame, maxHeaderString));
       } catch (ProtocolException e) {
         failed = true;
         throw e;
@@ -61,15 +70,15 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     return new ProtocolException(message);
   }
 
-  static Message decode(MessageType type, ByteBuf in) {
+  static Message decode(MessageType type, ByteBuf in, int maxHeaderString) {
     ManagedBufferFactory bodies = ManagedBufferFactory.INSTANCE;
     switch (type) {
       case RPC_REQUEST: return RpcRequest.decode(in, bodies);
       case RPC_RESPONSE: return RpcResponse.decode(in, bodies);
       case RPC_FAILURE: return RpcFailure.decode(in);
       case ONE_WAY: return OneWayMessage.decode(in, bodies);
-      case PUSH_DATA: return PushData.decode(in, bodies);
-      case PUSH_MERGED_DATA: return PushMergedData.decode(in, bodies);
+      case PUSH_DATA: return PushData.decode(in, bodies, maxHeaderString);
+      case PUSH_MERGED_DATA: return PushMergedData.decode(in, bodies, maxHeaderString);
       case CHUNK_FETCH_REQUEST: return ChunkFetchRequest.decode(in);
       case CHUNK_FETCH_SUCCESS: return ChunkFetchSuccess.decode(in, bodies);
       case CHUNK_FETCH_FAILURE: return ChunkFetchFailure.decode(in);

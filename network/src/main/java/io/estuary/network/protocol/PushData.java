@@ -45,11 +45,11 @@ public final class PushData extends AbstractMessage {
     out.writeByte(forwarded ? Codec.FLAG_FORWARDED : 0);
   }
 
-  static PushData decode(ByteBuf in, ManagedBufferFactory bodies) {
+  static PushData decode(ByteBuf in, ManagedBufferFactory bodies, int maxKeyBytes) {
     MessageType t = MessageType.PUSH_DATA;
     Codec.need(in, 8, t);
     long id = in.readLong();
-    String key = Codec.readString(in, t);
+    String key = Codec.readString(in, t, maxKeyBytes);
     Codec.need(in, 9, t);
     int partition = in.readInt();
     int epoch = in.readInt();

@@ -57,11 +57,11 @@ public final class PushMergedData extends AbstractMessage {
     }
   }
 
-  static PushMergedData decode(ByteBuf in, ManagedBufferFactory bodies) {
+  static PushMergedData decode(ByteBuf in, ManagedBufferFactory bodies, int maxKeyBytes) {
     MessageType t = MessageType.PUSH_MERGED_DATA;
     Codec.need(in, 8, t);
     long id = in.readLong();
-    String key = Codec.readString(in, t);
+    String key = Codec.readString(in, t, maxKeyBytes);
     Codec.need(in, 5, t);
     boolean forwarded = Codec.readPushFlags(in, t);
     int n = in.readInt();

@@ -17,15 +17,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Base of every server's control-request handler: parses the {@link Request}, refuses other protocol versions by
- * name, and turns exceptions into failures that carry their message to the caller.
+ * name and requests over the {@link RequestLimits} with BAD_REQUEST (before the handler sees them), and turns
+ * exceptions into failures that carry their message to the caller.
  */
 public abstract class ControlRpcHandler implements RpcHandler {
   private static final Logger LOG = LoggerFactory.getLogger(ControlRpcHandler.class);
 
   protected final String serverName;
+  private final RequestLimits limits;
 
+  /** A handler held to the default limits (tests). */
   protected ControlRpcHandler(String serverName) {
+    this(serverName, RequestLimits.DEFAULTS);
+  }
+
+  protected ControlRpcHandler(String serverName, RequestLimits limits) {
     this.serverName = serverName;
+    this.limits = limits;
   }
 
   /** Handles one request; answer through {@code reply}, now or later. Throwing fails the request. */
@@ -34,8 +42,18 @@ public abstract class ControlRpcHandler implements RpcHandler {
   @Override
   public final void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
     Request request;
-    try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
-      request = Request.parseFrom(in);
+    try {
+      // Sizes first, on the bytes: an oversized request is refused before anything is built from it.
+      String overLimit = limits.check(body.nioBuffer(), Request.getDescriptor());
+      if (overLimit != null) {
+        LOG.warn("{}: refused a request from {}: {}", serverName, channel == null ? null : channel.remoteAddress(),
+            overLimit);
+        callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + overLimit);
+        return;
+      }
+      try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
+        request = Request.parseFrom(in);
+      }
     } catch (InvalidProtocolBufferException e) {
       callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": malformed request: " + e.getMessage());
       return;

@@ -1,6 +1,8 @@
 package io.estuary.network.server;
 
+import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.status.StatusCode;
+import io.estuary.common.util.FatalErrors;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.protocol.ChunkFetchFailure;
@@ -16,18 +18,33 @@ import io.estuary.network.protocol.RpcResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleStateEvent;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Server side of one connection: hands each message to the {@link RpcHandler} and writes its answer back, telling
  * the server's {@link TransportObserver} about each answer on the way out.
+ *
+ * <p>Also the connection's limits: a connection beyond the server's {@link ConnectionLimit} is told why
+ * ({@link StatusCode#RETRY_LATER}) and closed before the handler hears of it. A connection is closed as idle when
+ * it has carried no traffic either way for the timeout <em>and</em> has not been busy for the timeout: busy means
+ * the server owes it an answer (requests, pushes and chunk fetches count from arrival until their answer is
+ * written) or has paused reading from it (back-pressure). A client waiting on a slow answer, or held back by the
+ * server, is never idle; nor is one just let go, whose next request may still sit unread in the socket. A
+ * {@link VirtualMachineError} reaching this handler goes to {@link FatalErrors#check}.
+ *
+ * <p>One instance per connection; its events run on the connection's event loop, answers may be written from any
+ * thread (the outstanding count is atomic).
  */
 final class RequestHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(RequestHandler.class);
@@ -35,34 +52,77 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   private final RpcHandler rpcHandler;
   private final String serverName;
   private final TransportObserver observer;
+  private final ConnectionLimit connections;
+  private final long idleMs;
+  /** Requests, pushes and chunk fetches received and not yet answered. */
+  private final AtomicInteger outstanding = new AtomicInteger();
+  /** Whether this connection holds a place in the limit (false: refused, being closed). */
+  private boolean admitted;
+  /** Whether it was busy (owed an answer, or paused) at the previous idle report. */
+  private boolean busyAtLastIdleReport;
 
-  RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer) {
+  RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer, ConnectionLimit connections,
+      long idleMs) {
     this.rpcHandler = rpcHandler;
     this.serverName = serverName;
     this.observer = observer;
+    this.connections = connections;
+    this.idleMs = idleMs;
   }
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    admitted = connections.tryAcquire();
+    if (!admitted) {
+      String why = connections.refusal();
+      LOG.warn("{}: refusing connection from {}: {}", serverName, ctx.channel().remoteAddress(), why);
+      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, why))
+          .addListener(ChannelFutureListener.CLOSE);
+      return;
+    }
     observer.connectionOpened();
     rpcHandler.channelActive(ctx.channel());
     super.channelActive(ctx);
   }
 
   @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+    if (evt instanceof IdleStateEvent) {
+      Channel ch = ctx.channel();
+      boolean busy = outstanding.get() > 0 || !ch.config().isAutoRead();
+      boolean wasBusy = !((IdleStateEvent) evt).isFirst() && busyAtLastIdleReport;
+      busyAtLastIdleReport = busy;
+      // Reports come every timeout while there is no traffic: close only after a whole timeout not busy.
+      if (admitted && !busy && !wasBusy) {
+        LOG.info("{}: closing connection from {}: idle for {} ms ({})", serverName, ch.remoteAddress(), idleMs,
+            NetworkConfig.IDLE_TIMEOUT.key());
+        ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, serverName
+            + " closed the connection after " + idleMs + " ms without traffic (" + NetworkConfig.IDLE_TIMEOUT.key()
+            + ")")).addListener(ChannelFutureListener.CLOSE);
+      }
+      return;
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     Channel ch = ctx.channel();
     Message m = (Message) msg;
+    if (!admitted) { // refused: it is being closed
+      if (m.body() != null) m.body().release();
+      return;
+    }
     switch (m.type()) {
       case RPC_REQUEST: {
         RpcRequest r = (RpcRequest) m;
         ByteBuf body = ((NettyManagedBuffer) r.body()).buf();
+        ResponseCallback callback = callback(ch, r.requestId);
         try {
-          rpcHandler.receive(ch, body, callback(ch, r.requestId));
+          rpcHandler.receive(ch, body, callback);
         } catch (RuntimeException e) {
           LOG.warn("{}: request {} from {} failed", serverName, r.requestId, ch.remoteAddress(), e);
-          observer.requestFailed(StatusCode.FATAL);
-          ch.writeAndFlush(new RpcFailure(r.requestId, StatusCode.FATAL, String.valueOf(e.getMessage())));
+          callback.onFailure(StatusCode.FATAL, String.valueOf(e.getMessage()));
         } finally {
           body.release();
         }
@@ -98,6 +158,8 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
 
   private void fetch(Channel ch, ChunkFetchRequest r) {
     long t0 = System.nanoTime();
+    outstanding.incrementAndGet();
+    AtomicBoolean answered = new AtomicBoolean();
     StreamManager streams = rpcHandler.streamManager();
     CompletableFuture<ManagedBuffer> opened;
     try {
@@ -113,11 +175,12 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
         Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
         StatusCode status = ResponseCallback.statusOf(cause);
         observer.requestFailed(status);
-        ch.writeAndFlush(new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(cause.getMessage())));
+        answer(ch, new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(cause.getMessage())),
+            answered);
         return;
       }
       long bytes = chunk.size();
-      ch.writeAndFlush(new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk)).addListener(f -> {
+      answer(ch, new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk), answered).addListener(f -> {
         long nanos = System.nanoTime() - t0;
         streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
         if (f.isSuccess()) observer.chunkSent(bytes, nanos);
@@ -127,17 +190,32 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     });
   }
 
+  /**
+   * Writes the answer to an outstanding request; the request stops counting as outstanding once its first answer
+   * is written (or fails to be), so a handler that answers twice does not count twice.
+   */
+  private ChannelFuture answer(Channel ch, Message answer, AtomicBoolean answered) {
+    ChannelFuture f = ch.writeAndFlush(answer);
+    f.addListener(done -> {
+      if (answered.compareAndSet(false, true)) outstanding.decrementAndGet();
+    });
+    return f;
+  }
+
   private ResponseCallback callback(Channel ch, long requestId) {
+    outstanding.incrementAndGet();
+    AtomicBoolean answered = new AtomicBoolean();
     return new ResponseCallback() {
       @Override
       public void onSuccess(ByteBuf body) {
-        ch.writeAndFlush(new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)));
+        answer(ch, new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
+            answered);
       }
 
       @Override
       public void onFailure(StatusCode status, String error) {
         observer.requestFailed(status);
-        ch.writeAndFlush(new RpcFailure(requestId, status, error));
+        answer(ch, new RpcFailure(requestId, status, error), answered);
       }
     };
   }
@@ -145,23 +223,29 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   /** Answers a push and tells the observer its size, time and status. */
   private ResponseCallback pushCallback(Channel ch, long requestId, long bytes) {
     long t0 = System.nanoTime();
+    outstanding.incrementAndGet();
+    AtomicBoolean answered = new AtomicBoolean();
     return new ResponseCallback() {
       @Override
       public void onSuccess(ByteBuf body) {
         observer.pushAnswered(bytes, System.nanoTime() - t0, StatusCode.OK);
-        ch.writeAndFlush(new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)));
+        answer(ch, new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
+            answered);
       }
 
       @Override
       public void onFailure(StatusCode status, String error) {
         observer.pushAnswered(bytes, System.nanoTime() - t0, status);
-        ch.writeAndFlush(new RpcFailure(requestId, status, error));
+        answer(ch, new RpcFailure(requestId, status, error), answered);
       }
     };
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    if (!admitted) return; // refused: the handler never heard of it
+    admitted = false;
+    connections.release();
     observer.connectionClosed();
     rpcHandler.channelInactive(ctx.channel());
     super.channelInactive(ctx);
@@ -169,6 +253,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    FatalErrors.check(cause); // halts a server process on an out-of-heap or other VM error; returns otherwise
     Throwable c = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
     if (c instanceof ProtocolException) {
       // Tell the peer why before closing, so its error names the cause instead of "connection reset".

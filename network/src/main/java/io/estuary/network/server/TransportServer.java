@@ -14,6 +14,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.EventExecutor;
 import java.io.Closeable;
 import java.net.InetSocketAddress;
@@ -23,7 +24,11 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A Netty server on one port. Binds the configured host, or every interface only when asked to. */
+/**
+ * A Netty server on one port. Binds the configured host, or every interface only when asked to. Holds at most
+ * {@code estuary.network.server.maxConnections} connections and closes those idle for
+ * {@code estuary.network.server.idleTimeout} (see {@link RequestHandler} for what counts as idle).
+ */
 public final class TransportServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
 
@@ -42,6 +47,9 @@ public final class TransportServer implements Closeable {
       TransportObserver observer) {
     this.name = name;
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+    int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
+    long idleMs = conf.get(NetworkConfig.IDLE_TIMEOUT);
+    ConnectionLimit connections = new ConnectionLimit(name, conf.get(NetworkConfig.MAX_CONNECTIONS));
     this.boss = NettyUtils.eventLoops(1, name + "-accept");
     this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
     ServerBootstrap b = new ServerBootstrap()
@@ -56,7 +64,7 @@ public final class TransportServer implements Closeable {
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
-            initPipeline(ch.pipeline(), maxFrame, name, handler, observer);
+            initPipeline(ch.pipeline(), maxFrame, maxHeaderString, name, handler, observer, connections, idleMs);
           }
         });
     InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
@@ -77,10 +85,19 @@ public final class TransportServer implements Closeable {
    */
   public static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, String serverName, RpcHandler handler,
       TransportObserver observer) {
+    initPipeline(pipeline, maxFrameSize, Integer.MAX_VALUE, serverName, handler, observer,
+        new ConnectionLimit(serverName, Integer.MAX_VALUE), 0);
+  }
+
+  /** The pipeline with every bound: header strings, connections, idle time (0: never idle). */
+  static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, int maxHeaderString, String serverName,
+      RpcHandler handler, TransportObserver observer, ConnectionLimit connections, long idleMs) {
+    // Next to the socket, so it sees every read and write.
+    if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
     pipeline
         .addLast("encoder", MessageEncoder.INSTANCE)
-        .addLast("decoder", new FrameDecoder(maxFrameSize))
-        .addLast("handler", new RequestHandler(handler, serverName, observer));
+        .addLast("decoder", new FrameDecoder(maxFrameSize, maxHeaderString))
+        .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
   }
 
   /** The address the server socket is bound to. */

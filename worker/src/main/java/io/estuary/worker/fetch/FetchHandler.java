@@ -29,11 +29,12 @@ public final class FetchHandler extends ControlRpcHandler {
       java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
           new io.estuary.common.util.NamedThreadFactory("worker-stream-sweeper"));
 
-  public FetchHandler(PartitionRegistry registry, PartitionCache cache) {
-    super("worker fetch server");
+  public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
+      int maxStreamsPerConnection) {
+    super("worker fetch server", limits);
     this.registry = registry;
     this.cache = cache;
-    this.streams = new StreamRegistry(cache);
+    this.streams = new StreamRegistry(cache, maxStreamsPerConnection);
     sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS),
         1, 1, java.util.concurrent.TimeUnit.MINUTES);
   }
@@ -86,7 +87,13 @@ public final class FetchHandler extends ControlRpcHandler {
       return;
     }
     if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
-    long id = streams.open(file, channel);
+    long id;
+    try {
+      id = streams.open(file, channel);
+    } catch (StatusException e) {
+      reply.fail(e);
+      return;
+    }
     reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
         .build());
   }

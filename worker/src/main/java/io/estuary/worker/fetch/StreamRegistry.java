@@ -1,5 +1,6 @@
 package io.estuary.worker.fetch;
 
+import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.network.buffer.ManagedBuffer;
@@ -9,6 +10,7 @@ import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.PartitionCache;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +18,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -25,20 +29,33 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>A chunk's file is opened and checked on its disk's reader threads ({@link Disk#readers()}), never on the
  * network thread that asked; the open file then goes out zero-copy. A file whose disk failed is refused with
  * {@code DISK_FAILED} (the reader goes to the partition's other copy). A chunk of a partition held in the
- * {@link PartitionCache} is served from memory at once, never queued behind the disk. Thread-safe.
+ * {@link PartitionCache} is served from memory at once, never queued behind the disk. A connection holds at most
+ * {@code maxStreamsPerConnection} streams at once; opening one more is refused with {@code RETRY_LATER}.
+ * Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
   /** A stream without a fetch for this long is dropped (its reader stopped early or died). */
   static final long IDLE_MS = 10 * 60 * 1000L;
 
+  /** Streams open on a connection, kept on the connection itself. */
+  private static final AttributeKey<AtomicInteger> OPEN_ON_CHANNEL = AttributeKey.valueOf("estuary.openStreams");
+
   private static final class OpenStream {
     final CommittedFile file;
     final Channel channel;
     volatile long lastUsedMs = System.currentTimeMillis();
+    private final AtomicInteger openOnChannel; // null without a channel (tests)
+    private final AtomicBoolean counted = new AtomicBoolean(true);
 
-    OpenStream(CommittedFile file, Channel channel) {
+    OpenStream(CommittedFile file, Channel channel, AtomicInteger openOnChannel) {
       this.file = file;
       this.channel = channel;
+      this.openOnChannel = openOnChannel;
+    }
+
+    /** Gives its place on the connection back, once, whichever way the stream ends. */
+    void ended() {
+      if (openOnChannel != null && counted.compareAndSet(true, false)) openOnChannel.decrementAndGet();
     }
   }
 
@@ -60,21 +77,48 @@ public final class StreamRegistry implements StreamManager {
   private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
   private final Map<String, Sending> sending = new ConcurrentHashMap<>();
   private final PartitionCache cache;
+  private final int maxStreamsPerConnection;
 
-  /** Streams served from disk only. */
+  /** Streams served from disk only, with no limit per connection. */
   public StreamRegistry() {
-    this(null);
+    this(null, Integer.MAX_VALUE);
   }
 
   /** Streams served from {@code cache} when it holds their partition (null: disk only). */
   public StreamRegistry(PartitionCache cache) {
-    this.cache = cache;
+    this(cache, Integer.MAX_VALUE);
   }
 
+  public StreamRegistry(int maxStreamsPerConnection) {
+    this(null, maxStreamsPerConnection);
+  }
+
+  public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection) {
+    this.cache = cache;
+    this.maxStreamsPerConnection = maxStreamsPerConnection;
+  }
+
+  /** Opens a stream for the reader on {@code channel}; refused with RETRY_LATER when it holds the most it may. */
   public long open(CommittedFile file, Channel channel) {
+    AtomicInteger open = null;
+    if (channel != null) {
+      open = channel.attr(OPEN_ON_CHANNEL).setIfAbsent(new AtomicInteger());
+      if (open == null) open = channel.attr(OPEN_ON_CHANNEL).get();
+      if (open.incrementAndGet() > maxStreamsPerConnection) {
+        open.decrementAndGet();
+        throw new StatusException(StatusCode.RETRY_LATER, "connection " + channel.remoteAddress() + " already has "
+            + maxStreamsPerConnection + " streams open, the most " + WorkerConfig.MAX_STREAMS_PER_CONNECTION.key()
+            + " allows; read or close some first");
+      }
+    }
     long id = nextId.incrementAndGet();
-    streams.put(id, new OpenStream(file, channel));
+    streams.put(id, new OpenStream(file, channel, open));
     return id;
+  }
+
+  private void remove(long streamId) {
+    OpenStream s = streams.remove(streamId);
+    if (s != null) s.ended();
   }
 
   /** Where a file's I/O runs: its disk's reader threads (inline only for a file without a disk, in tests). */
@@ -103,12 +147,12 @@ public final class StreamRegistry implements StreamManager {
     }
     String lost = s.file.lostReason();
     if (lost != null) {
-      streams.remove(streamId);
+      remove(streamId);
       throw new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream " + streamId + " ("
           + s.file.file() + ") is lost: " + lost);
     }
     s.lastUsedMs = System.currentTimeMillis();
-    if (chunkIndex == s.file.numChunks() - 1) streams.remove(streamId);
+    if (chunkIndex == s.file.numChunks() - 1) remove(streamId);
     ByteBuf cached = cache == null ? null : cache.chunk(s.file, chunkIndex);
     if (cached != null) {
       CachedChunk chunk = new CachedChunk(cached);
@@ -123,7 +167,7 @@ public final class StreamRegistry implements StreamManager {
         sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
         out.complete(seg);
       } catch (IOException | RuntimeException e) {
-        streams.remove(streamId);
+        remove(streamId);
         out.completeExceptionally(new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream "
             + streamId + ": " + e.getMessage()));
       }
@@ -147,12 +191,20 @@ public final class StreamRegistry implements StreamManager {
   /** Drops streams idle since {@code nowMs - idleMs}; returns how many. */
   public int dropIdle(long nowMs, long idleMs) {
     int before = streams.size();
-    streams.values().removeIf(s -> nowMs - s.lastUsedMs > idleMs);
+    streams.values().removeIf(s -> {
+      if (nowMs - s.lastUsedMs <= idleMs) return false;
+      s.ended();
+      return true;
+    });
     return before - streams.size();
   }
 
   public void closeStreamsOf(Channel channel) {
-    streams.values().removeIf(s -> s.channel == channel);
+    streams.values().removeIf(s -> {
+      if (s.channel != channel) return false;
+      s.ended();
+      return true;
+    });
   }
 
   public int openStreams() {

@@ -15,7 +15,7 @@ class StreamRegistryTest {
     File f = Files.createTempFile("part", ".data").toFile();
     Files.write(f.toPath(), new byte[300]);
     CommittedFile file = new CommittedFile(f, new long[] {0, 100, 200}, 300, null);
-    StreamRegistry r = new StreamRegistry();
+    StreamRegistry r = new StreamRegistry(1000);
     long a = r.open(file, null);
     long b = r.open(file, null);
     assertEquals(100, r.getChunk(a, 0).size());
