@@ -12,12 +12,18 @@ import java.util.List;
  * <p>A frame longer than the configured maximum, an unknown type byte, a truncated header or a push header whose
  * shuffle key is longer than the configured maximum string raises a {@link ProtocolException}; the channel handler
  * then reports it to the peer and closes the connection.
+ *
+ * <p>Optionally reports how many received bytes it holds that are not yet a whole frame (the receive buffers a
+ * server holds for this connection), as changes, so a server can count them against its memory bound; everything
+ * is given back when the connection goes. Confined to the channel's event loop, as every Netty handler.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
   public static final int LENGTH_FIELD = 4;
 
   private final long maxFrameSize;
   private final int maxHeaderString;
+  private final java.util.function.LongConsumer heldChanges;
+  private long heldReported;
   private boolean failed;
 
   /** A decoder for what servers send (their failure messages may be long). */
@@ -27,13 +33,39 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** A decoder whose push headers carry at most {@code maxHeaderString} bytes of shuffle key. */
   public FrameDecoder(long maxFrameSize, int maxHeaderString) {
+    this(maxFrameSize, maxHeaderString, null);
+  }
+
+  /** As above, telling {@code heldChanges} (may be null) each change in the bytes held short of a whole frame. */
+  public FrameDecoder(long maxFrameSize, int maxHeaderString, java.util.function.LongConsumer heldChanges) {
     this.maxFrameSize = maxFrameSize;
     this.maxHeaderString = maxHeaderString;
+    this.heldChanges = heldChanges;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    try {
+      decodeFrames(in, out);
+    } finally {
+      reportHeld(in.readableBytes());
+    }
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    reportHeld(0); // the connection is gone and its buffers with it
+  }
+
+  private void reportHeld(long held) {
+    if (heldChanges == null || held == heldReported) return;
+    long change = held - heldReported;
+    heldReported = held;
+    heldChanges.accept(change);
+  }
+
+  private void decodeFrames(ByteBuf in, List<Object> out) {
     if (failed) {
       in.skipBytes(in.readableBytes()); // the connection is being closed; ignore whatever else arrives
       return;

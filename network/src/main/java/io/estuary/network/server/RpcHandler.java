@@ -30,6 +30,14 @@ public interface RpcHandler {
     return null;
   }
 
+  /**
+   * Told each change in the bytes this server holds for a connection short of a whole frame (receive buffers), to
+   * count them against a memory bound; null when not counted. Called on network threads: must be quick.
+   */
+  default java.util.function.LongConsumer receiveBufferChanges() {
+    return null;
+  }
+
   /** A connection opened. */
   default void channelActive(Channel channel) {}
 

@@ -96,7 +96,7 @@ public final class TransportServer implements Closeable {
     if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
     pipeline
         .addLast("encoder", MessageEncoder.INSTANCE)
-        .addLast("decoder", new FrameDecoder(maxFrameSize, maxHeaderString))
+        .addLast("decoder", new FrameDecoder(maxFrameSize, maxHeaderString, handler.receiveBufferChanges()))
         .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
   }
 

@@ -76,6 +76,15 @@ public final class PushHandler implements RpcHandler {
     return throttle;
   }
 
+  /** Pushes received but not yet a whole frame count against the memory bound too. */
+  @Override
+  public java.util.function.LongConsumer receiveBufferChanges() {
+    return change -> {
+      if (change > 0) memory.add(change);
+      else memory.release(-change);
+    };
+  }
+
   @Override
   public void channelActive(Channel channel) {
     throttle.opened(channel);
