@@ -30,6 +30,8 @@ import static io.estuary.network.admin.Json.map;
  *   <li>{@code POST /api/workers/(exclude|decommission|activate)?id=<worker>}: change a worker's state;</li>
  *   <li>{@code GET /metrics}: Prometheus metrics.</li>
  * </ul>
+ * Thread-safe: requests run on the HTTP server's threads and only read the master's state (through its state
+ * machine's read()) or submit changes through its log; it holds no state of its own.
  */
 public final class MasterAdminEndpoint implements Closeable {
   private final AdminHttpServer http;

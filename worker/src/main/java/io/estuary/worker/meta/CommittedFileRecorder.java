@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the metadata store in step with the registry: records each commit, forgets a shuffle before its files are
  * deleted. A failed write is logged, not thrown: the commit itself succeeded, and without its record the file is
- * only treated as a crash leftover after a restart (kept until its shuffle expires, then deleted).
+ * only treated as a crash leftover after a restart (kept until its shuffle expires, then deleted). Thread-safe: it
+ * holds no state of its own, and the store it writes is thread-safe (commit and expiry threads call it).
  */
 public final class CommittedFileRecorder implements PartitionRegistry.Listener {
   private static final Logger LOG = LoggerFactory.getLogger(CommittedFileRecorder.class);

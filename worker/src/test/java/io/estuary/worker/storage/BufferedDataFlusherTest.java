@@ -38,6 +38,12 @@ class BufferedDataFlusherTest {
     }
   }
 
+  private static byte[] random(int n, long seed) {
+    byte[] b = new byte[n];
+    new java.util.Random(seed).nextBytes(b);
+    return b;
+  }
+
   private PartitionFileWriter writer(MemoryTracker m, BufferedDataFlusher f, int i) {
     PartitionFileWriter w = new PartitionFileWriter("p" + i, new File(dir.toFile(), i + ".data"), disk, m,
         1 << 20, 8 << 20);
@@ -51,14 +57,16 @@ class BufferedDataFlusherTest {
     MemoryTracker m = new MemoryTracker(2 << 20);
     BufferedDataFlusher f = new BufferedDataFlusher(m, 3_600_000);
     List<PartitionFileWriter> ws = new ArrayList<>();
+    List<byte[]> pushed = new ArrayList<>();
     try {
       long total = 0;
       for (int i = 0; i < 100; i++) {
         PartitionFileWriter w = writer(m, f, i);
         ws.add(w);
-        int n = 8_000 + i * 300; // the last ones are the largest
-        w.append(Unpooled.wrappedBuffer(new byte[n]));
-        total += n;
+        byte[] data = random(8_000 + i * 300, i); // the last ones are the largest
+        pushed.add(data);
+        w.append(Unpooled.wrappedBuffer(data));
+        total += data.length;
       }
       // The peak, not what is held now: relief starts on the flusher's thread as soon as the mark is crossed.
       assertTrue(m.peak() >= m.watermarks().pausePush, "setup must cross the pause mark: " + m.peak());
@@ -69,9 +77,10 @@ class BufferedDataFlusherTest {
       assertEquals(0, ws.get(99).bufferedBytes());
       assertTrue(ws.get(0).bufferedBytes() > 0);
       long onDisk = 0;
-      for (PartitionFileWriter w : ws) {
-        CommittedFile c = w.commit().get();
+      for (int i = 0; i < ws.size(); i++) {
+        CommittedFile c = ws.get(i).commit().get();
         assertEquals(c.length(), c.file().exists() ? c.file().length() : 0);
+        assertArrayEquals(pushed.get(i), Files.readAllBytes(c.file().toPath()), "partition " + i + "'s bytes");
         onDisk += c.length();
       }
       assertEquals(total, onDisk, "early flushes lose or double nothing");
@@ -88,13 +97,19 @@ class BufferedDataFlusherTest {
     BufferedDataFlusher f = new BufferedDataFlusher(m, 200);
     try {
       PartitionFileWriter w = writer(m, f, 0);
-      w.append(Unpooled.wrappedBuffer(new byte[1000]));
+      byte[] first = random(1000, 1);
+      byte[] second = random(500, 2);
+      w.append(Unpooled.wrappedBuffer(first));
       assertTrue(m.held() > 0);
       await("the old buffer is written", () -> w.bufferedBytes() == 0 && m.held() == 0);
       await("the file holds it", () -> new File(dir.toFile(), "0.data").length() == 1000);
-      w.append(Unpooled.wrappedBuffer(new byte[500]));
+      w.append(Unpooled.wrappedBuffer(second));
       assertEquals(1500, w.commit().get().length());
       assertEquals(1500, new File(dir.toFile(), "0.data").length());
+      byte[] expected = new byte[1500];
+      System.arraycopy(first, 0, expected, 0, 1000);
+      System.arraycopy(second, 0, expected, 1000, 500);
+      assertArrayEquals(expected, Files.readAllBytes(new File(dir.toFile(), "0.data").toPath()));
     } finally {
       f.close();
     }
