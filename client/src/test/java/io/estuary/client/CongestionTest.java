@@ -3,37 +3,25 @@ package io.estuary.client;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.worker.MiniCluster;
-import io.netty.buffer.ByteBuf;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
+
+import static io.estuary.client.FramedRecords.*;
 
 /**
  * One application floods a worker while another pushes at a modest pace: the worker tells the flooding one (and
  * only it) to slow down, and both read back exactly what they wrote.
  */
 class CongestionTest {
-  private static byte[] framed(long seed, int size) {
-    byte[] r = new byte[size];
-    new Random(seed).nextBytes(r);
-    return ByteBuffer.allocate(4 + size).putInt(size).put(r).array();
-  }
-
-  private static long hash(byte[] framed) {
-    return java.util.Arrays.hashCode(framed) * 0x9E3779B97F4A7C15L;
-  }
-
   /** An application: its driver, an executor client and what it wrote. */
   private static final class App implements AutoCloseable {
     final LifecycleManager driver;
@@ -75,21 +63,9 @@ class CongestionTest {
     }
 
     void checkReadBack() throws Exception {
-      long c = 0;
-      long s = 0;
-      try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, 0, spec.numPartitions, 0, spec.numMappers)) {
-        ByteBuf b;
-        while ((b = r.next()) != null) {
-          while (b.isReadable()) {
-            byte[] rec = new byte[4 + b.getInt(b.readerIndex())];
-            b.readBytes(rec);
-            c++;
-            s += hash(rec);
-          }
-        }
-      }
-      assertEquals(count, c, "records of " + driver.appId());
-      assertEquals(sum, s, "checksum of " + driver.appId());
+      long[] got = readAll(client, spec, 0, spec.numPartitions);
+      assertEquals(count, got[0], "records of " + driver.appId());
+      assertEquals(sum, got[1], "checksum of " + driver.appId());
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.estuary.client;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
@@ -17,16 +16,13 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.WorkerId;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
-import io.netty.buffer.ByteBuf;
 import java.io.File;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -34,6 +30,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+
+import static io.estuary.client.FramedRecords.*;
 
 /**
  * Disk faults on real workers on loopback: a storage directory replaced by a file (a fault that works as root,
@@ -93,16 +91,6 @@ class DiskFaultTest {
     }
   }
 
-  private static byte[] framed(int map, int i, int size) {
-    byte[] r = new byte[size];
-    new Random(map * 1_000_003L + i).nextBytes(r);
-    return ByteBuffer.allocate(4 + size).putInt(size).put(r).array();
-  }
-
-  private static long hash(byte[] framed) {
-    return java.util.Arrays.hashCode(framed) * 0x9E3779B97F4A7C15L;
-  }
-
   /**
    * Runs maps that write {@code records} records each over {@code partitions} partitions; {@code midway} runs once
    * every map has written half. Returns what was written: {count, checksum}.
@@ -143,23 +131,11 @@ class DiskFaultTest {
   }
 
   private static void assertReadsBack(Setup s, ShuffleSpec spec, long[] expected) throws Exception {
-    long count = 0;
-    long sum = 0;
-    try (ShuffleBatchReader r = new ShuffleBatchReader(s.client, spec, 0, spec.numPartitions, 0, spec.numMappers)) {
-      ByteBuf b;
-      while ((b = r.next()) != null) {
-        while (b.isReadable()) {
-          int len = b.getInt(b.readerIndex());
-          byte[] rec = new byte[4 + len];
-          b.readBytes(rec);
-          count++;
-          sum += hash(rec);
-        }
-      }
-    }
-    assertEquals(expected[0], count, "records of " + spec);
-    assertEquals(expected[1], sum, "checksum of " + spec);
+    long[] got = readAll(s.client, spec, 0, spec.numPartitions);
+    assertEquals(expected[0], got[0], "records of " + spec);
+    assertEquals(expected[1], got[1], "checksum of " + spec);
   }
+
 
   private static long await(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
     long t0 = System.currentTimeMillis();

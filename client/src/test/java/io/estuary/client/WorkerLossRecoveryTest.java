@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.MapOutputWriter;
@@ -17,14 +16,11 @@ import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.TransportClient;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -33,6 +29,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+
+import static io.estuary.client.FramedRecords.*;
 
 /**
  * The engine-neutral client against real workers that die, split and lie: revive, splits over many epochs, the
@@ -66,35 +64,6 @@ class WorkerLossRecoveryTest {
       client.close();
       cluster.close();
     }
-  }
-
-  private static byte[] framed(int map, int i, int size) {
-    byte[] r = new byte[size];
-    new Random(map * 1_000_003L + i).nextBytes(r);
-    return ByteBuffer.allocate(4 + size).putInt(size).put(r).array();
-  }
-
-  private static long hash(byte[] framed) {
-    return java.util.Arrays.hashCode(framed) * 0x9E3779B97F4A7C15L;
-  }
-
-  /** Count and checksum of what partitions [start, end) read back. */
-  private static long[] readAll(ShuffleClient client, ShuffleSpec spec, int start, int end) throws Exception {
-    long count = 0;
-    long sum = 0;
-    try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, start, end, 0, spec.numMappers)) {
-      ByteBuf b;
-      while ((b = r.next()) != null) {
-        while (b.isReadable()) {
-          int len = b.getInt(b.readerIndex());
-          byte[] rec = new byte[4 + len];
-          b.readBytes(rec);
-          count++;
-          sum += hash(rec);
-        }
-      }
-    }
-    return new long[] {count, sum};
   }
 
   @Test
