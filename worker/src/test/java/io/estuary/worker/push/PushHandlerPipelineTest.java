@@ -277,8 +277,11 @@ class PushHandlerPipelineTest {
       assertTrue(statuses.length == 0 || statuses[0] == StatusCode.SOFT_SPLIT.id());
       id++;
     }
-    assertTrue(storage.memory().held() > (1 << 20) * 0.85, storage.memory().held() + " bytes held");
-    assertEquals(1, handler.throttle().pausedConnections());
+    // The flusher starts draining the largest buffers the moment the level rises, so what is held now may
+    // already be lower; the peak is what crossed the watermark.
+    assertTrue(storage.memory().peak() > (1 << 20) * 0.85, storage.memory().peak() + " bytes at the peak");
+    assertTrue(storage.memory().pauses() >= 1);
+    // (The flusher may already have brought the level back down, so the connection may have resumed.)
 
     for (int p = 0; p < 16; p++) registry.writer(KEY, p, 0).commit().get(); // written: the memory is free again
     long deadline = System.currentTimeMillis() + 30_000;
