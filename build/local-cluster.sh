@@ -40,7 +40,8 @@ estuary.master.port 19097") ESTUARY_INSTANCE=1 "$sbin/start-master.sh"
     ESTUARY_CONF_DIR=$(worker_conf 2 19108) ESTUARY_INSTANCE=2 "$sbin/start-worker.sh"
     # Wait (bounded) until both workers have registered.
     for _ in $(seq 1 60); do
-      n=$(grep -h "Registered with the master" "$ESTUARY_LOG_DIR"/estuary-worker-*.log 2>/dev/null | wc -l)
+      # (No log yet is not an error: under pipefail an empty grep would end this script.)
+      n=$(cat "$ESTUARY_LOG_DIR"/estuary-worker-*.log 2>/dev/null | grep -c "Registered with the master" || true)
       [ "$n" -ge 2 ] && break
       sleep 0.5
     done
