@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the distribution in dist/: sbin/, conf/, jars/ (servers) and spark/ (the shaded client jar).
+# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ (the shaded client jar), bin/ (the CLI,
+# when the checkout has one), docs/, README.md, VERSION; then the release tarball of it all,
+# dist/estuary-<version>-bin.tar.gz, whose single top folder is estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +19,19 @@ done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
 cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
+if [ -d bin ]; then cp -r bin dist/; fi
+mkdir -p dist/docs
+cp docs/*.md dist/docs/
+cp README.md dist/
 echo "$version" > dist/VERSION
 echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark)"
+
+# The tarball: a hard-linked copy of dist/ under its release name, so the archive unpacks into one folder.
+release="estuary-$version"
+stage="target/release"
+rm -rf "$stage"
+mkdir -p "$stage"
+cp -al dist "$stage/$release"
+tar -C "$stage" -czf "dist/$release-bin.tar.gz" "$release"
+rm -rf "$stage"
+echo "dist/$release-bin.tar.gz: $(du -h "dist/$release-bin.tar.gz" | cut -f1)"
