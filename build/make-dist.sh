@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ (the shaded client jar), bin/ (the CLI,
-# when the checkout has one), docs/, README.md, VERSION; then the release tarball of it all,
-# dist/estuary-<version>-bin.tar.gz, whose single top folder is estuary-<version>/.
+# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ (the shaded client jar), mr/ and bin/
+# (the MapReduce client and the CLI, when the checkout has them), charts/ (the Helm chart), docs/, README.md,
+# VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
+# estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,15 @@ done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
 cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
+# The MapReduce client, when the checkout has that module.
+if [ -d client-mr ]; then
+  mkdir -p dist/mr
+  find client-mr -path '*/target/*' -name "estuary-client-mr*-$version.jar" ! -name '*-sources.jar' \
+    ! -name '*-tests.jar' ! -name 'original-*' -exec cp {} dist/mr/ \;
+fi
 if [ -d bin ]; then cp -r bin dist/; fi
+mkdir -p dist/charts
+cp -r charts/estuary dist/charts/
 mkdir -p dist/docs
 cp docs/*.md dist/docs/
 cp README.md dist/
