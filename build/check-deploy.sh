@@ -3,7 +3,9 @@
 #   helm lint --strict; helm template; every rendered Kubernetes object validated against the Kubernetes 1.33
 #   schemas in strict mode (kubernetes-validate); Prometheus Operator objects against their CRD fields
 #   (build/check_manifests.py); and each rendered estuary-defaults.conf accepted by Estuary's own parser with
-#   unknown keys refused (io.estuary.common.config.ConfigCheck).
+#   unknown keys refused (io.estuary.common.config.ConfigCheck); then that a misspelt key is refused, and, when
+#   dist/ has the release tarball, that three masters and two workers start from it with the configuration and
+#   the pod environment the chart renders, elect a leader, register, and stop within their grace periods.
 # Installs what it needs when missing, into caches kept between runs: helm v3.22.0 into $(go env GOPATH)/bin (built
 # from the Go module proxy: about 10 minutes the first time on this machine), kubernetes-validate 1.37.0 into a venv
 # under ~/.cache/estuary. Output of the last run: target/check-deploy/.
@@ -90,5 +92,98 @@ else
   echo "== misspelt-key: refused as it should be"; checked=$((checked + 1))
 fi
 
-echo "check-deploy: $checked passed, $failed failed ($(($(date +%s) - start)) s)"
-[ "$failed" = 0 ]
+# Start: the servers of the three-master values, from the release tarball, each as its container would run
+# (the pod's environment and args with the image's entrypoint, the rendered configuration), pod names mapped to
+# loopback addresses of their own. Needs build/make-dist.sh first; skipped without its tarball.
+tarball=$(ls dist/estuary-*-bin.tar.gz 2>/dev/null | head -1 || true)
+if [ -z "$tarball" ]; then
+  echo "== start: skipped (no dist/estuary-*-bin.tar.gz: build/make-dist.sh builds it)"
+elif ! command -v curl >/dev/null; then
+  echo "== start: skipped (no curl)"
+else
+  smoke=$out/start
+  mkdir -p "$smoke/home"
+  tar -C "$smoke/home" -xzf "$tarball"
+  home=$(echo "$smoke"/home/estuary-*)
+  # High ports, small heaps, and each server bound to its own address only.
+  "$helm" template estuary "$chart" -f "$chart/ci/ha3-pvc-values.yaml" \
+    --set master.ports.rpc=39097,master.ports.raft=39872,master.ports.http=39095 \
+    --set worker.ports.rpc=39098,worker.ports.push=39099,worker.ports.fetch=39100,worker.ports.http=39096 \
+    --set master.heapMiB=256,worker.heapMiB=256,worker.offHeapMiB=512 \
+    --set 'config.estuary\.network\.bindWildcard=false,worker.config.estuary\.worker\.disk\.reserve=1m' \
+    --set-string 'worker.config.estuary\.worker\.memory\.maxBuffered=256m' >"$smoke/rendered.yaml"
+  "$venv/bin/python" build/check_manifests.py "$smoke/rendered.yaml" "$smoke" >/dev/null
+  pids=()
+  stop_started() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
+  trap stop_started EXIT
+  # start_pod KIND NAME POD ROLE: starts one server; its files under $smoke/pods/POD (its /data, /var/lib, conf).
+  start_pod() {
+    local pod_root=$smoke/pods/$3
+    mkdir -p "$pod_root/conf" "$pod_root/logs" "$pod_root/var/lib/estuary/ratis"
+    "$venv/bin/python" build/pod_command.py --names "$smoke"/conf/"$4"-*.conf \
+      | sed -e "s#/var/lib/estuary/#$pod_root/var/lib/estuary/#; s#/data/#$pod_root/data/#g" >"$pod_root/conf/estuary-defaults.conf"
+    cp "$smoke"/conf/"$4"-*.log4j2.xml "$pod_root/conf/log4j2.xml"
+    sed -n 's/^estuary.worker.storage.dirs *//p' "$pod_root/conf/estuary-defaults.conf" | tr , '\n' | xargs -r mkdir -p
+    "$venv/bin/python" build/pod_command.py "$smoke/rendered.yaml" "$1" "$2" "$3" >"$pod_root/pod.sh"
+    (
+      . "$pod_root/pod.sh"
+      export ESTUARY_HOME=$home ESTUARY_CONF_DIR=$pod_root/conf ESTUARY_LOG_DIR=$pod_root/logs
+      # shellcheck disable=SC2086
+      exec "$home/sbin/estuary-daemon.sh" run $ARGS
+    ) >"$pod_root/stdout.log" 2>&1 &
+    pids+=($!)
+  }
+  # ready POD: its readiness probe answers 200.
+  ready() {
+    local host port_path
+    host=$(. "$smoke/pods/$1/pod.sh" && echo "$ESTUARY_HOST")
+    port_path=$(. "$smoke/pods/$1/pod.sh" && echo "$PROBE_readinessProbe")
+    curl -sf -o /dev/null "http://$host:${port_path% *}${port_path#* }"
+  }
+  t0=$(date +%s)
+  pods=(estuary-master-0 estuary-master-1 estuary-master-2 estuary-worker-0 estuary-worker-1)
+  for i in 0 1 2; do start_pod StatefulSet estuary-master "estuary-master-$i" master; done
+  for i in 0 1; do start_pod StatefulSet estuary-worker "estuary-worker-$i" worker; done
+  ok=0
+  for _ in $(seq 1 120); do
+    all=1
+    for pod in "${pods[@]}"; do ready "$pod" || { all=0; break; }; done
+    # Every master ready, a leader elected, both workers registered and active.
+    if [ "$all" = 1 ] && curl -sf http://127.0.1.10:39095/api/status | "$venv/bin/python" -c '
+import json, sys
+s = json.load(sys.stdin)
+active = [w for w in s["workers"] if w["state"] == "WORKER_ACTIVE"]
+sys.exit(0 if s["leader"] and s["role"] in ("leader", "follower") and len(active) == 2 else 1)'; then
+      ok=1; break
+    fi
+    sleep 1
+  done
+  t_ready=$(($(date +%s) - t0))
+  # SIGTERM, as the kubelet sends it: each must be gone within its pod's grace period.
+  stopped=1
+  t1=$(date +%s)
+  for i in 4 3 2 1 0; do
+    kill "${pids[$i]}" 2>/dev/null || true
+    grace=$(. "$smoke/pods/${pods[$i]}/pod.sh" && echo "$GRACE")
+    for _ in $(seq 1 $((grace * 2))); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.5; done
+    if kill -0 "${pids[$i]}" 2>/dev/null; then echo "   ${pods[$i]} still running after its grace period of $grace s"; stopped=0; fi
+  done
+  stop_started
+  trap - EXIT
+  if [ "$ok" = 1 ] && [ "$stopped" = 1 ]; then
+    echo "== start: 3 masters (Raft) and 2 workers from $(basename "$tarball"), ready in $t_ready s, stopped in $(($(date +%s) - t1)) s"
+    checked=$((checked + 1))
+  else
+    for pod in "${pods[@]}"; do echo "--- $pod"; tail -n 15 "$smoke/pods/$pod/stdout.log"; done
+    echo "FAIL start: servers not ready and registered within 120 s, or not stopped in their grace period"
+    failed=$((failed + 1))
+  fi
+fi
+
+# Worded apart from test runners' "N passed, N failed" summaries: these are checks, not the project's tests.
+if [ "$failed" = 0 ]; then
+  echo "check-deploy: all $checked checks ok in $(($(date +%s) - start)) s"
+else
+  echo "check-deploy: $failed of $((checked + failed)) checks FAILED (details above; files in target/check-deploy)"
+  exit 1
+fi

@@ -6,7 +6,8 @@ Usage: check_manifests.py RENDERED.yaml OUTDIR
 - Kubernetes' own kinds go to OUTDIR/k8s/, one file each, for kubernetes-validate.
 - Prometheus Operator objects (monitoring.coreos.com) are checked here against the part of their CRD schema the
   chart uses, strictly (unknown fields refused): kubernetes-validate has no CRD schemas and only warns on them.
-- Each ConfigMap's estuary-defaults.conf goes to OUTDIR/conf/<component>-<name>.conf, for Estuary's ConfigCheck.
+- Each ConfigMap's estuary-defaults.conf goes to OUTDIR/conf/<component>-<name>.conf, for Estuary's ConfigCheck
+  (and its log4j2.xml beside it, as <component>-<name>.log4j2.xml).
 
 Exits 1 when a monitoring object is malformed or when no master and worker configuration was rendered.
 Needs PyYAML and jsonschema (both come with kubernetes-validate).
@@ -82,6 +83,10 @@ def main(rendered, outdir):
             roles.add(role)
             with open(os.path.join(outdir, "conf", f"{role}-{name}.conf"), "w", encoding="utf-8") as out:
                 out.write(conf)
+            log4j2 = doc["data"].get("log4j2.xml")
+            if log4j2 is not None:
+                with open(os.path.join(outdir, "conf", f"{role}-{name}.log4j2.xml"), "w", encoding="utf-8") as out:
+                    out.write(log4j2)
     for role in ("master", "worker"):
         if role not in roles:
             errors.append(f"no {role} estuary-defaults.conf rendered")
