@@ -3,7 +3,8 @@
 #   helm lint --strict; helm template; every rendered Kubernetes object validated against the Kubernetes 1.33
 #   schemas in strict mode (kubernetes-validate); Prometheus Operator objects against their CRD fields
 #   (build/check_manifests.py); and each rendered estuary-defaults.conf accepted by Estuary's own parser with
-#   unknown keys refused (io.estuary.common.config.ConfigCheck); then that a misspelt key is refused, and, when
+#   unknown keys refused (io.estuary.common.config.ConfigCheck); then that a misspelt value (the chart's
+#   values.schema.json) and a misspelt estuary key are refused, and, when
 #   dist/ has the release tarball, that three masters and two workers start from it with the configuration and
 #   the pod environment the chart renders, elect a leader, register, and stop within their grace periods.
 # Installs what it needs when missing, into caches kept between runs: helm v3.22.0 into $(go env GOPATH)/bin (built
@@ -81,7 +82,12 @@ for values in default "$chart"/ci/*-values.yaml; do
   if [ "$conf_ok" = 0 ]; then echo "FAIL $name: rendered estuary-defaults.conf"; failed=$((failed + 1)); continue; fi
   checked=$((checked + 1))
 done
-# The configuration check must bite: a misspelt key given to the chart is refused.
+# The checks must bite: a misspelt value is refused by the chart's schema, a misspelt key by ConfigCheck.
+if "$helm" lint --strict "$chart" --set worker.heapMib=4096 >"$out/misspelt-value.txt" 2>&1; then
+  echo "FAIL misspelt-value: helm lint accepted worker.heapMib"; failed=$((failed + 1))
+else
+  echo "== misspelt-value: refused as it should be"; checked=$((checked + 1))
+fi
 bad=$out/misspelt-key
 mkdir -p "$bad"
 "$helm" template estuary "$chart" --set 'worker.config.estuary\.worker\.flush\.bufferSise=1m' >"$bad/rendered.yaml"
