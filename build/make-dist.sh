@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds the distribution in dist/: sbin/, conf/, jars/ (servers) and spark/ (the shaded client jar).
+# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ (the shaded client jar), mr/ and bin/
+# (the MapReduce client and the CLI, when the checkout has them), charts/ (the Helm chart), docs/, README.md,
+# VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
+# estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +20,27 @@ done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
 cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
+# The MapReduce client, when the checkout has that module.
+if [ -d client-mr ]; then
+  mkdir -p dist/mr
+  find client-mr -path '*/target/*' -name "estuary-client-mr*-$version.jar" ! -name '*-sources.jar' \
+    ! -name '*-tests.jar' ! -name 'original-*' -exec cp {} dist/mr/ \;
+fi
+if [ -d bin ]; then cp -r bin dist/; fi
+mkdir -p dist/charts
+cp -r charts/estuary dist/charts/
+mkdir -p dist/docs
+cp docs/*.md dist/docs/
+cp README.md dist/
 echo "$version" > dist/VERSION
 echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark)"
+
+# The tarball: a hard-linked copy of dist/ under its release name, so the archive unpacks into one folder.
+release="estuary-$version"
+stage="target/release"
+rm -rf "$stage"
+mkdir -p "$stage"
+cp -al dist "$stage/$release"
+tar -C "$stage" -czf "dist/$release-bin.tar.gz" "$release"
+rm -rf "$stage"
+echo "dist/$release-bin.tar.gz: $(du -h "dist/$release-bin.tar.gz" | cut -f1)"

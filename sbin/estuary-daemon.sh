@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Starts or stops one Estuary server in the background: estuary-daemon.sh (start|stop) (master|worker)
+# "run" starts it in the foreground instead (containers, systemd): the script becomes the JVM (exec), so the
+# supervisor's SIGTERM reaches the server directly; no pid file, and stdout/stderr stay the caller's.
 #
 # Reads $ESTUARY_CONF_DIR (default: <dist>/conf): estuary-env.sh, estuary-defaults.conf, log4j2.xml.
 # ESTUARY_INSTANCE (default 1) tells apart several servers of one role on one machine (pid and log names).
 set -euo pipefail
 
-usage() { echo "usage: $0 (start|stop) (master|worker)" >&2; exit 2; }
+usage() { echo "usage: $0 (start|stop|run) (master|worker)" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 action=$1
 role=$2
@@ -28,20 +30,29 @@ mkdir -p "$ESTUARY_LOG_DIR" "$ESTUARY_PID_DIR"
 
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
+# The server's command line, in the array "cmd".
+java_command() {
+  local JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java mem
+  if [ "$role" = master ]; then mem=${ESTUARY_MASTER_MEMORY:-1g}; else mem=${ESTUARY_WORKER_MEMORY:-1g}; fi
+  cmd=("$JAVA" -Xmx"$mem" -XX:+UseG1GC -Dlog.estuary.file="$logfile")
+  if [ "$role" = worker ]; then cmd+=(-XX:MaxDirectMemorySize="${ESTUARY_WORKER_OFFHEAP_MEMORY:-2g}"); fi
+  if [ -f "$ESTUARY_CONF_DIR/log4j2.xml" ]; then cmd+=(-Dlog4j2.configurationFile="$ESTUARY_CONF_DIR/log4j2.xml"); fi
+  # shellcheck disable=SC2206
+  cmd+=(${ESTUARY_JAVA_OPTS:-} -cp "$ESTUARY_HOME/jars/*" "$main")
+}
+
 case "$action" in
+  run)
+    java_command
+    exec "${cmd[@]}"
+    ;;
   start)
     if running; then
       echo "$name is already running (pid $(cat "$pidfile"))"
       exit 0
     fi
-    JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
-    if [ "$role" = master ]; then mem=${ESTUARY_MASTER_MEMORY:-1g}; else mem=${ESTUARY_WORKER_MEMORY:-1g}; fi
-    opts=(-Xmx"$mem" -XX:+UseG1GC -Dlog.estuary.file="$logfile")
-    if [ "$role" = worker ]; then opts+=(-XX:MaxDirectMemorySize="${ESTUARY_WORKER_OFFHEAP_MEMORY:-2g}"); fi
-    if [ -f "$ESTUARY_CONF_DIR/log4j2.xml" ]; then opts+=(-Dlog4j2.configurationFile="$ESTUARY_CONF_DIR/log4j2.xml"); fi
-    # shellcheck disable=SC2086
-    nohup "$JAVA" "${opts[@]}" ${ESTUARY_JAVA_OPTS:-} -cp "$ESTUARY_HOME/jars/*" "$main" \
-      >>"$ESTUARY_LOG_DIR/$name.out" 2>&1 </dev/null &
+    java_command
+    nohup "${cmd[@]}" >>"$ESTUARY_LOG_DIR/$name.out" 2>&1 </dev/null &
     echo $! >"$pidfile"
     sleep 1
     if ! running; then
