@@ -1,12 +1,13 @@
 package io.estuary.common;
 
 /**
- * Version of the protocol; peers refuse control requests of a version they do not speak, and say so. Pushes carry no
- * version of their own: a client registers its shuffle (a control request) before it pushes, so a version mismatch
- * is refused there. Raised with every change to a frame's layout (3: push headers carry a flags byte).
+ * Version of the protocol. Every connection starts with a handshake exchanging versions (network's
+ * {@code Handshake}), so peers that do not speak each other's version part at connect, on every port, with a
+ * message naming both; control requests carry the version too. Raised with every change to a frame's layout (3: push
+ * headers carry a flags byte; 4: the connection handshake).
  */
 public final class ProtocolVersion {
   private ProtocolVersion() {}
 
-  public static final int CURRENT = 3;
+  public static final int CURRENT = 4;
 }

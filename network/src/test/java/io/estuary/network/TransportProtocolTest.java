@@ -2,6 +2,7 @@ package io.estuary.network;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.Empty;
@@ -10,6 +11,7 @@ import io.estuary.common.protocol.Request;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.protocol.Handshake;
 import io.estuary.network.protocol.MessageType;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.ControlRpcHandler;
@@ -73,9 +75,11 @@ class TransportProtocolTest {
   private static String sendRaw(byte[] bytes) throws IOException {
     try (Socket s = new Socket("127.0.0.1", server.port())) {
       s.setSoTimeout(10_000);
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      hello(s, in, ProtocolVersion.CURRENT);
+      assertEquals(1, in.readByte(), "the server accepts its own version");
       s.getOutputStream().write(bytes);
       s.getOutputStream().flush();
-      DataInputStream in = new DataInputStream(s.getInputStream());
       int len = in.readInt();
       assertEquals(MessageType.RPC_FAILURE.id(), in.readByte(), "the server answers with a failure frame");
       assertEquals(-1L, in.readLong(), "the failure concerns the whole connection");
@@ -86,6 +90,65 @@ class TransportProtocolTest {
       assertThrows(EOFException.class, in::readByte, "the server closes the connection");
       return new String(msg, StandardCharsets.UTF_8);
     }
+  }
+
+  /** Sends the handshake's hello and reads the answer up to its accepted/refused byte. */
+  private static void hello(Socket s, DataInputStream in, int version) throws IOException {
+    DataOutputStream out = new DataOutputStream(s.getOutputStream());
+    out.writeInt(Handshake.MAGIC);
+    out.writeInt(version);
+    out.flush();
+    assertEquals(Handshake.MAGIC, in.readInt());
+    assertEquals(ProtocolVersion.CURRENT, in.readInt(), "the server names its version");
+  }
+
+  @Test
+  void aClientOfAnotherVersionIsRefusedAtConnectNamingBothVersions() throws Exception {
+    for (int other : new int[] {ProtocolVersion.CURRENT - 1, ProtocolVersion.CURRENT + 1}) {
+      try (TransportClientFactory f = new TransportClientFactory(CONF, "other-client", other)) {
+        RemoteException e = assertThrows(RemoteException.class, () -> f.client("127.0.0.1", server.port()));
+        assertEquals(io.estuary.common.status.StatusCode.VERSION_MISMATCH, e.status(), e.getMessage());
+        assertTrue(e.getMessage().contains("speaks Estuary protocol " + other)
+            && e.getMessage().contains("speaks protocol " + ProtocolVersion.CURRENT), e.getMessage());
+        assertFalse(e.status().isRetryable());
+      }
+    }
+    assertEquals("still served", echo("still served"));
+  }
+
+  @Test
+  void aServerOfAnotherVersionIsRefusedAtConnectNamingBothVersions() throws Exception {
+    int other = ProtocolVersion.CURRENT + 1;
+    try (TransportServer newer = new TransportServer(CONF, "newer-server", "127.0.0.1", 0, new Echo(),
+        io.estuary.network.server.TransportObserver.NONE, other)) {
+      RemoteException e = assertThrows(RemoteException.class, () -> clients.client("127.0.0.1", newer.port()));
+      assertEquals(io.estuary.common.status.StatusCode.VERSION_MISMATCH, e.status(), e.getMessage());
+      assertTrue(e.getMessage().contains("speaks Estuary protocol " + ProtocolVersion.CURRENT)
+          && e.getMessage().contains("speaks protocol " + other), e.getMessage());
+    }
+  }
+
+  @Test
+  void aRawRefusalNamesTheServersVersionAndCloses() throws Exception {
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      hello(s, in, 99);
+      assertEquals(0, in.readByte(), "refused");
+      assertThrows(EOFException.class, in::readByte, "the server closes the connection");
+    }
+  }
+
+  @Test
+  void aClientWithoutTheHandshakeIsClosedUnanswered() throws Exception {
+    // A client of a release before the handshake starts with a frame (here a well-formed RPC request).
+    try (Socket s = new Socket("127.0.0.1", server.port())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(frame(1 + 8 + 4, MessageType.RPC_REQUEST.id(), new byte[12]));
+      s.getOutputStream().flush();
+      assertEquals(-1, s.getInputStream().read(), "closed without an answer an old client would misread");
+    }
+    assertEquals("still served", echo("still served"));
   }
 
   private static byte[] frame(int length, int type, byte[] rest) throws IOException {

@@ -38,7 +38,12 @@ public enum StatusCode {
    * Push acknowledged, but the application (or its user) pushes faster than its share of the worker: wait a
    * little before the next pushes, longer while it lasts.
    */
-  CONGESTED(14, true);
+  CONGESTED(14, true),
+  /**
+   * Client and server speak different protocol versions, found by the handshake at connect, before any request:
+   * fail at once; the message names both versions. Set by the client, never sent.
+   */
+  VERSION_MISMATCH(15, false);
 
   private static final StatusCode[] BY_ID = new StatusCode[16];
 

@@ -1,5 +1,6 @@
 package io.estuary.network.client;
 
+import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.network.NettyUtils;
@@ -27,10 +28,17 @@ public final class TransportClientFactory implements Closeable {
   private final long maxFrameSize;
   private final long timeoutMs;
   private final int connectTimeoutMs;
+  private final int protocolVersion;
   private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
   private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
   public TransportClientFactory(EstuaryConf conf, String name) {
+    this(conf, name, ProtocolVersion.CURRENT);
+  }
+
+  /** A factory whose connections claim {@code protocolVersion}: tests use it to play a client of another release. */
+  public TransportClientFactory(EstuaryConf conf, String name, int protocolVersion) {
+    this.protocolVersion = protocolVersion;
     this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
     this.allocator = NettyUtils.allocator();
     this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
@@ -61,6 +69,7 @@ public final class TransportClientFactory implements Closeable {
   private TransportClient connect(String host, int port) throws RemoteException {
     String remote = host + ":" + port;
     ResponseHandler handler = new ResponseHandler(remote);
+    ClientHandshake handshake = new ClientHandshake(remote, protocolVersion);
     Bootstrap b = new Bootstrap()
         .group(loops)
         .channel(NettyUtils.clientChannelClass())
@@ -73,6 +82,7 @@ public final class TransportClientFactory implements Closeable {
           @Override
           protected void initChannel(Channel ch) {
             ch.pipeline()
+                .addLast("handshake", handshake)
                 .addLast("encoder", MessageEncoder.INSTANCE)
                 .addLast("decoder", new FrameDecoder(maxFrameSize))
                 .addLast("handler", handler);
@@ -87,6 +97,17 @@ public final class TransportClientFactory implements Closeable {
       throw RemoteException.noAnswer("cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
     }
     Channel ch = f.channel();
+    // The first bytes each way are the versions: nothing is sent before both sides know they understand each other.
+    if (!handshake.done().awaitUninterruptibly(timeoutMs, TimeUnit.MILLISECONDS)) {
+      ch.close();
+      throw RemoteException.noAnswer(remote + " did not answer the protocol handshake within " + timeoutMs + " ms",
+          null);
+    }
+    if (!handshake.done().isSuccess()) {
+      ch.close();
+      Throwable why = handshake.done().cause();
+      throw why instanceof RemoteException ? (RemoteException) why : new RemoteException(why.getMessage(), why);
+    }
     return new TransportClient(ch, handler, timeoutMs, remote);
   }
 

@@ -1,5 +1,6 @@
 package io.estuary.network.server;
 
+import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.util.EstuaryException;
@@ -45,6 +46,12 @@ public final class TransportServer implements Closeable {
   /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
   public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler,
       TransportObserver observer) {
+    this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
+  }
+
+  /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
+  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler,
+      TransportObserver observer, int protocolVersion) {
     this.name = name;
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
     int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
@@ -65,6 +72,9 @@ public final class TransportServer implements Closeable {
           @Override
           protected void initChannel(SocketChannel ch) {
             initPipeline(ch.pipeline(), maxFrame, maxHeaderString, name, handler, observer, connections, idleMs);
+            // Before the decoder: the versions are exchanged before any frame (after the idle timer, which must
+            // also close a connection that never says hello).
+            ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, protocolVersion));
           }
         });
     InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
@@ -80,8 +90,8 @@ public final class TransportServer implements Closeable {
   }
 
   /**
-   * Installs a server connection's handlers: the encoder, the frame decoder and the handler that passes requests
-   * to {@code handler}. Public so tests can drive a handler through the real pipeline on an {@code EmbeddedChannel}.
+   * Installs a server connection's handlers after the handshake: the encoder, the frame decoder and the handler
+   * that passes requests to {@code handler}. Public so tests can drive a handler through the real pipeline on an {@code EmbeddedChannel}.
    */
   public static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, String serverName, RpcHandler handler,
       TransportObserver observer) {
