@@ -315,8 +315,10 @@ public final class EstuaryCli {
     if (versions.size() <= 1) return;
     List<String> parts = new ArrayList<>();
     for (Map.Entry<String, List<String>> e : versions.entrySet()) {
-      parts.add(e.getKey() + " on " + e.getValue().size() + " node" + (e.getValue().size() == 1 ? "" : "s")
-          + " (" + String.join(", ", e.getValue()) + ")");
+      List<String> nodes = e.getValue();
+      String named = String.join(", ", nodes.subList(0, Math.min(nodes.size(), 4)))
+          + (nodes.size() > 4 ? " and " + (nodes.size() - 4) + " more" : ""); // thousands of workers: a sample
+      parts.add(e.getKey() + " on " + nodes.size() + " node" + (nodes.size() == 1 ? "" : "s") + " (" + named + ")");
     }
     to.println("WARNING: nodes run different versions: " + String.join("; ", parts));
   }
