@@ -104,6 +104,23 @@ class OperationsTest {
     }
   }
 
+  /** Masters and workers report their version in /api/status and as estuary_build_info; an override wins. */
+  @Test
+  void everyServerReportsItsVersion() throws Exception {
+    String built = io.estuary.common.BuildVersion.built();
+    assertNotEquals("unknown", built, "estuary-version.properties is filtered by Maven");
+    for (int i = 0; i < 3; i++) {
+      int port = cluster.master(i).httpPort();
+      assertEquals(built, obj(get(port, "/api/status")).get("version"));
+      assertTrue(get(port, "/metrics").contains("estuary_build_info{server=\"master\",version=\"" + built + "\",} 1.0"));
+    }
+    Worker next = upgraded.workers().get(0);
+    assertEquals(NEXT_VERSION, obj(get(next.httpPort(), "/api/status")).get("version"));
+    assertTrue(get(next.httpPort(), "/metrics")
+        .contains("estuary_build_info{server=\"worker\",version=\"" + NEXT_VERSION + "\",} 1.0"));
+    assertEquals(built, obj(get(cluster.workers().get(0).httpPort(), "/api/status")).get("version"));
+  }
+
   @Test
   void cliDrivesEveryAdminCall() throws Exception {
     String app = "cli-app";
