@@ -219,8 +219,9 @@ public final class EstuaryCli {
     // Wait (bounded) until the masters say so, so that the next command finds the new leader.
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
-      String leader = MasterHttp.leader(masters.statuses());
-      Map<String, Object> s = leader == null ? null : masters.statuses().get(leader);
+      Map<String, Map<String, Object>> st = masters.freshStatuses();
+      String leader = MasterHttp.leader(st);
+      Map<String, Object> s = leader == null ? null : st.get(leader);
       if (s != null && to.equals(s.get("id"))) break;
       try {
         Thread.sleep(100);

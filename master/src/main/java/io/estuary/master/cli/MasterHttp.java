@@ -33,6 +33,7 @@ final class MasterHttp {
 
   private final List<String> endpoints;
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  private Map<String, Map<String, Object>> statuses;
 
   MasterHttp(List<String> endpoints) {
     this.endpoints = endpoints;
@@ -68,8 +69,17 @@ final class MasterHttp {
     }
   }
 
-  /** GET /api/status of every master, by endpoint; null for those that do not answer. */
+  /**
+   * GET /api/status of every master, by endpoint; null for those that do not answer. Asked once per command (a
+   * status lists every worker, which is much with thousands); {@link #freshStatuses()} asks again.
+   */
   Map<String, Map<String, Object>> statuses() {
+    if (statuses == null) statuses = freshStatuses();
+    return statuses;
+  }
+
+  /** As {@link #statuses()}, asked now (leadership may have moved). */
+  Map<String, Map<String, Object>> freshStatuses() {
     Map<String, Map<String, Object>> out = new LinkedHashMap<>();
     for (String e : endpoints) {
       Map<String, Object> s = null;
@@ -81,6 +91,7 @@ final class MasterHttp {
       }
       out.put(e, s);
     }
+    statuses = out;
     return out;
   }
 
@@ -108,8 +119,8 @@ final class MasterHttp {
   Object write(String path) throws CliException {
     long deadline = System.currentTimeMillis() + LEADER_WAIT_MS;
     String last = null;
-    while (true) {
-      Map<String, Map<String, Object>> st = statuses();
+    for (boolean first = true; ; first = false) {
+      Map<String, Map<String, Object>> st = first ? statuses() : freshStatuses();
       if (st.values().stream().allMatch(s -> s == null)) throw unreachable();
       String leader = leader(st);
       if (leader != null) {
