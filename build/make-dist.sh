@@ -12,7 +12,7 @@ scala=2.12
 
 mvn -B -q -DskipTests "$@" install
 rm -rf dist
-mkdir -p dist/jars dist/spark dist/conf dist/sbin
+mkdir -p dist/jars dist/spark dist/conf dist/sbin dist/bin
 for m in master worker; do
   mvn -B -q -pl "$m" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/dist/jars"
   cp "$m/target/estuary-$m-$version.jar" dist/jars/
@@ -31,6 +31,10 @@ mkdir -p dist/charts
 cp -r charts/estuary dist/charts/
 mkdir -p dist/docs
 cp docs/*.md dist/docs/
+# The Grafana dashboard, in the docs and inside the chart (for a dashboard ConfigMap or an import by hand).
+cp -r docs/grafana dist/docs/
+mkdir -p dist/charts/estuary/dashboards
+cp docs/grafana/*.json dist/charts/estuary/dashboards/
 cp README.md dist/
 echo "$version" > dist/VERSION
 echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark)"

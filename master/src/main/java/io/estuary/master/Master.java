@@ -54,6 +54,7 @@ public final class Master implements Closeable {
   private final String id;
   private final MasterMetrics metrics;
   private final MasterAdminEndpoint admin;
+  private final String version;
 
   public Master(EstuaryConf conf) throws IOException {
     this(conf, () -> {
@@ -64,6 +65,7 @@ public final class Master implements Closeable {
 
   /** {@code onFatal} runs when the master cannot go on (its Raft server stopped); by default the process exits. */
   public Master(EstuaryConf conf, Runnable onFatal) throws IOException {
+    this.version = io.estuary.common.BuildVersion.of(conf);
     this.nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
     this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
     this.metrics = new MasterMetrics(this);
@@ -106,6 +108,13 @@ public final class Master implements Closeable {
     this.checker = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-liveness"));
     long every = conf.get(MasterConfig.LIVENESS_CHECK_INTERVAL);
     checker.scheduleWithFixedDelay(this::checkLiveness, every, every, TimeUnit.MILLISECONDS);
+    LOG.info("Estuary master {}version {} serving on {} (rpc), {}:{} (http)", id.isEmpty() ? "" : id + " ", version,
+        endpoint(), host, admin.port());
+  }
+
+  /** The release this master reports (built, or overridden by estuary.version.override / ESTUARY_VERSION). */
+  public String version() {
+    return version;
   }
 
   public int port() {

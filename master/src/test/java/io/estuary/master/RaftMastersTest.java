@@ -253,7 +253,7 @@ class RaftMastersTest {
     assertTrue(http("GET", masters[follower].httpPort(), "/metrics").contains("estuary_master_is_leader 0.0"));
 
     assertTrue(http("POST", masters[follower].httpPort(), "/api/leadership/transfer?to=m" + follower)
-        .startsWith("409 "), "only the leader can hand over");
+        .startsWith("421 "), "only the leader can hand over");
     String moved = http("POST", masters[leader].httpPort(), "/api/leadership/transfer?to=m" + follower);
     assertTrue(moved.startsWith("200 "), moved);
     await("m" + follower + " leads", () -> masters[follower].isLeader());
@@ -269,10 +269,10 @@ class RaftMastersTest {
     }
     byte[] st = state(follower);
     await("the exclusion reaches every master", () -> Arrays.equals(st, state(leader)));
-    assertTrue(http("GET", masters[leader].httpPort(), "/api/status").contains("\"state\":\"WORKER_EXCLUDED\""));
+    assertTrue(http("GET", masters[leader].httpPort(), "/api/status").contains("\"state\":\"EXCLUDED\""));
     assertTrue(http("GET", masters[follower].httpPort(), "/metrics")
         .contains("estuary_master_workers{state=\"excluded\",} 1.0"));
-    assertTrue(http("POST", masters[follower].httpPort(), "/api/workers/decommission?id=nope").startsWith("409 "));
+    assertTrue(http("POST", masters[follower].httpPort(), "/api/workers/decommission?id=nope").startsWith("404 "));
   }
 
   @Test

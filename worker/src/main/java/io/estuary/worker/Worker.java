@@ -63,8 +63,10 @@ public final class Worker implements Closeable {
   private final Object stopLock = new Object();
   private boolean stopped;
   private final WorkerAdmin admin;
+  private final String version;
 
   public Worker(EstuaryConf conf) {
+    this.version = io.estuary.common.BuildVersion.of(conf);
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
     if (conf.get(WorkerConfig.CHUNK_SIZE) + 1024 > maxFrame) {
@@ -99,7 +101,7 @@ public final class Worker implements Closeable {
       throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
           + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
     }
-    this.admin = new WorkerAdmin(conf, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams);
+    this.admin = new WorkerAdmin(conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams);
     this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
     this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory());
     TransportServer rpc = null;
@@ -140,6 +142,8 @@ public final class Worker implements Closeable {
         conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000));
     storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
     heartbeater.start();
+    LOG.info("Estuary worker version {} serving on {}:{} (rpc), {} (push), {} (fetch), {} (http)", version, host,
+        address.getRpcPort(), address.getPushPort(), address.getFetchPort(), admin.httpPort());
   }
 
   public WorkerAddress address() {
@@ -147,7 +151,12 @@ public final class Worker implements Closeable {
   }
 
   public WorkerInfo info() {
-    return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).build();
+    return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).setVersion(version).build();
+  }
+
+  /** The release this worker reports (built, or overridden by estuary.version.override / ESTUARY_VERSION). */
+  public String version() {
+    return version;
   }
 
   /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */

@@ -56,6 +56,14 @@ public final class NetworkConfig {
               + "pause between a reader's chunk fetches (a worker drops streams unused for 10 minutes anyway).")
           .build();
 
+  public static final ConfigEntry<String> VERSION_OVERRIDE =
+      ConfigEntry.builder("estuary.version.override", ConfigType.STRING)
+          .defaultValue("")
+          .doc("The version a master or worker reports (admin API, estuary_build_info metric, start-up log, "
+              + "registration with the master) instead of the one it was built as; the environment variable "
+              + "ESTUARY_VERSION does the same when this is empty. For rehearsing a rolling upgrade with one build.")
+          .build();
+
   public static final ConfigEntry<Boolean> HALT_ON_FATAL_ERROR =
       ConfigEntry.builder("estuary.network.server.haltOnFatalError", ConfigType.BOOLEAN)
           .defaultValue("true")

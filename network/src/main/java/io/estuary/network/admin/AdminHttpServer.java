@@ -44,13 +44,19 @@ public final class AdminHttpServer implements Closeable {
       return exchange.getRequestURI().getPath();
     }
 
-    /** The raw value of query parameter {@code name}, or null. */
+    /** The value of query parameter {@code name}, percent-decoded, or null. */
     public String query(String name) {
-      String q = exchange.getRequestURI().getQuery();
+      String q = exchange.getRequestURI().getRawQuery();
       if (q == null) return null;
       for (String kv : q.split("&")) {
         int i = kv.indexOf('=');
-        if (i > 0 && kv.substring(0, i).equals(name)) return kv.substring(i + 1);
+        if (i > 0 && kv.substring(0, i).equals(name)) {
+          try {
+            return java.net.URLDecoder.decode(kv.substring(i + 1), "UTF-8");
+          } catch (java.io.UnsupportedEncodingException | IllegalArgumentException e) {
+            return kv.substring(i + 1); // UTF-8 always exists; a malformed escape is taken as it stands
+          }
+        }
       }
       return null;
     }

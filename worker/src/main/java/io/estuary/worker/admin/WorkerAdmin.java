@@ -46,14 +46,18 @@ public final class WorkerAdmin implements Closeable {
   private final IntSupplier openStreams;
   private final StallDetector stalls;
   private final WorkerMetrics metrics;
+  private final String version;
   private volatile AdminHttpServer http;
 
-  public WorkerAdmin(EstuaryConf conf, StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams) {
+  /** {@code version}: the release this worker reports ({@link io.estuary.common.BuildVersion#of}). */
+  public WorkerAdmin(EstuaryConf conf, String version, StorageManager storage, IntSupplier activeShuffles,
+      IntSupplier openStreams) {
+    this.version = version;
     this.storage = storage;
     this.activeShuffles = activeShuffles;
     this.openStreams = openStreams;
     this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT));
-    this.metrics = new WorkerMetrics(storage, activeShuffles, openStreams, stalls);
+    this.metrics = new WorkerMetrics(version, storage, activeShuffles, openStreams, stalls);
   }
 
   public WorkerMetrics metrics() {
@@ -111,8 +115,7 @@ public final class WorkerAdmin implements Closeable {
       s.put("address", map("host", a.getHost(), "rpcPort", a.getRpcPort(), "pushPort", a.getPushPort(),
           "fetchPort", a.getFetchPort(), "httpPort", httpPort()));
     }
-    String version = WorkerAdmin.class.getPackage().getImplementationVersion();
-    s.put("version", version == null ? "dev" : version);
+    s.put("version", version);
     s.put("protocolVersion", ProtocolVersion.CURRENT);
     s.put("state", state);
     List<String> stalled = stalls.stalled();

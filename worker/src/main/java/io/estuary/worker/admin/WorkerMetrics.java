@@ -3,6 +3,7 @@ package io.estuary.worker.admin;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
+import io.estuary.network.admin.BuildInfo;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.StorageManager;
@@ -48,8 +49,9 @@ public final class WorkerMetrics {
    * @param activeShuffles how many shuffles this worker holds slots of
    * @param openStreams how many fetch streams are open
    */
-  public WorkerMetrics(StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams,
+  public WorkerMetrics(String version, StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams,
       StallDetector stalls) {
+    BuildInfo.register(registry, "worker", version);
     this.memory = storage.memory();
     pushRequests = Counter.build("estuary_worker_push_requests_total",
         "Pushes (plain and merged) received, accepted or refused; replicas count the copies they receive.")

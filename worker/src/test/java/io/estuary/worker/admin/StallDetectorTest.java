@@ -78,7 +78,7 @@ class StallDetectorTest {
     EstuaryConf conf = new EstuaryConf().set(WorkerConfig.STORAGE_DIRS, dir.toString())
         .set(WorkerConfig.HTTP_PORT, "0").set(WorkerConfig.HEALTH_STALL_TIMEOUT, TIMEOUT_MS + "ms");
     StorageManager storage = new StorageManager(conf);
-    WorkerAdmin admin = new WorkerAdmin(conf, storage, () -> 0, () -> 0);
+    WorkerAdmin admin = new WorkerAdmin(conf, "test", storage, () -> 0, () -> 0);
     CountDownLatch release = new CountDownLatch(1);
     try {
       admin.start("127.0.0.1", 0, () -> null, () -> "TEST", () -> { });

@@ -1,0 +1,185 @@
+package io.estuary.master.cli;
+
+import io.estuary.network.admin.Json;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The masters' admin APIs as the CLI sees them: a list of {@code host:httpPort}, any of which may lead. Reads go to
+ * the leader when one answers, else to any master that answers (every master serves reads from its replicated
+ * state). Changes go to the leader; when leadership moves meanwhile (421) or an election is under way, the leader
+ * is looked up again for a bounded time. Not thread-safe (one command at a time).
+ */
+final class MasterHttp {
+  /** How long changes wait for a leader to be elected. */
+  private static final long LEADER_WAIT_MS = 15_000;
+
+  /** One answer: HTTP status and parsed JSON body. */
+  record Answer(int code, Object body) {
+    String error() {
+      Object e = body instanceof Map ? ((Map<?, ?>) body).get("error") : null;
+      return e == null ? "HTTP " + code : String.valueOf(e);
+    }
+  }
+
+  private final List<String> endpoints;
+  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  private Map<String, Map<String, Object>> statuses;
+
+  MasterHttp(List<String> endpoints) {
+    this.endpoints = endpoints;
+  }
+
+  List<String> endpoints() {
+    return endpoints;
+  }
+
+  static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  /** {@code method path} on one master; throws IOException when it does not answer. */
+  Answer call(String endpoint, String method, String path) throws IOException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + endpoint + path))
+        .timeout(Duration.ofSeconds(30));
+    b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
+    try {
+      HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      Object body;
+      try {
+        body = r.body().isEmpty() ? null : Json.parse(r.body());
+      } catch (IllegalArgumentException notJson) {
+        body = Json.map("error", r.body().trim());
+      }
+      return new Answer(r.statusCode(), body);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("bad master address '" + endpoint + "': " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * GET /api/status of every master, by endpoint; null for those that do not answer. Asked once per command (a
+   * status lists every worker, which is much with thousands); {@link #freshStatuses()} asks again.
+   */
+  Map<String, Map<String, Object>> statuses() {
+    if (statuses == null) statuses = freshStatuses();
+    return statuses;
+  }
+
+  /** As {@link #statuses()}, asked now (leadership may have moved). */
+  Map<String, Map<String, Object>> freshStatuses() {
+    Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+    for (String e : endpoints) {
+      Map<String, Object> s = null;
+      try {
+        Answer a = call(e, "GET", "/api/status");
+        if (a.code() == 200 && a.body() instanceof Map) s = cast(a.body());
+      } catch (IOException ignored) {
+        // unreachable: reported as such
+      }
+      out.put(e, s);
+    }
+    statuses = out;
+    return out;
+  }
+
+  /** The endpoint of the master that leads (or the single master), or null. */
+  static String leader(Map<String, Map<String, Object>> statuses) {
+    for (Map.Entry<String, Map<String, Object>> e : statuses.entrySet()) {
+      Map<String, Object> s = e.getValue();
+      if (s != null && ("leader".equals(s.get("role")) || "single".equals(s.get("role")))) return e.getKey();
+    }
+    return null;
+  }
+
+  /** GET {@code path} from the leader, or any master that answers; a 4xx/5xx answer fails the command. */
+  Object read(String path) throws CliException {
+    Map<String, Map<String, Object>> st = statuses();
+    String leader = leader(st);
+    if (leader != null) return ok(leader, "GET", path);
+    for (Map.Entry<String, Map<String, Object>> e : st.entrySet()) {
+      if (e.getValue() != null) return ok(e.getKey(), "GET", path);
+    }
+    throw unreachable();
+  }
+
+  /** POST {@code path} to the leader, following it when it moves. */
+  Object write(String path) throws CliException {
+    long deadline = System.currentTimeMillis() + LEADER_WAIT_MS;
+    String last = null;
+    for (boolean first = true; ; first = false) {
+      Map<String, Map<String, Object>> st = first ? statuses() : freshStatuses();
+      if (st.values().stream().allMatch(s -> s == null)) throw unreachable();
+      String leader = leader(st);
+      if (leader != null) {
+        try {
+          Answer a = call(leader, "POST", path);
+          if (a.code() / 100 == 2) return a.body();
+          if (a.code() != 421) throw new CliException(CliException.FAILED, a.error());
+          last = a.error();
+        } catch (IOException e) {
+          last = "leader " + leader + " did not answer: " + e.getMessage();
+        }
+      } else {
+        last = notAmong(st);
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new CliException(CliException.UNREACHABLE, "no leader took the request in "
+            + LEADER_WAIT_MS / 1000 + " s: " + last);
+      }
+      sleep(300);
+    }
+  }
+
+  /** Why no leader is among the masters given, e.g. it leads but its HTTP address was not given. */
+  private static String notAmong(Map<String, Map<String, Object>> st) {
+    for (Map<String, Object> s : st.values()) {
+      if (s != null && s.get("leaderId") != null) {
+        return "master " + s.get("leaderId") + " (rpc " + s.get("leader") + ") leads, but its HTTP address is not "
+            + "among " + st.keySet() + "; add it with --master";
+      }
+    }
+    return "no master leads right now (election under way?)";
+  }
+
+  private Object ok(String endpoint, String method, String path) throws CliException {
+    try {
+      Answer a = call(endpoint, method, path);
+      if (a.code() / 100 != 2) throw new CliException(CliException.FAILED, a.error());
+      return a.body();
+    } catch (IOException e) {
+      throw new CliException(CliException.UNREACHABLE, "master " + endpoint + " did not answer: " + e.getMessage());
+    }
+  }
+
+  private CliException unreachable() {
+    return new CliException(CliException.UNREACHABLE, "no master answered at " + String.join(", ", endpoints)
+        + " (give the masters' HTTP addresses with --master host:port[,host:port...])");
+  }
+
+  private static void sleep(long ms) throws CliException {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException(CliException.FAILED, "interrupted");
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> cast(Object o) {
+    return (Map<String, Object>) o;
+  }
+}
