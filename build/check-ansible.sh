@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# CI proof of deploy/ansible: a rolling upgrade of a live cluster while Spark jobs run.
+#
+# 1. ansible-lint on deploy/ansible (ansible-core and ansible-lint are installed into a venv if missing);
+# 2. builds dist/ if needed; version A is this build, version B the same build repackaged as a release tarball
+#    under another version string (VERSION and the jars' estuary-version.properties rewritten);
+# 3. an inventory of 3 masters (a Raft group) and 3 workers, all on loopback (ansible_connection=local), each
+#    with its own install root, conf, log, pid and data directories and its own ports;
+# 4. install.yml + start.yml with version A (from dist/), then Spark jobs back to back in the background
+#    (io.estuary.bench.ChaosJob: a TeraSort-like sort with replication, checked by count and an order-independent
+#    checksum against the generator's), then rolling-upgrade.yml to version B (from its tarball);
+# 5. checks: every job ok (0 failed, 0 wrong), at least one job ran during the upgrade, every master and worker
+#    reports version B in GET /api/status and runs from estuary-B; prints the figures.
+#
+# Usage: build/check-ansible.sh
+# Environment: ANSIBLE_VENV (default ~/.cache/estuary/ansible-venv), CHECK_ANSIBLE_PORT_BASE (19800: master i on
+# base+10i..+2, worker i on base+30+10i..+3), CHECK_ANSIBLE_GB (0.2 GB per job), DRIVER_MEMORY (1g),
+# CHECK_ANSIBLE_KEEP=1 keeps the work directory.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+venv=${ANSIBLE_VENV:-$HOME/.cache/estuary/ansible-venv}
+port=${CHECK_ANSIBLE_PORT_BASE:-19800}
+gb=${CHECK_ANSIBLE_GB:-0.2}
+export DRIVER_MEMORY=${DRIVER_MEMORY:-1g}
+
+# --- tools ---------------------------------------------------------------------------------------------------
+if [ ! -x "$venv/bin/ansible-playbook" ] || [ ! -x "$venv/bin/ansible-lint" ]; then
+  echo "installing ansible-core and ansible-lint into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q 'ansible-core>=2.19,<2.20' 'ansible-lint>=26,<27'
+fi
+export PATH=$venv/bin:$PATH
+export ANSIBLE_CONFIG=$root/deploy/ansible/ansible.cfg
+(cd deploy/ansible && ansible-lint --nocolor -q) || { echo "ansible-lint found problems" >&2; exit 1; }
+echo "ansible-lint: clean"
+
+[ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/*.jar >/dev/null 2>&1 \
+  && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] || build/make-dist.sh
+version_a=$(cat dist/VERSION)
+version_b=$version_a-upgrade
+
+work=$(mktemp -d /tmp/estuary-ansible.XXXXXX)
+mkdir -p "$work/drivers" "$work/tmp"
+loop_pid=""
+ok=0
+
+ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; }
+cleanup() {
+  local rc=$? p pids=""
+  set +e
+  trap - EXIT INT TERM
+  touch "$work/stop"
+  [ -n "$loop_pid" ] && { pkill -9 -P "$loop_pid"; kill -9 "$loop_pid"; wait "$loop_pid"; } 2>/dev/null
+  for f in "$work"/*/pid/*.pid; do
+    [ -f "$f" ] || continue
+    p=$(cat "$f")
+    ours "$p" && kill "$p" 2>/dev/null && pids="$pids $p"
+  done
+  for _ in $(seq 1 40); do
+    local left=""
+    for p in $pids; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+    [ -z "$left" ] && break
+    sleep 0.5
+  done
+  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  if [ "$ok" -ne 1 ] || [ -n "${CHECK_ANSIBLE_KEEP:-}" ]; then
+    echo "work directory kept: $work (per host: */logs; drivers: drivers/; ansible: *.ansible.log)"
+  else
+    rm -rf "$work"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- version B: the same build repackaged under another version string -------------------------------------
+# Where a build keeps its version: dist/VERSION and estuary-version.properties in a server jar. Without such a
+# resource (an older build), the servers are told their version through estuary_version_override instead.
+stage=$work/stage/estuary-$version_b
+mkdir -p "$stage"
+(cd dist && tar --exclude='./*.tar.gz' -cf - .) | tar -C "$stage" -xf -
+echo "$version_b" > "$stage/VERSION"
+override=""
+stamped=0
+mkdir -p "$work/props"
+for jar in "$stage"/jars/estuary-*.jar; do
+  if unzip -p "$jar" estuary-version.properties > "$work/props/estuary-version.properties" 2>/dev/null \
+      && grep -q '^version=' "$work/props/estuary-version.properties"; then
+    sed -i "s/^version=.*/version=$version_b/" "$work/props/estuary-version.properties"
+    (cd "$work/props" && jar uf "$jar" estuary-version.properties)
+    stamped=$((stamped + 1))
+  fi
+done
+if [ "$stamped" -eq 0 ]; then
+  override=yes
+  echo "no jar carries estuary-version.properties: the servers are given their version by estuary_version_override"
+fi
+tar -C "$work/stage" -czf "$work/estuary-$version_b-bin.tar.gz" "estuary-$version_b"
+rm -rf "$work/stage"
+echo "version A: $version_a (dist/), version B: $version_b ($work/estuary-$version_b-bin.tar.gz)"
+
+# --- inventory: 3 masters and 3 workers on loopback -------------------------------------------------------------
+inv=$work/inventory.yml
+{
+  echo "all:"
+  echo "  vars:"
+  echo "    ansible_connection: local"
+  echo "    ansible_python_interpreter: \"{{ ansible_playbook_python }}\""
+  echo "    estuary_host: 127.0.0.1"
+  echo "    estuary_master_memory: 256m"
+  echo "    estuary_worker_memory: 384m"
+  echo "    estuary_worker_offheap_memory: 768m"
+  echo "    estuary_stop_timeout: 60"
+  echo "    estuary_ready_timeout: 90"
+  echo "    estuary_worker_conf:"
+  echo "      estuary.worker.disk.reserve: 0"
+  echo "      estuary.worker.heartbeat.interval: 1s"
+  echo "      estuary.worker.memory.maxBuffered: 256m"
+  echo "  children:"
+  for role in masters workers; do
+    echo "    estuary_$role:"
+    echo "      hosts:"
+    for i in 1 2 3; do
+      if [ "$role" = masters ]; then h=m$i; p=$((port + 10 * i)); else h=w$i; p=$((port + 30 + 10 * i)); fi
+      d=$work/$h
+      echo "        $h:"
+      echo "          estuary_instance: $i"
+      echo "          estuary_install_root: $d/install"
+      echo "          estuary_conf_dir: $d/conf"
+      echo "          estuary_log_dir: $d/logs"
+      echo "          estuary_pid_dir: $d/pid"
+      echo "          estuary_data_dir: $d/data"
+      if [ "$role" = masters ]; then
+        echo "          estuary_master_id: m$i"
+        echo "          estuary_master_port: $p"
+        echo "          estuary_master_http_port: $((p + 1))"
+        echo "          estuary_master_raft_port: $((p + 2))"
+      else
+        echo "          estuary_worker_rpc_port: $p"
+        echo "          estuary_worker_push_port: $((p + 1))"
+        echo "          estuary_worker_fetch_port: $((p + 2))"
+        echo "          estuary_worker_http_port: $((p + 3))"
+      fi
+    done
+  done
+} > "$inv"
+masters_ep=127.0.0.1:$((port + 10)),127.0.0.1:$((port + 20)),127.0.0.1:$((port + 30))
+
+playbook() { # log name, playbook, extra args
+  local name=$1 book=$2
+  shift 2
+  # The log file has a time stamp per line (where the time went).
+  if ! ANSIBLE_LOG_PATH=$work/$name.timed.log ansible-playbook -i "$inv" "deploy/ansible/$book" "$@" \
+      > "$work/$name.ansible.log" 2>&1; then
+    tail -n 60 "$work/$name.ansible.log" >&2
+    echo "$book failed; see $work/$name.ansible.log" >&2
+    return 1
+  fi
+}
+
+# --- version A up ----------------------------------------------------------------------------------------------
+t0=$(date +%s)
+playbook install install.yml -e "estuary_version=$version_a" -e "estuary_release_dir=$root/dist" \
+  ${override:+-e "estuary_version_override=$version_a"}
+playbook start start.yml
+echo "cluster up with $version_a: 3 masters, 3 workers ($(($(date +%s) - t0)) s)"
+
+# --- jobs in the background -------------------------------------------------------------------------------------
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob expect "$gb" \
+  > "$work/drivers/expected.log" 2>&1 || { cat "$work/drivers/expected.log" >&2; exit 1; }
+expected=$(sed -n 's/^EXPECTED //p' "$work/drivers/expected.log")
+[ -n "$expected" ] || { cat "$work/drivers/expected.log" >&2; exit 1; }
+echo "each job: $gb GB sorted, expected (count checksum): $expected"
+
+# One job after another until $work/stop exists; per job: "<n> <start s> <end s> RESULT ...".
+job_loop() {
+  local n=0 out line s
+  while [ ! -f "$work/stop" ]; do
+    n=$((n + 1))
+    out=$work/drivers/job-$n.log
+    s=$(date +%s)
+    # shellcheck disable=SC2086
+    SPARK_LOCAL_IP=127.0.0.1 timeout 600 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" \
+      io.estuary.bench.ChaosJob "$masters_ep" "$gb" true $expected > "$out" 2>&1 || true
+    line=$(grep '^RESULT' "$out" | tail -1 || true)
+    [ -n "$line" ] || line="RESULT failed (driver died or hung; see $out)"
+    echo "$n $s $(date +%s) $line" >> "$work/jobs.txt"
+  done
+}
+touch "$work/jobs.txt"
+job_loop &
+loop_pid=$!
+# The upgrade starts once the first job runs (its Spark context is up and it has begun shuffling).
+for _ in $(seq 1 120); do
+  grep -q JOB_START "$work/drivers/job-1.log" 2>/dev/null && break
+  sleep 0.5
+done
+grep -q JOB_START "$work/drivers/job-1.log" || { echo "the first job did not start" >&2; exit 1; }
+
+# --- the rolling upgrade ----------------------------------------------------------------------------------------
+u0=$(date +%s)
+playbook upgrade rolling-upgrade.yml -e "estuary_version=$version_b" \
+  -e "estuary_release_tarball=$work/estuary-$version_b-bin.tar.gz" ${override:+-e "estuary_version_override=$version_b"}
+u1=$(date +%s)
+touch "$work/stop"
+wait "$loop_pid" || true
+loop_pid=""
+
+# --- checks -----------------------------------------------------------------------------------------------------
+fail=0
+versions=$(python3 - "$port" "$version_b" <<'EOF'
+import json, sys, urllib.request
+port, want = int(sys.argv[1]), sys.argv[2]
+bad = 0
+for kind, first in (("master", port + 11), ("worker", port + 43)):
+    for i in range(3):
+        url = "http://127.0.0.1:%d/api/status" % (first + 10 * i)
+        try:
+            s = json.load(urllib.request.urlopen(url, timeout=10))
+            v = s.get("version", "not reported")
+        except Exception as e:
+            v = "unreachable (%s)" % e
+        print("  %s%d: %s" % (kind, i + 1, v))
+        bad += v != want
+print("NODES_OFF_VERSION %d" % bad)
+EOF
+)
+echo "versions reported after the upgrade:"
+echo "$versions" | grep -v NODES_OFF_VERSION
+off=$(echo "$versions" | sed -n 's/^NODES_OFF_VERSION //p')
+[ "$off" = 0 ] || { echo "FAIL: $off nodes do not report $version_b" >&2; fail=1; }
+for h in m1 m2 m3 w1 w2 w3; do
+  target=$(readlink "$work/$h/install/current")
+  [ "$target" = "$work/$h/install/estuary-$version_b" ] || { echo "FAIL: $h current -> $target" >&2; fail=1; }
+done
+
+jobs_total=$(wc -l < "$work/jobs.txt")
+jobs_ok=$(grep -c ' RESULT ok ' "$work/jobs.txt" || true)
+jobs_wrong=$(grep -c ' RESULT wrong ' "$work/jobs.txt" || true)
+jobs_failed=$((jobs_total - jobs_ok - jobs_wrong))
+during=$(awk -v a="$u0" -v b="$u1" '$2 <= b && $3 >= a' "$work/jobs.txt" | wc -l)
+reruns=$(grep -o 'reruns=[0-9]*' "$work/jobs.txt" | awk -F= '{ s += $2 } END { print s + 0 }')
+sed 's/^/  job /' "$work/jobs.txt"
+[ "$jobs_failed" -eq 0 ] && [ "$jobs_wrong" -eq 0 ] || { echo "FAIL: $jobs_failed failed, $jobs_wrong wrong jobs" >&2; fail=1; }
+[ "$during" -ge 1 ] || { echo "FAIL: no job ran during the upgrade" >&2; fail=1; }
+
+echo "rolling upgrade $version_a -> $version_b: nodes upgraded 6 (3 masters, 3 workers), took $((u1 - u0)) s;" \
+  "jobs during it $during (of $jobs_total run), ok $jobs_ok, failed $jobs_failed, wrong $jobs_wrong," \
+  "stage reruns $reruns"
+[ "$fail" -eq 0 ] || exit 1
+ok=1
+echo "check-ansible: OK"
