@@ -35,6 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class EstuaryAppMaster {
   private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
   private static final String RECOVERY_ENABLE = "yarn.app.mapreduce.am.job.recovery.enable";
+  private static final String REDUCE_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps";
 
   private EstuaryAppMaster() {}
 
@@ -88,5 +89,6 @@ public final class EstuaryAppMaster {
     c.set(MrJobKeys.LIFECYCLE_ADDRESS, address);
     c.set(MrJobKeys.APP_ID, appId);
     c.setBoolean(RECOVERY_ENABLE, false);
+    c.setFloat(REDUCE_SLOWSTART, 1.0f);
   }
 }

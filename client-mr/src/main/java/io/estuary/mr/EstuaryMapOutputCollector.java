@@ -12,9 +12,11 @@ import org.apache.hadoop.io.serializer.Serializer;
 import org.apache.hadoop.mapred.Counters;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.MapOutputCollector;
+import org.apache.hadoop.mapred.MapTask;
 import org.apache.hadoop.mapred.OutputCollector;
 import org.apache.hadoop.mapred.Task;
 import org.apache.hadoop.mapred.TaskAttemptID;
+import org.apache.hadoop.mapred.TaskStatus;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.TaskCounter;
 import org.slf4j.Logger;
@@ -37,6 +39,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
 
   private JobConf job;
   private Task.TaskReporter reporter;
+  private MapTask mapTask;
   private ShuffleClient client;
   private MapOutputWriter writer;
   private SegmentPusher pusher;
@@ -62,6 +65,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
   public void init(Context context) throws IOException, ClassNotFoundException {
     job = context.getJobConf();
     reporter = context.getReporter();
+    mapTask = context.getMapTask();
     TaskAttemptID attempt = context.getMapTask().getTaskID();
     partitions = job.getNumReduceTasks();
     int sortMb = job.getInt(MRJobConfig.IO_SORT_MB, MRJobConfig.DEFAULT_IO_SORT_MB);
@@ -155,8 +159,18 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
     buffer.reset();
   }
 
+  /**
+   * Pushes what is left and ends the attempt. MapReduce also flushes the collector of a map that failed (the new
+   * API's output is closed in a finally block); such an attempt must never end, or its partial output would win.
+   * Only a map whose mapper returned has entered the sort phase.
+   */
   @Override
   public void flush() throws IOException, InterruptedException {
+    if (mapTask.getPhase() != TaskStatus.Phase.SORT) {
+      LOG.warn("The map did not complete (phase {}); its output is not ended, so reducers ignore it",
+          mapTask.getPhase());
+      return;
+    }
     spill();
     long[] bytes;
     try {

@@ -32,9 +32,15 @@ final class TestJobs {
   private TestJobs() {}
 
   static JobOutput wordCount(Configuration conf, Path in, Path out, int reducers) throws Exception {
+    return wordCount(conf, in, out, reducers, TokenCounterMapper.class);
+  }
+
+  @SuppressWarnings("rawtypes")
+  static JobOutput wordCount(Configuration conf, Path in, Path out, int reducers,
+      Class<? extends Mapper> mapper) throws Exception {
     Job job = Job.getInstance(conf, "word count");
     job.setJarByClass(TestJobs.class);
-    job.setMapperClass(TokenCounterMapper.class);
+    job.setMapperClass(mapper);
     job.setCombinerClass(IntSumReducer.class);
     job.setReducerClass(IntSumReducer.class);
     job.setOutputKeyClass(Text.class);
