@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * The lifecycle manager of local mode ({@code mapreduce.framework.name=local}), where LocalJobRunner runs every
  * task inside the job client's JVM: one per JVM, started by the first task that needs it and stopped when the JVM
  * exits. Each job is one engine shuffle of it, numbered in the order jobs first touch Estuary; a job's shuffle is
- * forgotten (its data deleted) once all its reducers have read it. Thread-safe.
+ * forgotten (its data deleted) once all its reducers have read it. The first job's configuration configures it
+ * (masters and client settings) for every later job of the JVM. Thread-safe.
  */
 final class LocalLifecycles {
   private static final Logger LOG = LoggerFactory.getLogger(LocalLifecycles.class);
