@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * attempt, so an AM retry starts a fresh Estuary application) and writes its address into the job configuration:
  * both the AM's own copy and the submitted one in the staging directory, which every task container localizes.
  * Recovery of finished tasks across AM attempts is turned off, because their output belongs to the previous
- * attempt's application: a retried AM reruns every task, so no record is lost or doubled. Map-only jobs start
- * nothing.
+ * attempt's application: a retried AM reruns every task, so no record is lost or doubled. Reducers start once
+ * every map has ended (a reducer's first request waits for the shuffle's commit, which needs every map; started
+ * earlier it would only hold a container). Map-only jobs start nothing.
  */
 public final class EstuaryAppMaster {
   private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
