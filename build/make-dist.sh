@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ (the shaded client jar), mr/ and bin/
-# (the MapReduce client and the CLI, when the checkout has them), charts/ (the Helm chart), docs/, README.md,
+# Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ and mr/ (the shaded client jars), bin/
+# (the CLI), charts/ (the Helm chart), docs/, README.md,
 # VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
 # estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
@@ -12,7 +12,7 @@ scala=2.12
 
 mvn -B -q -DskipTests "$@" install
 rm -rf dist
-mkdir -p dist/jars dist/spark dist/conf dist/sbin dist/bin
+mkdir -p dist/jars dist/spark dist/mr dist/conf dist/sbin
 for m in master worker; do
   mvn -B -q -pl "$m" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/dist/jars"
   cp "$m/target/estuary-$m-$version.jar" dist/jars/
@@ -20,13 +20,8 @@ done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
 cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
-# The MapReduce client, when the checkout has that module.
-if [ -d client-mr ]; then
-  mkdir -p dist/mr
-  find client-mr -path '*/target/*' -name "estuary-client-mr*-$version.jar" ! -name '*-sources.jar' \
-    ! -name '*-tests.jar' ! -name 'original-*' -exec cp {} dist/mr/ \;
-fi
-if [ -d bin ]; then cp -r bin dist/; fi
+cp "client-mr-shaded/target/estuary-client-mr-shaded-$version.jar" dist/mr/
+cp -r bin dist/
 mkdir -p dist/charts
 cp -r charts/estuary dist/charts/
 mkdir -p dist/docs
@@ -37,7 +32,7 @@ mkdir -p dist/charts/estuary/dashboards
 cp docs/grafana/*.json dist/charts/estuary/dashboards/
 cp README.md dist/
 echo "$version" > dist/VERSION
-echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark)"
+echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark), mr/$(ls dist/mr)"
 
 # The tarball: a hard-linked copy of dist/ under its release name, so the archive unpacks into one folder.
 release="estuary-$version"

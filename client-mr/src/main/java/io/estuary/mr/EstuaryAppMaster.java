@@ -1,0 +1,95 @@
+package io.estuary.mr;
+
+import io.estuary.client.lifecycle.LifecycleManager;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.v2.app.MRAppMaster;
+import org.apache.hadoop.yarn.api.ApplicationConstants;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MapReduce ApplicationMaster with Estuary's lifecycle manager inside. Selected by configuration alone:
+ * {@code yarn.app.mapreduce.am.command-opts = -Xmx<heap> io.estuary.mr.EstuaryAppMaster} (the AM command is
+ * {@code java <command-opts> MRAppMaster}, so this class becomes the main class and MRAppMaster its argument; the
+ * heap must be given there, as whatever YARN appends after this class name is ignored).
+ *
+ * <p>Before handing over to {@link MRAppMaster}, it starts the lifecycle manager (its application id is the AM
+ * attempt, so an AM retry starts a fresh Estuary application) and writes its address into the job configuration:
+ * both the AM's own copy and the submitted one in the staging directory, which every task container localizes.
+ * Recovery of finished tasks across AM attempts is turned off, because their output belongs to the previous
+ * attempt's application: a retried AM reruns every task, so no record is lost or doubled. Reducers start once
+ * every map has ended (a reducer's first request waits for the shuffle's commit, which needs every map; started
+ * earlier it would only hold a container). Map-only jobs start nothing.
+ */
+public final class EstuaryAppMaster {
+  private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
+  private static final String RECOVERY_ENABLE = "yarn.app.mapreduce.am.job.recovery.enable";
+  private static final String REDUCE_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps";
+
+  private EstuaryAppMaster() {}
+
+  public static void main(String[] args) throws Exception {
+    String container = System.getenv(ApplicationConstants.Environment.CONTAINER_ID.name());
+    JobConf conf = new JobConf(new YarnConfiguration());
+    conf.addResource(new Path(MRJobConfig.JOB_CONF_FILE));
+    if (container != null && conf.getNumReduceTasks() > 0) {
+      String appId = ContainerId.fromString(container).getApplicationAttemptId().toString();
+      String host = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
+      if (host == null) host = InetAddress.getLocalHost().getCanonicalHostName();
+      LifecycleManager lifecycle = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(conf), host);
+      Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
+      String address = host + ":" + lifecycle.port();
+      announce(conf, appId, address);
+      LOG.info("Estuary lifecycle manager of {} at {}", appId, address);
+    }
+    MRAppMaster.main(new String[0]);
+  }
+
+  /** Writes the lifecycle's address into the AM's job.xml and the submitted one the tasks localize. */
+  private static void announce(JobConf conf, String appId, String address) throws IOException {
+    java.nio.file.Path local = Paths.get(MRJobConfig.JOB_CONF_FILE);
+    Configuration mine = new Configuration(false);
+    try (InputStream in = Files.newInputStream(local)) {
+      mine.addResource(in);
+      mine.size(); // parse now, while the stream is open
+    }
+    set(mine, appId, address);
+    // The local job.xml is a link into the node manager's cache: replace the link, never write through it.
+    java.nio.file.Path fresh = Paths.get(MRJobConfig.JOB_CONF_FILE + ".estuary");
+    try (OutputStream out = Files.newOutputStream(fresh)) {
+      mine.writeXml(out);
+    }
+    Files.move(fresh, local, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+
+    Path submitted = new Path(conf.get(MRJobConfig.MAPREDUCE_JOB_DIR), MRJobConfig.JOB_CONF_FILE);
+    FileSystem fs = submitted.getFileSystem(conf);
+    Configuration theirs = new Configuration(false);
+    try (InputStream in = fs.open(submitted)) {
+      theirs.addResource(in);
+      theirs.size();
+    }
+    set(theirs, appId, address);
+    try (OutputStream out = fs.create(submitted, true)) {
+      theirs.writeXml(out);
+    }
+  }
+
+  private static void set(Configuration c, String appId, String address) {
+    c.set(MrJobKeys.LIFECYCLE_ADDRESS, address);
+    c.set(MrJobKeys.APP_ID, appId);
+    c.setBoolean(RECOVERY_ENABLE, false);
+    c.setFloat(REDUCE_SLOWSTART, 1.0f);
+  }
+}

@@ -1,0 +1,163 @@
+package io.estuary.mr;
+
+import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleSpec;
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.read.ShuffleDataLostException;
+import io.estuary.network.client.RemoteException;
+import io.netty.buffer.ByteBuf;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import org.apache.hadoop.mapred.IFileOutputStream;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.RawKeyValueIterator;
+import org.apache.hadoop.mapred.ShuffleConsumerPlugin;
+import org.apache.hadoop.mapred.TaskStatus;
+import org.apache.hadoop.mapreduce.TaskAttemptID;
+import org.apache.hadoop.mapreduce.TaskID;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.task.reduce.ExceptionReporter;
+import org.apache.hadoop.mapreduce.task.reduce.MapHost;
+import org.apache.hadoop.mapreduce.task.reduce.MapOutput;
+import org.apache.hadoop.mapreduce.task.reduce.MergeManagerImpl;
+import org.apache.hadoop.mapreduce.task.reduce.ShuffleClientMetrics;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * MapReduce's shuffle for a reducer reading from Estuary
+ * ({@code mapreduce.job.reduce.shuffle.consumer.plugin.class=io.estuary.mr.EstuaryShuffleConsumer}). It reads the
+ * reducer's partition (the batches of each map's first attempt to end, checked against what the maps reported) and
+ * hands every batch, a sorted run, to MapReduce's own merge manager: it holds runs in memory within
+ * {@code mapreduce.reduce.shuffle.input.buffer.percent} of the heap, merges them to local disk when that fills, and
+ * returns the merged records sorted by the job's sort comparator (the reducer groups them with the grouping
+ * comparator, as always). Counters are the native ones: shuffled maps, reduce shuffle bytes (bytes fetched), merged
+ * map outputs, spilled records.
+ *
+ * <p>When the partition cannot be read (every copy of some data lost, or the counts do not add up) the lifecycle
+ * manager is told and the reduce attempt fails. Used by one reduce task's thread (merges run on the merge
+ * manager's threads and report errors through {@link #reportException}).
+ */
+public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, ExceptionReporter {
+  private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleConsumer.class);
+  /** IFile's end of records: a key length and a value length of -1, one byte each as variable-length ints. */
+  private static final byte[] EOF_MARKER = {(byte) 0xff, (byte) 0xff};
+
+  private Context<K, V> context;
+  private volatile Throwable mergeError;
+
+  @Override
+  public void init(Context<K, V> context) {
+    this.context = context;
+  }
+
+  @Override
+  public RawKeyValueIterator run() throws IOException, InterruptedException {
+    JobConf job = context.getJobConf();
+    TaskAttemptID reduceId = context.getReduceId();
+    ShuffleSpec spec = JobShuffleSpecs.of(job, reduceId.getJobID());
+    int partition = reduceId.getTaskID().getId();
+    // Runs are held uncompressed, so the merge manager gets no codec.
+    MergeManagerImpl<K, V> merger = new MergeManagerImpl<>(reduceId, job, context.getLocalFS(),
+        context.getLocalDirAllocator(), context.getReporter(), null, context.getCombinerClass(),
+        context.getCombineCollector(), context.getSpilledRecordsCounter(), context.getReduceCombineInputCounter(),
+        context.getMergedMapOutputsCounter(), this, context.getMergePhase(), context.getMapOutputFile());
+    ShuffleClientMetrics metrics = ShuffleClientMetrics.create(reduceId, job);
+    MapHost host = new MapHost("estuary", "estuary");
+    ShuffleClient client = SharedShuffleClient.acquire(job);
+    long t0 = System.nanoTime();
+    long runs = 0;
+    long records = 0;
+    try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, partition, partition + 1, 0,
+        spec.numMappers)) {
+      ByteBuf batch;
+      while ((batch = reader.next()) != null) {
+        TaskAttemptID runId = new TaskAttemptID(new TaskID(reduceId.getJobID(), TaskType.MAP, (int) runs), 0);
+        addRun(merger, runId, batch, host, metrics);
+        runs++;
+        checkMerges();
+      }
+      records = reader.recordsRead();
+      context.getReduceShuffleBytes().increment(reader.bytesFetched());
+      context.getShuffledMapsCounter().increment(spec.numMappers);
+    } catch (ShuffleDataLostException e) {
+      context.getFailedShuffleCounter().increment(1);
+      reportLost(client, spec, e);
+      throw new IOException("Estuary: partition " + partition + " of " + reduceId.getJobID() + " cannot be read: "
+          + e.getMessage(), e);
+    } catch (RemoteException e) {
+      context.getFailedShuffleCounter().increment(1);
+      throw new IOException("Estuary: reading partition " + partition + " of " + reduceId.getJobID() + " failed: "
+          + e.getMessage(), e);
+    } finally {
+      SharedShuffleClient.release(client);
+    }
+    LOG.info("Read partition {} from Estuary: {} records in {} runs in {} ms", partition, records, runs,
+        (System.nanoTime() - t0) / 1_000_000);
+    if (MrJobKeys.isLocal(job) && job.get(MrJobKeys.LIFECYCLE_ADDRESS) == null) {
+      LocalLifecycles.reducerDone(reduceId.getJobID().toString(), spec.numPartitions);
+    }
+    context.getCopyPhase().complete();
+    context.getStatus().setPhase(TaskStatus.Phase.SORT);
+    RawKeyValueIterator merged;
+    try {
+      merged = merger.close();
+    } catch (Throwable t) {
+      throw new IOException("merging the map outputs failed: " + t.getMessage(), t);
+    }
+    checkMerges();
+    return merged;
+  }
+
+  /**
+   * Gives one sorted run to the merge manager, in the form a fetcher gives it: IFile records, end marker and
+   * checksum. Waits while the manager's memory is full (an in-memory merge is then freeing it).
+   */
+  private void addRun(MergeManagerImpl<K, V> merger, TaskAttemptID runId, ByteBuf batch, MapHost host,
+      ShuffleClientMetrics metrics) throws IOException, InterruptedException {
+    int length = batch.readableBytes();
+    ByteArrayOutputStream framed = new ByteArrayOutputStream(length + EOF_MARKER.length + 4);
+    IFileOutputStream checksummed = new IFileOutputStream(framed);
+    byte[] copy = new byte[length];
+    batch.getBytes(batch.readerIndex(), copy);
+    checksummed.write(copy);
+    checksummed.write(EOF_MARKER);
+    checksummed.finish();
+    long rawLength = length + EOF_MARKER.length;
+    MapOutput<K, V> out;
+    while ((out = merger.reserve(runId, rawLength, 0)) == null) merger.waitForResource();
+    try {
+      out.shuffle(host, new ByteArrayInputStream(framed.toByteArray()), framed.size(), rawLength, metrics,
+          context.getReporter());
+    } catch (IOException | RuntimeException e) {
+      out.abort();
+      throw e;
+    }
+    out.commit();
+  }
+
+  private void reportLost(ShuffleClient client, ShuffleSpec spec, ShuffleDataLostException e) {
+    LOG.warn("Partition {} of {} cannot be read: {}", context.getReduceId().getTaskID().getId(), spec,
+        e.getMessage());
+    if (e.estuaryShuffleId() < 0) return;
+    try {
+      client.reportFetchFailure(spec, e.estuaryShuffleId(), e.getMessage());
+    } catch (RemoteException | RuntimeException re) {
+      LOG.warn("Telling the lifecycle manager about lost shuffle data failed: {}", re.getMessage());
+    }
+  }
+
+  private void checkMerges() throws IOException {
+    Throwable t = mergeError;
+    if (t != null) throw new IOException("a merge of map outputs failed: " + t.getMessage(), t);
+  }
+
+  @Override
+  public void reportException(Throwable t) {
+    if (mergeError == null) mergeError = t;
+  }
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,140 @@
+package io.estuary.mr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.worker.MiniCluster;
+import java.nio.file.Files;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Every job runs under LocalJobRunner twice in this JVM, on MapReduce's own shuffle and on Estuary (a real master
+ * and two real workers on loopback, the lifecycle manager in this JVM): the outputs must match line for line (count
+ * and order-independent checksum; global order for the sort). Sort buffers and reduce memory are small, so maps
+ * spill several times and reducers merge to disk. The sort is 24 MB here to keep CI time modest (bench/ sorts more).
+ * LocalJobRunner never retries a task; failed map attempts are tested on YARN ({@link YarnClusterTest}).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LocalModeTest {
+  private MiniCluster cluster;
+  private java.nio.file.Path tmp;
+  private Configuration base;
+
+  @BeforeAll
+  void start() throws Exception {
+    cluster = new MiniCluster(2, 1, new EstuaryConf());
+    tmp = Files.createTempDirectory("estuary-mr-local");
+    base = new Configuration();
+    base.set("fs.defaultFS", "file:///");
+    base.set("mapreduce.framework.name", "local");
+    base.set("mapreduce.cluster.local.dir", tmp.resolve("local").toString());
+    base.set("mapreduce.jobtracker.staging.root.dir", tmp.resolve("staging").toString());
+    base.setInt("mapreduce.local.map.tasks.maximum", 2);
+    base.setInt("mapreduce.local.reduce.tasks.maximum", 4);
+    base.setInt("mapreduce.task.io.sort.mb", 4);
+    base.setLong("mapreduce.input.fileinputformat.split.maxsize", 4L << 20);
+    base.setLong("mapreduce.reduce.memory.totalbytes", 16L << 20);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    if (cluster != null) cluster.close();
+  }
+
+  private Configuration nativeConf() {
+    return new Configuration(base);
+  }
+
+  private Configuration estuaryConf() {
+    return withEstuary(new Configuration(base), cluster.masterEndpoint());
+  }
+
+  static Configuration withEstuary(Configuration c, String masters) {
+    c.set("mapreduce.job.map.output.collector.class", EstuaryMapOutputCollector.class.getName());
+    c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", EstuaryShuffleConsumer.class.getName());
+    c.set("estuary.master.endpoints", masters);
+    return c;
+  }
+
+  private Path path(String name) {
+    return new Path(tmp.resolve(name).toUri());
+  }
+
+  @Test
+  void wordCountWithCombiner() throws Exception {
+    Path in = path("words");
+    TestInputs.words(base, new Path(in, "words.txt"), 8L << 20);
+    JobOutput expected = TestJobs.wordCount(nativeConf(), in, path("wc-native"), 3);
+    long nativeRecords = TestJobs.lastMapOutputRecords;
+    int jobsBefore = LocalLifecycles.jobsSeen();
+    JobOutput actual = TestJobs.wordCount(estuaryConf(), in, path("wc-estuary"), 3);
+    assertEquals(expected, actual);
+    assertEquals(nativeRecords, TestJobs.lastMapOutputRecords, "map output records counter");
+    assertEquals(jobsBefore + 1, LocalLifecycles.jobsSeen(), "the job did not go through Estuary");
+  }
+
+  @Test
+  void totalOrderSort() throws Exception {
+    Path in = path("sort-in");
+    for (int i = 0; i < 3; i++) TestInputs.sortRecords(base, new Path(in, "part" + i), 8L << 20, i);
+    JobOutput expected = TestJobs.totalOrderSort(nativeConf(), in, path("sort-native"), 6);
+    JobOutput actual = TestJobs.totalOrderSort(estuaryConf(), in, path("sort-estuary"), 6);
+    assertTrue(expected.globallySorted, "native output is not sorted");
+    assertEquals(expected, actual);
+  }
+
+  @Test
+  void secondarySortWithGroupingComparator() throws Exception {
+    Path in = path("groups");
+    TestInputs.groups(base, new Path(in, "groups.txt"), 300_000);
+    JobOutput expected = TestJobs.secondarySort(nativeConf(), in, path("ss-native"));
+    assertEquals(500, expected.lines);
+    assertEquals(expected, TestJobs.secondarySort(estuaryConf(), in, path("ss-estuary")));
+  }
+
+  @Test
+  void reduceSideJoin() throws Exception {
+    Path in = path("join");
+    TestInputs.usersAndOrders(base, new Path(in, "data.txt"), 5_000, 200_000);
+    JobOutput expected = TestJobs.reduceSideJoin(nativeConf(), in, path("join-native"));
+    assertTrue(expected.lines > 150_000);
+    assertEquals(expected, TestJobs.reduceSideJoin(estuaryConf(), in, path("join-estuary")));
+  }
+
+  @Test
+  void fiveHundredReducers() throws Exception {
+    Path in = path("words-small");
+    TestInputs.words(base, new Path(in, "words.txt"), 1L << 20);
+    JobOutput expected = TestJobs.wordCount(nativeConf(), in, path("wc500-native"), 500);
+    assertEquals(expected, TestJobs.wordCount(estuaryConf(), in, path("wc500-estuary"), 500));
+  }
+
+  @Test
+  void emptyInput() throws Exception {
+    Path in = path("empty");
+    TestInputs.empty(base, new Path(in, "empty.txt"));
+    JobOutput expected = TestJobs.wordCount(nativeConf(), in, path("empty-native"), 3);
+    assertEquals(0, expected.lines);
+    assertEquals(expected, TestJobs.wordCount(estuaryConf(), in, path("empty-estuary"), 3));
+  }
+
+  @Test
+  void mapOnlyJobNeverTouchesEstuary() throws Exception {
+    Path in = path("words-maponly");
+    TestInputs.words(base, new Path(in, "words.txt"), 1L << 20);
+    JobOutput expected = TestJobs.mapOnly(nativeConf(), in, path("maponly-native"));
+    long filesBefore = cluster.dataFileCount();
+    int jobsBefore = LocalLifecycles.jobsSeen();
+    // No master listens there: the job can only succeed if it never asks for one.
+    Configuration c = withEstuary(new Configuration(base), "127.0.0.1:1");
+    assertEquals(expected, TestJobs.mapOnly(c, in, path("maponly-estuary")));
+    assertEquals(filesBefore, cluster.dataFileCount());
+    assertEquals(jobsBefore, LocalLifecycles.jobsSeen());
+  }
+}

@@ -1,0 +1,132 @@
+package io.estuary.mr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.worker.MiniCluster;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.StringTokenizer;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.IntWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Jobs on a real YARN cluster (MiniMRYarnCluster: a resource manager and a node manager in this JVM, the
+ * ApplicationMaster and every task in JVMs of their own), with the Estuary lifecycle manager inside the
+ * ApplicationMaster ({@link EstuaryAppMaster}) and a real master and workers on loopback. Outputs are compared with
+ * the same jobs on MapReduce's own shuffle under LocalJobRunner. One cluster serves all tests: it takes most of a
+ * minute to start.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class YarnClusterTest {
+  private static final String OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
+  private MiniCluster estuary;
+  private MiniMRYarnCluster yarn;
+  private java.nio.file.Path tmp;
+  private Configuration local;
+
+  @BeforeAll
+  void start() throws Exception {
+    estuary = new MiniCluster(2, 1, new EstuaryConf());
+    tmp = Files.createTempDirectory("estuary-mr-yarn");
+    Configuration conf = new YarnConfiguration();
+    conf.setInt("yarn.nodemanager.resource.memory-mb", 4096);
+    conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+    conf.setBoolean("yarn.nodemanager.pmem-check-enabled", false);
+    conf.setInt("yarn.scheduler.minimum-allocation-mb", 256);
+    yarn = new MiniMRYarnCluster("estuary-mr", 1);
+    yarn.init(conf);
+    yarn.start();
+    local = new Configuration();
+    local.set("fs.defaultFS", "file:///");
+    local.set("mapreduce.framework.name", "local");
+    local.set("mapreduce.cluster.local.dir", tmp.resolve("local").toString());
+    local.set("mapreduce.jobtracker.staging.root.dir", tmp.resolve("staging").toString());
+    local.setInt("mapreduce.local.map.tasks.maximum", 2);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    if (yarn != null) yarn.stop();
+    if (estuary != null) estuary.close();
+  }
+
+  private Configuration onYarn() {
+    Configuration c = new Configuration(yarn.getConfig());
+    LocalModeTest.withEstuary(c, estuary.masterEndpoint());
+    c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + EstuaryAppMaster.class.getName());
+    c.setInt("yarn.app.mapreduce.am.resource.mb", 512);
+    c.setInt("mapreduce.map.memory.mb", 512);
+    c.setInt("mapreduce.reduce.memory.mb", 512);
+    c.set("mapreduce.map.java.opts", "-Xmx384m " + OPENS);
+    c.set("mapreduce.reduce.java.opts", "-Xmx384m " + OPENS);
+    c.setInt("mapreduce.task.io.sort.mb", 8);
+    c.setLong("mapreduce.input.fileinputformat.split.maxsize", 2L << 20);
+    c.setBoolean("mapreduce.map.speculative", false);
+    c.setBoolean("mapreduce.reduce.speculative", false);
+    return c;
+  }
+
+  private Path path(String name) {
+    return new Path(tmp.resolve(name).toUri());
+  }
+
+  @Test
+  void wordCount() throws Exception {
+    Path in = path("words");
+    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("wc-native"), 2);
+    assertEquals(expected, TestJobs.wordCount(onYarn(), in, path("wc-yarn"), 2));
+  }
+
+  @Test
+  void totalOrderSort() throws Exception {
+    Path in = path("sort");
+    TestInputs.sortRecords(local, new Path(in, "part0"), 6L << 20, 7);
+    JobOutput expected = TestJobs.totalOrderSort(new Configuration(local), in, path("sort-native"), 3);
+    JobOutput actual = TestJobs.totalOrderSort(onYarn(), in, path("sort-yarn"), 3);
+    assertTrue(actual.globallySorted);
+    assertEquals(expected, actual);
+  }
+
+  @Test
+  void mapAttemptThatFailsOnce() throws Exception {
+    Path in = path("words-fail");
+    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("fail-native"), 2);
+    Configuration c = onYarn();
+    // Pushes go out before the failure: map 0's first attempt pushes part of its output, then dies.
+    c.setInt("mapreduce.task.io.sort.mb", 1);
+    assertEquals(expected, TestJobs.wordCount(c, in, path("fail-yarn"), 2, FailingOnceMapper.class));
+  }
+
+  /** Word count's mapper, except that the first attempt of map 0 fails after 20,000 lines. */
+  public static final class FailingOnceMapper extends Mapper<Object, Text, Text, IntWritable> {
+    private static final IntWritable ONE = new IntWritable(1);
+    private final Text word = new Text();
+    private int lines;
+
+    @Override
+    protected void map(Object key, Text value, Context context) throws IOException, InterruptedException {
+      if (++lines == 20_000 && context.getTaskAttemptID().getTaskID().getId() == 0
+          && context.getTaskAttemptID().getId() == 0) {
+        throw new IOException("the first attempt of map 0 fails on purpose");
+      }
+      StringTokenizer words = new StringTokenizer(value.toString());
+      while (words.hasMoreTokens()) {
+        word.set(words.nextToken());
+        context.write(word, ONE);
+      }
+    }
+  }
+}
