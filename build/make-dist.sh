@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the distribution in dist/: sbin/, conf/, jars/ (servers) and spark/ (the shaded client jar).
+# Builds the distribution in dist/: sbin/, conf/, jars/ (servers) and spark/ (one shaded client jar per Spark line;
+# README.md says which jar goes with which Spark).
 # Usage: build/make-dist.sh [extra maven args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
-scala=2.12
 
 mvn -B -q -DskipTests "$@" install
 rm -rf dist
@@ -16,6 +16,8 @@ for m in master worker; do
 done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
-cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
+for jar in client-spark/*-shaded*/target/estuary-client-spark-*-shaded_*-"$version".jar; do
+  cp "$jar" dist/spark/
+done
 echo "$version" > dist/VERSION
-echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark)"
+echo "dist/ ready: $(ls dist/jars | wc -l) server jars; spark/: $(ls dist/spark | tr '\n' ' ')"
