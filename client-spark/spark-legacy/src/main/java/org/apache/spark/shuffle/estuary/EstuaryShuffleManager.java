@@ -36,6 +36,9 @@ public class EstuaryShuffleManager implements ShuffleManager {
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
     this.sparkConf = sparkConf;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    if (isDriver) {
+      ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
+    }
   }
 
   public EstuaryShuffleManager(SparkConf sparkConf) {
