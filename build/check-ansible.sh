@@ -35,7 +35,7 @@ export ANSIBLE_CONFIG=$root/deploy/ansible/ansible.cfg
 (cd deploy/ansible && ansible-lint --nocolor -q) || { echo "ansible-lint found problems" >&2; exit 1; }
 echo "ansible-lint: clean"
 
-[ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/*.jar >/dev/null 2>&1 \
+[ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 \
   && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] || build/make-dist.sh
 version_a=$(cat dist/VERSION)
 version_b=$version_a-upgrade

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # Builds the distribution in dist/: sbin/, conf/, jars/ (servers), spark/ and mr/ (the shaded client jars), bin/
-# (the CLI), charts/ (the Helm chart), docs/, README.md,
-# VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
+# (the CLI), charts/ (the Helm chart), docs/, README.md, VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
 # estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
-scala=2.12
 
 mvn -B -q -DskipTests "$@" install
 rm -rf dist
@@ -19,7 +17,10 @@ for m in master worker; do
 done
 cp sbin/*.sh dist/sbin/
 cp conf/*.template dist/conf/
-cp "client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_$scala-$version.jar" dist/spark/
+# One shaded client jar per Spark line (README.md says which goes with which Spark).
+for jar in client-spark/*-shaded*/target/estuary-client-spark-*-shaded_*-"$version".jar; do
+  cp "$jar" dist/spark/
+done
 cp "client-mr-shaded/target/estuary-client-mr-shaded-$version.jar" dist/mr/
 cp -r bin dist/
 mkdir -p dist/charts
@@ -32,7 +33,7 @@ mkdir -p dist/charts/estuary/dashboards
 cp docs/grafana/*.json dist/charts/estuary/dashboards/
 cp README.md dist/
 echo "$version" > dist/VERSION
-echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/$(ls dist/spark), mr/$(ls dist/mr)"
+echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/: $(ls dist/spark | tr '\n' ' '), mr/$(ls dist/mr)"
 
 # The tarball: a hard-linked copy of dist/ under its release name, so the archive unpacks into one folder.
 release="estuary-$version"

@@ -13,4 +13,4 @@ if [ ! -s "$cpfile" ] || [ bench/pom.xml -nt "$cpfile" ] || [ "$0" -nt "$cpfile"
 fi
 opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
 # shellcheck disable=SC2086
-exec java -Xmx${DRIVER_MEMORY:-6g} $opens -cp "bench/target/classes:$(cat "$cpfile"):$(ls dist/spark/*.jar)" "$@"
+exec java -Xmx${DRIVER_MEMORY:-6g} $opens -cp "bench/target/classes:$(cat "$cpfile"):$(ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"

@@ -25,7 +25,8 @@ public final class Checksum implements Serializable {
   }
 
   public static <T> Checksum of(JavaRDD<T> rdd) {
-    long[] r = rdd.mapPartitions((Iterator<T> it) -> {
+    // mapPartitionsWithIndex: its Java signature is the same on every Spark line from 1.6 on (mapPartitions' is not).
+    long[] r = rdd.mapPartitionsWithIndex((Integer idx, Iterator<T> it) -> {
       long c = 0;
       long s = 0;
       while (it.hasNext()) {
@@ -33,7 +34,7 @@ public final class Checksum implements Serializable {
         s += hash(String.valueOf(it.next()));
       }
       return java.util.Collections.singletonList(new long[] {c, s}).iterator();
-    }).reduce((a, b) -> new long[] {a[0] + b[0], a[1] + b[1]});
+    }, false).reduce((a, b) -> new long[] {a[0] + b[0], a[1] + b[1]});
     return new Checksum(r[0], r[1]);
   }
 

@@ -22,6 +22,19 @@ final class ServerProcess {
   }
 
   /**
+   * The servers' class path: the test's own, unless {@code estuary.server.classpath.file} names a file holding one.
+   * Tests of old Spark lines need that: Spark's Netty on their class path is not the servers' Netty.
+   */
+  static String serverClassPath() throws IOException {
+    String file = System.getProperty("estuary.server.classpath.file");
+    if (file != null) {
+      return new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(file)),
+          java.nio.charset.StandardCharsets.UTF_8).trim();
+    }
+    return System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+  }
+
+  /**
    * Starts {@code mainClass} with {@code -Xmx}{@code heap} and each setting as {@code -D<setting>}; output is
    * appended to {@code log}. {@code confDir} holds no conf file, so the settings come from {@code -D} only.
    */
@@ -33,7 +46,7 @@ final class ServerProcess {
   /** As above, with extra JVM options (e.g. {@code -XX:MaxDirectMemorySize=128m}). */
   static Process start(String mainClass, String heap, List<String> jvmOptions, List<String> settings, Path log,
       Path confDir) throws IOException {
-    String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String cp = serverClassPath();
     List<String> cmd = new ArrayList<>();
     cmd.add(System.getProperty("java.home") + "/bin/java");
     cmd.add("-Xmx" + heap);

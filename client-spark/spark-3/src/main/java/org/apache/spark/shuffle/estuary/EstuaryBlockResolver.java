@@ -6,7 +6,7 @@ import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.ShuffleMergedBlockId;
 import scala.Option;
-import scala.collection.Seq;
+import scala.collection.immutable.Seq;
 
 /** Estuary's data lives on Estuary workers, never in Spark's block manager: any lookup there is a bug to report. */
 final class EstuaryBlockResolver implements ShuffleBlockResolver {
@@ -20,6 +20,7 @@ final class EstuaryBlockResolver implements ShuffleBlockResolver {
     throw notHere(blockId);
   }
 
+  // immutable.Seq: Scala 2.13's Seq; on 2.12 a subtype of the declared collection.Seq, so one source serves both.
   @Override
   public Seq<ManagedBuffer> getMergedBlockData(ShuffleMergedBlockId blockId, Option<String[]> dirs) {
     throw notHere(blockId);

@@ -39,6 +39,9 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this.sparkConf = sparkConf;
     this.isDriver = isDriver;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    if (isDriver) {
+      ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
+    }
   }
 
   public EstuaryShuffleManager(SparkConf sparkConf) {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A real spark-submit (the PySpark 3.5 distribution from PyPI, in a venv) with separate executor JVMs
+# (--master local-cluster[2,1,1024]) against a master and a worker started from this build:
+#   1. the jar given as README says (spark.driver.extraClassPath / spark.executor.extraClassPath): the job succeeds;
+#   2. the jar given only with --jars: the driver fails at start with a message naming extraClassPath, instead of
+#      executors dying with ClassNotFoundException and being relaunched without end.
+# Needs a build first (mvn verify -pl client-spark/spark-3-shaded,tests-spark/servers -am -DskipTests).
+# Usage: bench/spark-submit/run.sh   (ESTUARY_PYSPARK_VENV: where the venv is kept; created on first use)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' "$root/pom.xml" | head -1)
+jar="$root/client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_2.12-$version.jar"
+cpfile="$root/tests-spark/servers/target/server.classpath"
+venv=${ESTUARY_PYSPARK_VENV:-$HOME/.cache/estuary/pyspark-3.5.8}
+for f in "$jar" "$cpfile"; do
+  [[ -f $f ]] || { echo "missing $f: build first (see the header of this script)" >&2; exit 2; }
+done
+if [[ ! -x $venv/bin/spark-submit ]]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q pyspark==3.5.8
+fi
+export SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$venv/bin/python"
+unset SPARK_HOME
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cp=$(cat "$cpfile")
+mport=$(free_port); mhttp=$(free_port)
+mkdir -p "$work/conf"
+ESTUARY_CONF_DIR="$work/conf" java -Xmx256m -cp "$cp" -Destuary.master.host=127.0.0.1 -Destuary.master.port="$mport" \
+  -Destuary.master.http.port="$mhttp" io.estuary.master.Master > "$work/master.log" 2>&1 &
+pids+=($!)
+wr=$(free_port); wp=$(free_port); wf=$(free_port)
+ESTUARY_CONF_DIR="$work/conf" java -Xmx384m -cp "$cp" -Destuary.master.endpoints="127.0.0.1:$mport" \
+  -Destuary.worker.host=127.0.0.1 -Destuary.worker.rpc.port="$wr" -Destuary.worker.push.port="$wp" \
+  -Destuary.worker.fetch.port="$wf" -Destuary.worker.http.port=0 -Destuary.worker.storage.dirs="$work/disk" \
+  -Destuary.worker.disk.reserve=0 io.estuary.worker.Worker > "$work/worker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$mhttp/api/status" | grep -q "127.0.0.1:$wr:" && break
+  sleep 0.1
+done
+curl -sf "http://127.0.0.1:$mhttp/api/status" | grep -q "127.0.0.1:$wr:" || {
+  echo "the worker did not register; logs:"; tail -20 "$work/master.log" "$work/worker.log"; exit 1; }
+
+common=(--master 'local-cluster[2,1,1024]' --conf spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager
+  --conf spark.estuary.master.endpoints="127.0.0.1:$mport" --conf spark.ui.enabled=false)
+status=0
+
+start=$(date +%s)
+if timeout 300 "$venv/bin/spark-submit" "${common[@]}" --conf spark.driver.extraClassPath="$jar" \
+    --conf spark.executor.extraClassPath="$jar" "$here/job.py" > "$work/right.log" 2>&1 \
+    && grep -q "CHECK OK" "$work/right.log"; then
+  echo "README way (extraClassPath): job OK in $(( $(date +%s) - start )) s"
+else
+  echo "README way (extraClassPath): FAILED"; tail -40 "$work/right.log"; status=1
+fi
+
+start=$(date +%s)
+set +e
+timeout 180 "$venv/bin/spark-submit" "${common[@]}" --jars "$jar" "$here/job.py" > "$work/wrong.log" 2>&1
+rc=$?
+set -e
+took=$(( $(date +%s) - start ))
+if [[ $rc -ne 0 && $rc -ne 124 ]] && grep -q "spark.executor.extraClassPath" "$work/wrong.log"; then
+  echo "--jars only: failed fast as it should, in $took s, saying:"
+  grep -m1 -o "Estuary's shuffle manager was loaded from an application jar.*" "$work/wrong.log" | cut -c1-400
+else
+  echo "--jars only: did not fail fast with the message (exit $rc after $took s)"; tail -40 "$work/wrong.log"; status=1
+fi
+exit $status

@@ -1,0 +1,144 @@
+package org.apache.spark.shuffle.estuary;
+
+import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleSpec;
+import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.EstuaryConf;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark 1.6 and 2.4's entry point to Estuary: {@code spark.shuffle.manager=
+ * org.apache.spark.shuffle.estuary.EstuaryShuffleManager} plus {@code spark.estuary.master.endpoints}, as on newer
+ * Spark. Every shuffle goes through Estuary; it never falls back to Spark's own shuffle. Thread-safe.
+ */
+public class EstuaryShuffleManager implements ShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleManager.class);
+
+  private final SparkConf sparkConf;
+  private final EstuaryConf conf;
+  private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
+  /** Driver only: the handles of live shuffles, whose generation a loss bumps. */
+  private final Map<Integer, EstuaryShuffleHandle<?, ?, ?>> handles = new ConcurrentHashMap<>();
+  private volatile LifecycleManager lifecycle;
+  private volatile ShuffleClient client;
+
+  public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
+    this.sparkConf = sparkConf;
+    this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    if (isDriver) {
+      ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
+    }
+  }
+
+  public EstuaryShuffleManager(SparkConf sparkConf) {
+    this(sparkConf, false);
+  }
+
+  private LifecycleManager lifecycle() {
+    LifecycleManager lm = lifecycle;
+    if (lm == null) {
+      synchronized (this) {
+        if (lifecycle == null) {
+          String host = sparkConf.get("spark.driver.host", "localhost");
+          LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
+          // Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation.
+          created.onShuffleLost(shuffleId -> {
+            EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
+            if (h != null) h.nextGeneration();
+            SparkLine.forgetMapOutputs(shuffleId);
+          });
+          lifecycle = created;
+        }
+        lm = lifecycle;
+      }
+    }
+    return lm;
+  }
+
+  private ShuffleClient client() {
+    ShuffleClient c = client;
+    if (c == null) {
+      synchronized (this) {
+        if (client == null) client = new ShuffleClient(conf);
+        c = client;
+      }
+    }
+    return c;
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, int numMaps, ShuffleDependency<K, V, C> dependency) {
+    LifecycleManager lm = lifecycle();
+    ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffleId, numMaps, dependency.partitioner().numPartitions(),
+        lm.host(), lm.port());
+    EstuaryShuffleHandle<K, V, C> handle = new EstuaryShuffleHandle<>(shuffleId, numMaps, dependency, spec,
+        SparkLine.indeterminate(dependency));
+    handles.put(shuffleId, handle);
+    return handle;
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, int mapId, TaskContext context) {
+    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, client());
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startPartition, int endPartition,
+      TaskContext context) {
+    return new EstuaryShuffleReader<>((EstuaryShuffleHandle<K, ?, C>) checked(handle), startPartition, endPartition,
+        context, client());
+  }
+
+  /** Refuses a handle that is not ours, loudly (see the Spark 3 manager for the usual cause). */
+  static EstuaryShuffleHandle<?, ?, ?> checked(ShuffleHandle handle) {
+    if (handle instanceof EstuaryShuffleHandle) return (EstuaryShuffleHandle<?, ?, ?>) handle;
+    String name = handle == null ? "null" : handle.getClass().getName();
+    throw new IllegalStateException("Estuary was given a shuffle handle it did not create (" + name + ", loaded by "
+        + (handle == null ? null : handle.getClass().getClassLoader()) + "); put the Estuary jar on Spark's own "
+        + "class path only. Estuary never falls back to Spark's shuffle.");
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    handles.remove(shuffleId);
+    LifecycleManager lm = lifecycle;
+    if (lm != null) {
+      lm.unregisterShuffle(shuffleId);
+      if (client != null) client.forgetShuffle(lm.appId(), shuffleId);
+    } else if (client != null) {
+      client.forgetShuffle(sparkConf.getAppId(), shuffleId);
+    }
+    return true;
+  }
+
+  @Override
+  public ShuffleBlockResolver shuffleBlockResolver() {
+    return resolver;
+  }
+
+  @Override
+  public void stop() {
+    LifecycleManager lm = lifecycle;
+    if (lm != null) {
+      try {
+        lm.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Stopping the Estuary lifecycle manager failed", e);
+      }
+    }
+    if (client != null) client.close();
+  }
+}

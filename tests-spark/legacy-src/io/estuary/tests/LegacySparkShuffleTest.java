@@ -1,0 +1,129 @@
+package io.estuary.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.spark.Accumulator;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Spark 1.6 / 2.4 (whichever this module's class path holds) in local mode with only the line's shaded Estuary jar,
+ * against a master and three workers in their own JVMs: every job of {@link LegacyJobs} matches native shuffle, then
+ * a worker is killed and the next read of a shuffle reruns its maps (a new generation) and still matches.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LegacySparkShuffleTest {
+  private static final int MAPS = 8;
+  private final Map<String, Checksum> nativeResults = new HashMap<>();
+  private Checksum nativeRerunJob;
+  private EstuaryProcesses cluster;
+  private JavaSparkContext sc;
+
+  static SparkConf base(String appName) {
+    return new SparkConf().setMaster("local[2,4]").setAppName(appName)
+        .set("spark.driver.host", "127.0.0.1")
+        .set("spark.driver.bindAddress", "127.0.0.1")
+        .set("spark.ui.enabled", "false")
+        .set("spark.default.parallelism", "4");
+  }
+
+  /** The maps of the job that loses a worker; counts the map attempts that ran. */
+  static JavaPairRDD<Integer, Iterable<Long>> grouped(JavaSparkContext sc, Accumulator<Integer> mapRuns) {
+    List<Integer> values = new ArrayList<>();
+    for (int i = 0; i < 160_000; i++) values.add(i);
+    return sc.parallelize(values, MAPS).mapPartitionsWithIndex((Integer idx, java.util.Iterator<Integer> it) -> {
+      mapRuns.add(1);
+      List<scala.Tuple2<Integer, Long>> out = new ArrayList<>();
+      while (it.hasNext()) {
+        int i = it.next();
+        out.add(new scala.Tuple2<>((int) LegacyJobs.key(i, 9_000), (long) i));
+      }
+      return out.iterator();
+    }, false).mapToPair(t -> t).groupByKey(8);
+  }
+
+  static JavaRDD<String> summary(JavaPairRDD<Integer, Iterable<Long>> grouped) {
+    return grouped.map(kv -> {
+      long n = 0;
+      long sum = 0;
+      for (long v : kv._2()) {
+        n++;
+        sum += v;
+      }
+      return kv._1() + "=" + n + ":" + sum;
+    });
+  }
+
+  @BeforeAll
+  void runNativeThenStartEstuary() throws Exception {
+    JavaSparkContext nat = new JavaSparkContext(base("native"));
+    try {
+      for (Map.Entry<String, Function<JavaSparkContext, Checksum>> job : LegacyJobs.all().entrySet()) {
+        nativeResults.put(job.getKey(), job.getValue().apply(nat));
+      }
+      nativeRerunJob = Checksum.of(summary(grouped(nat, nat.accumulator(0))));
+    } finally {
+      nat.stop();
+    }
+    cluster = new EstuaryProcesses(3);
+    sc = new JavaSparkContext(base("estuary")
+        .set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
+        .set("spark.estuary.master.endpoints", cluster.masterEndpoint())
+        .set("spark.estuary.client.push.retryWait", "100ms")
+        .set("spark.estuary.client.push.replicate", "false"));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    if (sc != null) sc.stop();
+    if (cluster != null) cluster.close();
+  }
+
+  @TestFactory
+  @Order(1)
+  List<DynamicTest> estuaryMatchesNativeShuffle() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (Map.Entry<String, Function<JavaSparkContext, Checksum>> job : LegacyJobs.all().entrySet()) {
+      tests.add(DynamicTest.dynamicTest(job.getKey(), () -> assertEquals(nativeResults.get(job.getKey()),
+          job.getValue().apply(sc), job.getKey() + ": Estuary's output differs from native shuffle's")));
+    }
+    return tests;
+  }
+
+  /**
+   * The first action writes and reads the shuffle; a worker is killed; the second action's reducers find its data
+   * gone, and Spark reruns every map into a new generation (there are no replicas).
+   */
+  @Test
+  @Order(2)
+  void stageRerunAfterWorkerKilled() throws Exception {
+    Accumulator<Integer> mapRuns = sc.accumulator(0);
+    JavaPairRDD<Integer, Iterable<Long>> grouped = grouped(sc, mapRuns);
+    JavaRDD<String> out = summary(grouped);
+    assertEquals(nativeRerunJob, Checksum.of(out));
+    assertEquals(MAPS, (int) mapRuns.value(), "maps ran more than once before any worker was lost");
+    cluster.workers().kill(1);
+    assertEquals(nativeRerunJob, Checksum.of(out), "after a worker was killed");
+    assertTrue(mapRuns.value() > MAPS, "the lost worker's partitions can only come back by rerunning the maps");
+    System.out.println("STAGE RERUN on " + org.apache.spark.package$.MODULE$.SPARK_VERSION() + ": map attempts "
+        + mapRuns.value() + " for " + MAPS + " maps");
+  }
+}
