@@ -27,10 +27,9 @@ mkdir -p dist/charts
 cp -r charts/estuary dist/charts/
 mkdir -p dist/docs
 cp docs/*.md dist/docs/
-# The Grafana dashboard, in the docs and inside the chart (for a dashboard ConfigMap or an import by hand).
-cp -r docs/grafana dist/docs/
-mkdir -p dist/charts/estuary/dashboards
-cp docs/grafana/*.json dist/charts/estuary/dashboards/
+# The Grafana dashboard lives in the chart (for its dashboard ConfigMap); a copy beside the docs for an import by hand.
+mkdir -p dist/docs/grafana
+cp charts/estuary/dashboards/*.json dist/docs/grafana/
 cp README.md dist/
 echo "$version" > dist/VERSION
 echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/: $(ls dist/spark | tr '\n' ' '), mr/$(ls dist/mr)"

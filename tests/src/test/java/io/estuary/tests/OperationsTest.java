@@ -82,7 +82,7 @@ class OperationsTest {
     Set<String> exported = new HashSet<>();
     exported.addAll(sampleNames(get(cluster.master().httpPort(), "/metrics")));
     exported.addAll(sampleNames(get(cluster.workers().get(0).httpPort(), "/metrics")));
-    Object dashboard = Json.parse(new String(Files.readAllBytes(repo().resolve("docs/grafana/estuary-dashboard.json")),
+    Object dashboard = Json.parse(new String(Files.readAllBytes(repo().resolve("charts/estuary/dashboards/estuary-dashboard.json")),
         StandardCharsets.UTF_8));
     List<String> queries = new ArrayList<>();
     collectQueries(dashboard, queries);
@@ -322,7 +322,7 @@ class OperationsTest {
 
   private static Path repo() {
     Path p = Paths.get("").toAbsolutePath();
-    while (p != null && !Files.exists(p.resolve("docs/grafana/estuary-dashboard.json"))) p = p.getParent();
+    while (p != null && !Files.exists(p.resolve("charts/estuary/dashboards/estuary-dashboard.json"))) p = p.getParent();
     if (p == null) throw new IllegalStateException("repository root not found above " + Paths.get("").toAbsolutePath());
     return p;
   }
