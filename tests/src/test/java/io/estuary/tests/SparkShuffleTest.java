@@ -25,6 +25,8 @@ import java.util.List;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SparkShuffleTest {
   private final Map<String, Checksum> nativeResults = new HashMap<>();
+  private final Map<String, ShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
+  private ShuffleMetricsListener metrics;
   private MiniCluster cluster;
   private SparkSession spark;
 
@@ -33,8 +35,11 @@ class SparkShuffleTest {
     // local[2,4]: two cores, and a failed task is retried (up to 4 attempts).
     SparkSession nativeSpark = SparkSessions.start(SparkSessions.base("local[2,4]", "native"));
     try {
+      ShuffleMetricsListener nativeListener = ShuffleMetricsListener.on(nativeSpark);
       for (Map.Entry<String, Function<SparkSession, Checksum>> job : ShuffleJobs.all().entrySet()) {
+        nativeListener.reset();
         nativeResults.put(job.getKey(), job.getValue().apply(nativeSpark));
+        nativeMetrics.put(job.getKey(), nativeListener.totals(nativeSpark));
       }
     } finally {
       nativeSpark.stop();
@@ -42,6 +47,7 @@ class SparkShuffleTest {
     cluster = new MiniCluster(2, 2, new EstuaryConf());
     spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "estuary"),
         cluster.masterEndpoint()));
+    metrics = ShuffleMetricsListener.on(spark);
   }
 
   @AfterAll
@@ -56,13 +62,34 @@ class SparkShuffleTest {
     for (Map.Entry<String, Function<SparkSession, Checksum>> job : ShuffleJobs.all().entrySet()) {
       tests.add(DynamicTest.dynamicTest(job.getKey(), () -> {
         Checksum expected = nativeResults.get(job.getKey());
+        metrics.reset();
         Checksum actual = job.getValue().apply(spark);
         assertEquals(expected, actual, job.getKey() + ": Estuary's output differs from native shuffle's");
+        assertSparkSeesTheShuffle(job.getKey(), nativeMetrics.get(job.getKey()), metrics.totals(spark));
       }));
     }
     tests.add(DynamicTest.dynamicTest("dataWasWrittenToWorkers", () ->
         assertTrue(cluster.dataFileCount() > 0, "no partition files on the workers: did Estuary shuffle at all?")));
     return tests;
+  }
+
+  /**
+   * Spark's own task metrics (listener, UI) show Estuary's shuffle as they show native shuffle's: the same records
+   * written and read, and bytes and write time wherever records moved.
+   */
+  private static void assertSparkSeesTheShuffle(String job, ShuffleMetricsListener.Totals expected,
+      ShuffleMetricsListener.Totals actual) {
+    System.out.println(job + " metrics: native " + expected + "; Estuary " + actual);
+    assertEquals(expected.recordsWritten, actual.recordsWritten, job + ": shuffle records written");
+    assertEquals(expected.recordsRead, actual.recordsRead, job + ": shuffle records read");
+    if (actual.recordsWritten > 0) {
+      assertTrue(actual.bytesWritten > 0, job + ": no shuffle bytes written reported: " + actual);
+      assertTrue(actual.writeTimeNanos > 0, job + ": no shuffle write time reported: " + actual);
+    }
+    if (actual.recordsRead > 0) {
+      assertTrue(actual.bytesRead > 0 && actual.remoteBytesRead == actual.bytesRead,
+          job + ": shuffle bytes read should all be remote: " + actual);
+    }
   }
 
 }

@@ -96,6 +96,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private int chunkPos;
   private int chunkLen;
   private long bytesFetched;
+  private long chunksFetched;
+  private long fetchWaitNanos;
   private long batchesRead;
   private long recordsRead;
   private boolean verified;
@@ -212,11 +214,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
       }
       releaseChunk();
       ByteBuf buf;
+      long t0 = System.nanoTime();
       try {
         buf = stream.next();
       } catch (RemoteException e) {
         failCopy(e);
         continue;
+      } finally {
+        fetchWaitNanos += System.nanoTime() - t0;
       }
       if (buf == null) {
         stream.close();
@@ -233,6 +238,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
       chunkLen = chunk.readableBytes();
       chunkPos = 0;
       bytesFetched += chunkLen;
+      chunksFetched++;
       return true;
     }
   }
@@ -292,6 +298,16 @@ public final class ShuffleBatchReader implements AutoCloseable {
 
   public long bytesFetched() {
     return bytesFetched;
+  }
+
+  /** Chunks received from workers so far. */
+  public long chunksFetched() {
+    return chunksFetched;
+  }
+
+  /** Nanoseconds spent waiting for workers: opening streams and waiting for chunks (the engine's fetch wait). */
+  public long fetchWaitNanos() {
+    return fetchWaitNanos;
   }
 
   public long batchesRead() {
