@@ -281,13 +281,21 @@ public final class ShuffleBatchReader implements AutoCloseable {
     streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
         + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     TransportClient c = client.fetchClient(loc.getWorker());
+    OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
+        .setPartitionId(loc.getPartitionId()).setEpoch(loc.getEpoch());
+    if (startMap > 0 || endMap < spec.numMappers) {
+      // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps that
+      // come along are skipped below, as they are from a worker that serves the whole file).
+      open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+    }
     StreamHandle h;
+    long t0 = System.nanoTime();
     try {
-      h = ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
-          .setAppId(spec.appId).setShuffleId(shuffleId).setPartitionId(loc.getPartitionId())
-          .setEpoch(loc.getEpoch())), StreamHandle.parser());
+      h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
     } catch (RemoteException e) {
       throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
+    } finally {
+      fetchWaitNanos += System.nanoTime() - t0;
     }
     if (h.getNumChunks() > 0) {
       stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight);
