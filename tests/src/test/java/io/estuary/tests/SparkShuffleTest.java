@@ -24,6 +24,9 @@ import java.util.List;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SparkShuffleTest {
+  /** Jobs whose readers stop before their records run out (a limit). */
+  private static final java.util.Set<String> READERS_STOP_EARLY =
+      java.util.Collections.singleton("sqlGlobalLimitWithoutLocalLimit");
   private final Map<String, Checksum> nativeResults = new HashMap<>();
   private final Map<String, ShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
   private ShuffleMetricsListener metrics;
@@ -33,7 +36,9 @@ class SparkShuffleTest {
   @BeforeAll
   void runNativeThenStartEstuary() throws Exception {
     // local[2,4]: two cores, and a failed task is retried (up to 4 attempts).
-    SparkSession nativeSpark = SparkSessions.start(SparkSessions.base("local[2,4]", "native"));
+    // Both with Estuary's SQL extensions, so that plans (and the rows they move) are the same.
+    SparkSession nativeSpark = SparkSessions.start(SparkSessions.withSqlExtensions(
+        SparkSessions.base("local[2,4]", "native")));
     try {
       ShuffleMetricsListener nativeListener = ShuffleMetricsListener.on(nativeSpark);
       for (Map.Entry<String, Function<SparkSession, Checksum>> job : ShuffleJobs.all().entrySet()) {
@@ -45,8 +50,8 @@ class SparkShuffleTest {
       nativeSpark.stop();
     }
     cluster = new MiniCluster(2, 2, new EstuaryConf());
-    spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "estuary"),
-        cluster.masterEndpoint()));
+    spark = SparkSessions.start(SparkSessions.withSqlExtensions(SparkSessions.estuary(
+        SparkSessions.base("local[2,4]", "estuary"), cluster.masterEndpoint())));
     metrics = ShuffleMetricsListener.on(spark);
   }
 
@@ -81,7 +86,14 @@ class SparkShuffleTest {
       ShuffleMetricsListener.Totals actual) {
     System.out.println(job + " metrics: native " + expected + "; Estuary " + actual);
     assertEquals(expected.recordsWritten, actual.recordsWritten, job + ": shuffle records written");
-    assertEquals(expected.recordsRead, actual.recordsRead, job + ": shuffle records read");
+    if (READERS_STOP_EARLY.contains(job)) {
+      // Spark's own reader merges its read metrics only once its records run out, so a limit that stops reading
+      // early shows nothing read with native shuffle; Estuary's reader also merges at task end.
+      assertTrue(actual.recordsRead >= expected.recordsRead && actual.recordsRead <= actual.recordsWritten,
+          job + ": shuffle records read " + actual.recordsRead);
+    } else {
+      assertEquals(expected.recordsRead, actual.recordsRead, job + ": shuffle records read");
+    }
     if (actual.recordsWritten > 0) {
       assertTrue(actual.bytesWritten > 0, job + ": no shuffle bytes written reported: " + actual);
       assertTrue(actual.writeTimeNanos > 0, job + ": no shuffle write time reported: " + actual);
