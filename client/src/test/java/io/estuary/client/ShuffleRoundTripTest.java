@@ -249,6 +249,36 @@ class ShuffleRoundTripTest {
     assertTrue(range < whole * 2 / 5, "a read of a quarter of the maps fetched " + range + " of " + whole + " bytes");
   }
 
+  /**
+   * A map writing to 5,000 partitions (20,000 in SparkShuffleTest) holds at most estuary.client.push.maxBufferedBytes (plus a record) in its
+   * buffers, pushing them early, and every record comes back once.
+   */
+  @Test
+  void bufferedBytesStayBoundedWhateverThePartitionCount() throws Exception {
+    int partitions = 5_000; // at least 1k of buffer each: 5 MB held without the bound
+    ShuffleSpec spec = spec(1, partitions);
+    EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_MAX_BUFFERED, "1m")
+        .set(ClientConfig.PUSH_RETRY_WAIT, "10ms");
+    Tally expected = new Tally();
+    long peak = 0;
+    MapOutputWriter w;
+    try (ShuffleClient bounded = new ShuffleClient(conf)) {
+      w = new MapOutputWriter(bounded, spec, 0, 0);
+      for (int i = 0; i < 30_000; i++) {
+        byte[] rec = record(0, 0, i, 100);
+        writeRecord(w, (int) ((i * 2654435761L) % partitions), rec);
+        expected.add(rec);
+        peak = Math.max(peak, w.bufferedBytes());
+      }
+      w.finish();
+    }
+    assertTrue(peak <= (1 << 20) + 1024, "buffers held " + peak + " bytes");
+    assertTrue(w.earlyPushes() > 0, "the buffers were never pushed early");
+    Tally got = readAll(spec, 0, partitions, 0, 1);
+    assertEquals(expected.count, got.count);
+    assertEquals(expected.sum, got.sum);
+  }
+
   private static long bytesFetched(ShuffleSpec spec, int startMap, int endMap, Tally into) throws Exception {
     try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, 0, 1, startMap, endMap)) {
       io.netty.buffer.ByteBuf b;

@@ -33,6 +33,7 @@ public final class ShuffleJobs {
     jobs.put("emptyRdd", ShuffleJobs::emptyRdd);
     jobs.put("recordLargerThanPushBuffer", ShuffleJobs::largeRecords);
     jobs.put("twoThousandReducePartitions", ShuffleJobs::twoThousandPartitions);
+    jobs.put(TWENTY_THOUSAND_PARTITIONS, ShuffleJobs::twentyThousandPartitions);
     jobs.put("sqlAggregation", ShuffleJobs::sqlAggregation);
     jobs.put("sqlJoin", ShuffleJobs::sqlJoin);
     jobs.put("sqlSkewJoinSplitByMapRanges", ShuffleJobs::sqlSkewJoin);
@@ -136,6 +137,18 @@ public final class ShuffleJobs {
 
   static Checksum twoThousandPartitions(SparkSession s) {
     return Checksum.of(pairs(s, 100_000, 50_000, 4).reduceByKey(Long::sum, 2000).map(Tuple2::toString));
+  }
+
+  public static final String TWENTY_THOUSAND_PARTITIONS = "twentyThousandPartitionsJavaSerialized";
+
+  /**
+   * Every map writes to each of 20,000 partitions through Java serialization (one serialization stream per
+   * partition): what a map task buffers must not grow with the partition count. The reduce side reads the
+   * partitions in 4 tasks (a narrow coalesce) to keep the test short.
+   */
+  static Checksum twentyThousandPartitions(SparkSession s) {
+    return Checksum.of(pairs(s, 200_000, 200_000, 4).partitionBy(new org.apache.spark.HashPartitioner(20_000))
+        .map(Tuple2::toString).coalesce(4));
   }
 
   static Checksum sqlAggregation(SparkSession s) {

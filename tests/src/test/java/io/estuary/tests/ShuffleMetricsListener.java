@@ -22,8 +22,11 @@ public final class ShuffleMetricsListener extends SparkListener {
     public final long bytesRead;
     public final long remoteBytesRead;
     public final long fetchWaitMs;
+    /** The largest peak execution memory of any one task (not a sum). */
+    public final long maxTaskPeakMemory;
 
     Totals(long[] v) {
+      maxTaskPeakMemory = v[7];
       recordsWritten = v[0];
       bytesWritten = v[1];
       writeTimeNanos = v[2];
@@ -37,11 +40,11 @@ public final class ShuffleMetricsListener extends SparkListener {
     public String toString() {
       return "written " + recordsWritten + " records / " + bytesWritten + " bytes in " + writeTimeNanos / 1000
           + " us; read " + recordsRead + " records / " + bytesRead + " bytes (" + remoteBytesRead + " remote), "
-          + "fetch wait " + fetchWaitMs + " ms";
+          + "fetch wait " + fetchWaitMs + " ms; largest task peak memory " + maxTaskPeakMemory + " bytes";
     }
   }
 
-  private final long[] sums = new long[7];
+  private final long[] sums = new long[8];
 
   /** Adds a listener to the session's context. */
   public static ShuffleMetricsListener on(SparkSession spark) {
@@ -63,6 +66,7 @@ public final class ShuffleMetricsListener extends SparkListener {
     sums[4] += r.totalBytesRead();
     sums[5] += r.remoteBytesRead();
     sums[6] += r.fetchWaitTime();
+    sums[7] = Math.max(sums[7], m.peakExecutionMemory());
   }
 
   public synchronized void reset() {

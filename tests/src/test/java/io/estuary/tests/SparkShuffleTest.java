@@ -27,6 +27,8 @@ class SparkShuffleTest {
   /** Jobs whose readers stop before their records run out (a limit). */
   private static final java.util.Set<String> READERS_STOP_EARLY =
       java.util.Collections.singleton("sqlGlobalLimitWithoutLocalLimit");
+  /** A map task's bound on buffered bytes, small enough that many jobs here push early. */
+  private static final String MAX_BUFFERED = "2m";
   private final Map<String, Checksum> nativeResults = new HashMap<>();
   private final Map<String, ShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
   private ShuffleMetricsListener metrics;
@@ -51,7 +53,8 @@ class SparkShuffleTest {
     }
     cluster = new MiniCluster(2, 2, new EstuaryConf());
     spark = SparkSessions.start(SparkSessions.withSqlExtensions(SparkSessions.estuary(
-        SparkSessions.base("local[2,4]", "estuary"), cluster.masterEndpoint())));
+        SparkSessions.base("local[2,4]", "estuary"), cluster.masterEndpoint())
+        .set("spark.estuary.client.push.maxBufferedBytes", MAX_BUFFERED)));
     metrics = ShuffleMetricsListener.on(spark);
   }
 
@@ -70,7 +73,13 @@ class SparkShuffleTest {
         metrics.reset();
         Checksum actual = job.getValue().apply(spark);
         assertEquals(expected, actual, job.getKey() + ": Estuary's output differs from native shuffle's");
-        assertSparkSeesTheShuffle(job.getKey(), nativeMetrics.get(job.getKey()), metrics.totals(spark));
+        ShuffleMetricsListener.Totals seen = metrics.totals(spark);
+        assertSparkSeesTheShuffle(job.getKey(), nativeMetrics.get(job.getKey()), seen);
+        if (job.getKey().equals(ShuffleJobs.TWENTY_THOUSAND_PARTITIONS)) {
+          // The writer reports what its buffers held at most as the task's peak execution memory.
+          assertTrue(seen.maxTaskPeakMemory > 0 && seen.maxTaskPeakMemory <= (2L << 20) + 64 * 1024,
+              "a map task's buffers held " + seen.maxTaskPeakMemory + " bytes with 20,000 partitions");
+        }
       }));
     }
     tests.add(DynamicTest.dynamicTest("dataWasWrittenToWorkers", () ->
