@@ -211,6 +211,88 @@ class ShuffleRoundTripTest {
     assertEquals(perMap[1].sum + perMap[2].sum, got.sum);
   }
 
+  /**
+   * A read of a quarter of the maps fetches about a quarter of the partition: the worker serves only the regions of
+   * the file its map index says may hold those maps. Maps run two at a time, their pushes interleaved, as on an
+   * executor with two cores.
+   */
+  @Test
+  void aMapRangeReadFetchesOnlyItsMapsRegions() throws Exception {
+    int maps = 16;
+    ShuffleSpec spec = spec(maps, 1);
+    Tally[] perMap = new Tally[maps];
+    for (int m = 0; m < maps; m += 2) {
+      MapOutputWriter[] pair = {new MapOutputWriter(client, spec, m, 0), new MapOutputWriter(client, spec, m + 1, 0)};
+      perMap[m] = new Tally();
+      perMap[m + 1] = new Tally();
+      for (int i = 0; i < 256; i++) {
+        for (int k = 0; k < 2; k++) {
+          byte[] rec = record(m + k, 0, i, 1000); // random bytes: nothing compresses, sizes stay what they are
+          writeRecord(pair[k], 0, rec);
+          perMap[m + k].add(rec);
+        }
+      }
+      for (MapOutputWriter w : pair) w.finish();
+    }
+    long whole = bytesFetched(spec, 0, maps, null);
+    Tally expected = new Tally();
+    for (int m = 4; m < 8; m++) {
+      expected.count += perMap[m].count;
+      expected.sum += perMap[m].sum;
+    }
+    Tally got = new Tally();
+    long range = bytesFetched(spec, 4, 8, got);
+    assertEquals(expected.count, got.count);
+    assertEquals(expected.sum, got.sum);
+    System.out.println("map-range read of maps [4, 8) of " + maps + ": fetched " + range + " bytes; the whole "
+        + "partition (what a map-range read fetched before the map index) is " + whole + " bytes");
+    assertTrue(range < whole * 2 / 5, "a read of a quarter of the maps fetched " + range + " of " + whole + " bytes");
+  }
+
+  /**
+   * A map writing to 5,000 partitions (20,000 in SparkShuffleTest) holds at most estuary.client.push.maxBufferedBytes (plus a record) in its
+   * buffers, pushing them early, and every record comes back once.
+   */
+  @Test
+  void bufferedBytesStayBoundedWhateverThePartitionCount() throws Exception {
+    int partitions = 5_000; // at least 1k of buffer each: 5 MB held without the bound
+    ShuffleSpec spec = spec(1, partitions);
+    EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_MAX_BUFFERED, "1m")
+        .set(ClientConfig.PUSH_RETRY_WAIT, "10ms");
+    Tally expected = new Tally();
+    long peak = 0;
+    MapOutputWriter w;
+    try (ShuffleClient bounded = new ShuffleClient(conf)) {
+      w = new MapOutputWriter(bounded, spec, 0, 0);
+      for (int i = 0; i < 30_000; i++) {
+        byte[] rec = record(0, 0, i, 100);
+        writeRecord(w, (int) ((i * 2654435761L) % partitions), rec);
+        expected.add(rec);
+        peak = Math.max(peak, w.bufferedBytes());
+      }
+      w.finish();
+    }
+    assertTrue(peak <= (1 << 20) + 1024, "buffers held " + peak + " bytes");
+    assertTrue(w.earlyPushes() > 0, "the buffers were never pushed early");
+    Tally got = readAll(spec, 0, partitions, 0, 1);
+    assertEquals(expected.count, got.count);
+    assertEquals(expected.sum, got.sum);
+  }
+
+  private static long bytesFetched(ShuffleSpec spec, int startMap, int endMap, Tally into) throws Exception {
+    try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, 0, 1, startMap, endMap)) {
+      io.netty.buffer.ByteBuf b;
+      while ((b = r.next()) != null) {
+        while (b.isReadable()) {
+          byte[] rec = new byte[b.readInt()];
+          b.readBytes(rec);
+          if (into != null) into.add(rec);
+        }
+      }
+      return r.bytesFetched();
+    }
+  }
+
   @Test
   void shuffleWithNoDataReadsEmpty() throws Exception {
     ShuffleSpec spec = spec(3, 4);

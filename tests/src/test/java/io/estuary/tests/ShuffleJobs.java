@@ -33,9 +33,12 @@ public final class ShuffleJobs {
     jobs.put("emptyRdd", ShuffleJobs::emptyRdd);
     jobs.put("recordLargerThanPushBuffer", ShuffleJobs::largeRecords);
     jobs.put("twoThousandReducePartitions", ShuffleJobs::twoThousandPartitions);
+    jobs.put(TWENTY_THOUSAND_PARTITIONS, ShuffleJobs::twentyThousandPartitions);
     jobs.put("sqlAggregation", ShuffleJobs::sqlAggregation);
     jobs.put("sqlJoin", ShuffleJobs::sqlJoin);
     jobs.put("sqlSkewJoinSplitByMapRanges", ShuffleJobs::sqlSkewJoin);
+    jobs.put("sqlLocalShuffleReader", ShuffleJobs::sqlLocalShuffleReader);
+    jobs.put("sqlGlobalLimitWithoutLocalLimit", ShuffleJobs::sqlGlobalLimitWithoutLocalLimit);
     jobs.put("kryoSerializedShuffle", ShuffleJobs::kryoShuffle);
     jobs.put("mapTaskFailsOnceThenSucceeds", ShuffleJobs::mapTaskFailsOnce);
     return jobs;
@@ -136,11 +139,26 @@ public final class ShuffleJobs {
     return Checksum.of(pairs(s, 100_000, 50_000, 4).reduceByKey(Long::sum, 2000).map(Tuple2::toString));
   }
 
+  public static final String TWENTY_THOUSAND_PARTITIONS = "twentyThousandPartitionsJavaSerialized";
+
+  /**
+   * Every map writes to each of 20,000 partitions through Java serialization (one serialization stream per
+   * partition): what a map task buffers must not grow with the partition count. The reduce side reads the
+   * partitions in 4 tasks (a narrow coalesce) to keep the test short.
+   */
+  static Checksum twentyThousandPartitions(SparkSession s) {
+    return Checksum.of(pairs(s, 200_000, 200_000, 4).partitionBy(new org.apache.spark.HashPartitioner(20_000))
+        .map(Tuple2::toString).coalesce(4));
+  }
+
   static Checksum sqlAggregation(SparkSession s) {
     Dataset<Row> df = s.range(0, 300_000).selectExpr("id % 2000 as k", "id as v", "cast(id % 7 as string) as t");
-    return Checksum.ofLocal(df.groupBy("k", "t").agg(
-        org.apache.spark.sql.functions.sum("v"), org.apache.spark.sql.functions.count("v"))
-        .collectAsList());
+    Dataset<Row> agg = df.groupBy("k", "t").agg(
+        org.apache.spark.sql.functions.sum("v"), org.apache.spark.sql.functions.count("v"));
+    List<Row> rows = agg.collectAsList();
+    // The 16 shuffle partitions hold far less than AQE's advisory size: it coalesces them.
+    AqePlans.require(agg, "coalesced shuffle read", r -> r.hasCoalescedPartition());
+    return Checksum.ofLocal(rows);
   }
 
   static Checksum sqlJoin(SparkSession s) {
@@ -169,15 +187,74 @@ public final class ShuffleJobs {
       Dataset<Row> small = s.range(0, 1000, 1, 2).selectExpr("id as k", "concat('w', id) as w");
       Dataset<Row> agg = big.join(small, "k").selectExpr("k", "v", "w");
       List<Row> rows = agg.collectAsList();
-      String plan = agg.queryExecution().executedPlan().toString();
-      if (!plan.contains("SortMergeJoin(skew=true)")) {
-        throw new IllegalStateException("AQE did not split the skewed partition; the test would prove nothing:\n"
-            + plan);
-      }
+      AqePlans.require(agg, "skew-split shuffle read", r -> r.hasSkewedPartition());
       return Checksum.ofLocal(rows);
     } finally {
       for (String[] kv : settings) s.conf().unset(kv[0]);
     }
+  }
+
+  /**
+   * A join planned as a sort-merge join that AQE turns into a broadcast join once it sees how small one side is:
+   * the other side's map outputs are then read by a local shuffle reader, map by map (map-range reads).
+   */
+  static Checksum sqlLocalShuffleReader(SparkSession s) {
+    String[][] settings = {
+        {"spark.sql.adaptive.autoBroadcastJoinThreshold", "10m"},
+        {"spark.sql.adaptive.localShuffleReader.enabled", "true"}};
+    for (String[] kv : settings) s.conf().set(kv[0], kv[1]);
+    try {
+      Dataset<Row> big = s.range(0, 200_000, 1, 6).selectExpr("id % 1000 as k", "id as v");
+      Dataset<Row> small = s.range(0, 1000, 1, 2).selectExpr("id as k", "concat('w', id % 97) as w");
+      Dataset<Row> agg = big.join(small, "k").groupBy("w").agg(org.apache.spark.sql.functions.count("v"),
+          org.apache.spark.sql.functions.sum("v"));
+      List<Row> rows = agg.collectAsList();
+      AqePlans.require(agg, "local shuffle read", r -> r.isLocalRead());
+      return Checksum.ofLocal(rows);
+    } finally {
+      for (String[] kv : settings) s.conf().unset(kv[0]);
+    }
+  }
+
+  /**
+   * Global limits that lack a local limit below them (built by hand: a runaway limit that gathers the whole table
+   * into one reducer). With Estuary's SQL extensions in the session, the optimized plans must have the local limit.
+   */
+  static Checksum sqlGlobalLimitWithoutLocalLimit(SparkSession s) {
+    Dataset<Row> table = s.range(0, 200_000, 1, 8).selectExpr("id", "id % 13 as k");
+    org.apache.spark.sql.catalyst.expressions.Expression n =
+        org.apache.spark.sql.catalyst.expressions.Literal.create(100, org.apache.spark.sql.types.DataTypes.IntegerType);
+    Dataset<Row> top = org.apache.spark.sql.Dataset.ofRows(s, new org.apache.spark.sql.catalyst.plans.logical
+        .GlobalLimit(n, table.orderBy(org.apache.spark.sql.functions.desc("id")).logicalPlan()));
+    Dataset<Row> any = org.apache.spark.sql.Dataset.ofRows(s, new org.apache.spark.sql.catalyst.plans.logical
+        .GlobalLimit(n, table.logicalPlan()));
+    List<Row> rows = new ArrayList<>(top.collectAsList());
+    long anyCount = any.count();
+    rows.add(org.apache.spark.sql.RowFactory.create("rows of the unordered limit", anyCount));
+    for (Dataset<Row> ds : Arrays.asList(top, any)) {
+      if (!runawayLimits(ds.queryExecution().analyzed())) {
+        throw new IllegalStateException("the test's plan has no runaway limit:\n" + ds.queryExecution().analyzed());
+      }
+      boolean extended = s.conf().get("spark.sql.extensions", "").contains("EstuarySqlExtensions");
+      if (extended && runawayLimits(ds.queryExecution().optimizedPlan())) {
+        throw new IllegalStateException("Estuary's SQL extension left a global limit without a local limit:\n"
+            + ds.queryExecution().optimizedPlan());
+      }
+    }
+    return Checksum.ofLocal(rows);
+  }
+
+  /** Whether some global limit in the plan has no local limit right below it. */
+  static boolean runawayLimits(org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.GlobalLimit && !(plan.children().head()
+        instanceof org.apache.spark.sql.catalyst.plans.logical.LocalLimit)) {
+      return true;
+    }
+    for (org.apache.spark.sql.catalyst.plans.logical.LogicalPlan c
+        : scala.collection.JavaConverters.seqAsJavaList(plan.children())) {
+      if (runawayLimits(c)) return true;
+    }
+    return false;
   }
 
   /** An RDD shuffle with Kryo, whose serialized records can be cut and concatenated (the shared-stream path). */

@@ -28,6 +28,11 @@ public final class SparkSessions {
         .set("spark.estuary.client.push.retryWait", "100ms");
   }
 
+  /** Estuary's Spark SQL extensions (a local limit below every global limit); optional for Estuary itself. */
+  public static SparkConf withSqlExtensions(SparkConf conf) {
+    return conf.set("spark.sql.extensions", "org.apache.spark.sql.estuary.EstuarySqlExtensions");
+  }
+
   public static SparkSession start(SparkConf conf) {
     return SparkSession.builder().config(conf).getOrCreate();
   }

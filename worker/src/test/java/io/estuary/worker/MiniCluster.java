@@ -239,8 +239,16 @@ public final class MiniCluster implements AutoCloseable {
   public void close() throws IOException {
     for (Worker w : workers) w.close();
     for (Master m : masters) if (m != null) m.halt();
-    try (Stream<Path> s = Files.walk(root)) {
-      s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    // A worker may still be deleting a removed shuffle's files meanwhile: a file gone under the walk is walked again.
+    for (int attempt = 0; ; attempt++) {
+      try (Stream<Path> s = Files.walk(root)) {
+        s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        return;
+      } catch (java.nio.file.NoSuchFileException e) {
+        return; // the root itself is gone
+      } catch (java.io.UncheckedIOException e) {
+        if (attempt >= 10) throw e;
+      }
     }
   }
 }

@@ -20,19 +20,21 @@ import io.netty.buffer.ByteBuf;
 public final class BatchHeader {
   private BatchHeader() {}
 
-  public static final int SIZE = 32;
+  public static final int SIZE = io.estuary.common.util.BatchLayout.HEADER_SIZE;
   /** Bytes of the header covered by the checksum (all but the checksum itself). */
   public static final int CHECKED = 28;
 
   public static final int CODEC_NONE = 0;
   public static final int CODEC_LZ4 = 1;
 
-  public static int mapId(ByteBuf b, int at) { return b.getInt(at); }
+  public static int mapId(ByteBuf b, int at) { return b.getInt(at + io.estuary.common.util.BatchLayout.MAP_ID); }
   public static int attemptId(ByteBuf b, int at) { return b.getInt(at + 4); }
   public static int batchId(ByteBuf b, int at) { return b.getInt(at + 8); }
   public static int codec(ByteBuf b, int at) { return b.getInt(at + 12); }
   public static int rawLength(ByteBuf b, int at) { return b.getInt(at + 16); }
-  public static int dataLength(ByteBuf b, int at) { return b.getInt(at + 20); }
+  public static int dataLength(ByteBuf b, int at) {
+    return b.getInt(at + io.estuary.common.util.BatchLayout.DATA_LENGTH);
+  }
   public static int records(ByteBuf b, int at) { return b.getInt(at + 24); }
   public static int checksum(ByteBuf b, int at) { return b.getInt(at + 28); }
 

@@ -96,6 +96,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private int chunkPos;
   private int chunkLen;
   private long bytesFetched;
+  private long chunksFetched;
+  private long fetchWaitNanos;
   private long batchesRead;
   private long recordsRead;
   private boolean verified;
@@ -212,11 +214,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
       }
       releaseChunk();
       ByteBuf buf;
+      long t0 = System.nanoTime();
       try {
         buf = stream.next();
       } catch (RemoteException e) {
         failCopy(e);
         continue;
+      } finally {
+        fetchWaitNanos += System.nanoTime() - t0;
       }
       if (buf == null) {
         stream.close();
@@ -233,6 +238,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
       chunkLen = chunk.readableBytes();
       chunkPos = 0;
       bytesFetched += chunkLen;
+      chunksFetched++;
       return true;
     }
   }
@@ -275,13 +281,21 @@ public final class ShuffleBatchReader implements AutoCloseable {
     streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
         + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     TransportClient c = client.fetchClient(loc.getWorker());
+    OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
+        .setPartitionId(loc.getPartitionId()).setEpoch(loc.getEpoch());
+    if (startMap > 0 || endMap < spec.numMappers) {
+      // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps that
+      // come along are skipped below, as they are from a worker that serves the whole file).
+      open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+    }
     StreamHandle h;
+    long t0 = System.nanoTime();
     try {
-      h = ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
-          .setAppId(spec.appId).setShuffleId(shuffleId).setPartitionId(loc.getPartitionId())
-          .setEpoch(loc.getEpoch())), StreamHandle.parser());
+      h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
     } catch (RemoteException e) {
       throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
+    } finally {
+      fetchWaitNanos += System.nanoTime() - t0;
     }
     if (h.getNumChunks() > 0) {
       stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight);
@@ -292,6 +306,16 @@ public final class ShuffleBatchReader implements AutoCloseable {
 
   public long bytesFetched() {
     return bytesFetched;
+  }
+
+  /** Chunks received from workers so far. */
+  public long chunksFetched() {
+    return chunksFetched;
+  }
+
+  /** Nanoseconds spent waiting for workers: opening streams and waiting for chunks (the engine's fetch wait). */
+  public long fetchWaitNanos() {
+    return fetchWaitNanos;
   }
 
   public long batchesRead() {

@@ -56,6 +56,12 @@ public final class MapOutputWriter {
   private final BatchCodec codec;
   private final int bufferSize;
   private final long mergedSize;
+  private final long maxBuffered;
+  /** Bytes of partition buffers held now (their capacity: what is really allocated). */
+  private long heldBytes;
+  private long earlyPushes;
+  /** Small whole batches ({@link #writeBatch}) waiting to be pushed together, by worker. */
+  private final Map<String, QueuedBatches> queued = new LinkedHashMap<>();
   private final int retries;
   private final long retryWaitMs;
   private final long awaitMs;
@@ -73,6 +79,8 @@ public final class MapOutputWriter {
   private final long[] records;
   private final long[] checksums;
   private int nextBatchId;
+  /** Time the task spent handing batches to the network and waiting for them (for the engine's write time). */
+  private long writeNanos;
   private LocationTable table;
   private volatile boolean aborted;
   private volatile boolean stageEnded;
@@ -98,6 +106,7 @@ public final class MapOutputWriter {
     this.codec = new BatchCodec(conf.get(ClientConfig.COMPRESSION_CODEC));
     this.bufferSize = (int) (long) conf.get(ClientConfig.PUSH_BUFFER_SIZE);
     this.mergedSize = conf.get(ClientConfig.PUSH_MERGED_SIZE);
+    this.maxBuffered = conf.get(ClientConfig.PUSH_MAX_BUFFERED);
     this.retries = conf.get(ClientConfig.PUSH_RETRIES);
     this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
     this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2) + MAX_BACKOFF_MS * retries;
@@ -127,12 +136,50 @@ public final class MapOutputWriter {
       int cap = Math.max(need, Math.min(bufferSize, Math.max(1024, buf == null ? 0 : buf.length * 2)));
       byte[] grown = new byte[cap];
       if (buf != null) System.arraycopy(buf, 0, grown, 0, fill[partition]);
+      heldBytes += cap - (buf == null ? 0 : buf.length);
       buffers[partition] = buf = grown;
     }
     System.arraycopy(data, offset, buf, fill[partition], length);
     fill[partition] = need;
     bufferedRecords[partition] += count;
-    if (need >= bufferSize) pushPartition(partition);
+    if (need >= bufferSize) {
+      pushPartition(partition);
+    } else if (heldBytes > maxBuffered) {
+      pushBuffered();
+    }
+  }
+
+  /**
+   * Bytes held in partition buffers now. Bounded by {@code estuary.client.push.maxBufferedBytes} plus one record,
+   * whatever the number of partitions.
+   */
+  public long bufferedBytes() {
+    return heldBytes;
+  }
+
+  /** How often the buffers were pushed before they filled up, to stay within the bound or to give memory back. */
+  public long earlyPushes() {
+    return earlyPushes;
+  }
+
+  /**
+   * Pushes every partly filled buffer now (bound for one worker together, as at the end) and frees all buffers;
+   * returns the bytes freed. For the memory bound, and for an engine whose memory manager asks for room. Call it
+   * between writes, on the task's thread.
+   */
+  public long pushBuffered() {
+    long before = heldBytes;
+    long t0 = System.nanoTime();
+    sendAllQueued();
+    pushRemainderMerged();
+    for (int p = 0; p < buffers.length; p++) {
+      if (buffers[p] == null) continue;
+      heldBytes -= buffers[p].length;
+      buffers[p] = null;
+    }
+    earlyPushes++;
+    writeNanos += System.nanoTime() - t0;
+    return before - heldBytes;
   }
 
   private LocationTable table() {
@@ -154,13 +201,18 @@ public final class MapOutputWriter {
     ByteBuf batch = encode(partition, buffers[partition], 0, fill[partition], bufferedRecords[partition]);
     fill[partition] = 0;
     bufferedRecords[partition] = 0;
-    if (buffers[partition].length > bufferSize) buffers[partition] = null; // do not keep a huge record's buffer
+    if (buffers[partition].length > bufferSize) { // do not keep a huge record's buffer
+      heldBytes -= buffers[partition].length;
+      buffers[partition] = null;
+    }
     return batch;
   }
 
   private void pushPartition(int partition) {
+    long t0 = System.nanoTime();
     table(); // register the shuffle before encoding, so a failure leaves no batch to release
     pushBatch(partition, takeBatch(partition));
+    writeNanos += System.nanoTime() - t0;
   }
 
   /**
@@ -169,8 +221,50 @@ public final class MapOutputWriter {
    */
   public void writeBatch(int partition, byte[] data, int offset, int length, int count) {
     if (fill[partition] > 0) pushPartition(partition);
+    long t0 = System.nanoTime();
     table();
-    pushBatch(partition, encode(partition, data, offset, length, count));
+    ByteBuf batch = encode(partition, data, offset, length, count);
+    if (batch.readableBytes() >= bufferSize) {
+      pushBatch(partition, batch);
+    } else {
+      queueSmallBatch(table.get(partition), batch);
+    }
+    writeNanos += System.nanoTime() - t0;
+    if (heldBytes > maxBuffered) pushBuffered();
+  }
+
+  /**
+   * Small whole batches wait, grouped by the worker of the location they were grouped by, and go out together in
+   * merged pushes of up to the merged size: with thousands of partitions, one push per small batch would cost a
+   * round trip each. Their bytes count as held.
+   */
+  private void queueSmallBatch(PartitionLocation loc, ByteBuf batch) {
+    String worker = workerKey(loc.getWorker());
+    QueuedBatches q = queued.get(worker);
+    if (q == null) queued.put(worker, q = new QueuedBatches());
+    q.locations.add(loc);
+    q.batches.add(batch);
+    q.bytes += batch.readableBytes();
+    heldBytes += batch.readableBytes();
+    if (q.bytes >= mergedSize) sendQueued(worker);
+  }
+
+  private void sendQueued(String worker) {
+    QueuedBatches q = queued.remove(worker);
+    if (q == null) return;
+    heldBytes -= q.bytes;
+    sendMerged(q.locations, q.batches);
+  }
+
+  private void sendAllQueued() {
+    for (String worker : new ArrayList<>(queued.keySet())) sendQueued(worker);
+  }
+
+  /** Small batches waiting for one worker. */
+  private static final class QueuedBatches {
+    final List<PartitionLocation> locations = new ArrayList<>();
+    final List<ByteBuf> batches = new ArrayList<>();
+    long bytes;
   }
 
   private void pushBatch(int partition, ByteBuf batch) {
@@ -188,6 +282,24 @@ public final class MapOutputWriter {
    * Returns the bytes written per partition.
    */
   public long[] finish() throws RemoteException {
+    long t0 = System.nanoTime();
+    try {
+      return finishNow();
+    } finally {
+      writeNanos += System.nanoTime() - t0;
+    }
+  }
+
+  /**
+   * Nanoseconds the task spent encoding and pushing batches, waiting for push permits and, in {@link #finish}, for
+   * the last acknowledgements and the driver: what an engine reports as shuffle write time.
+   */
+  public long writeNanos() {
+    return writeNanos;
+  }
+
+  private long[] finishNow() throws RemoteException {
+    sendAllQueued();
     pushRemainderMerged();
     tracker.awaitAll(awaitMs);
     List<PartitionStats> stats = new ArrayList<>();
@@ -495,6 +607,10 @@ public final class MapOutputWriter {
   /** Stops retrying; data already pushed by this attempt is ignored by readers since the attempt never ends. */
   public void abort() {
     aborted = true;
+    for (QueuedBatches q : queued.values()) {
+      for (ByteBuf b : q.batches) b.release();
+    }
+    queued.clear();
   }
 
   /** Whether a push found the stage already ended (this attempt lost the race to another). */

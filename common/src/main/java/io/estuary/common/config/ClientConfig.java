@@ -29,6 +29,15 @@ public final class ClientConfig {
               + "A record larger than this is pushed on its own.")
           .build();
 
+  public static final ConfigEntry<Long> PUSH_MAX_BUFFERED =
+      ConfigEntry.builder("estuary.client.push.maxBufferedBytes", ConfigType.BYTES)
+          .defaultValue("32m").scope(CLIENT).check(ConfigType.positive())
+          .doc("The most a map task holds in partly filled partition buffers (and, on Spark, per-partition "
+              + "serialization streams) before it pushes them all early, so its memory does not grow with the number "
+              + "of partitions. On Spark these buffers are also counted as the task's execution memory and pushed "
+              + "when Spark's memory manager asks for room.")
+          .build();
+
   public static final ConfigEntry<Long> PUSH_MERGED_SIZE =
       ConfigEntry.builder("estuary.client.push.mergedSize", ConfigType.BYTES)
           .defaultValue("1m").scope(CLIENT).check(ConfigType.positive())

@@ -70,6 +70,15 @@ public final class WorkerConfig {
           .doc("Reducers read a partition in chunks of about this size (chunks end on batch boundaries).")
           .build();
 
+  public static final ConfigEntry<Long> MAP_INDEX_GRANULARITY =
+      ConfigEntry.builder("estuary.worker.fetch.mapIndexGranularity", ConfigType.BYTES)
+          .defaultValue("64k").check(ConfigType.nonNegative())
+          .doc("Each partition file is indexed by map in regions of about this size (the smallest and largest map "
+              + "id of the batches in each), so a read of a range of maps (Spark's local shuffle reader, a skew "
+              + "split) is served only the regions that may hold those maps instead of the whole file. Smaller "
+              + "regions read less for such reads and cost more heap: 16 bytes per region. 0 turns the index off.")
+          .build();
+
   public static final ConfigEntry<Integer> MAX_STREAMS_PER_CONNECTION =
       ConfigEntry.builder("estuary.worker.fetch.maxStreamsPerConnection", ConfigType.INT)
           .defaultValue("1000").check(ConfigType.positive())

@@ -10,6 +10,7 @@ import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
+import io.estuary.worker.storage.FileSegments;
 import io.estuary.worker.storage.PartitionCache;
 import io.netty.channel.Channel;
 import java.util.concurrent.RejectedExecutionException;
@@ -60,25 +61,32 @@ public final class FetchHandler extends ControlRpcHandler {
       throw new StatusException(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch "
           + r.getEpoch() + " of shuffle " + key + " is lost on this worker: " + lost);
     }
-    if (file.numChunks() == 0) {
+    // A map-range read is served only the parts of the file that may hold those maps (all of it without an index).
+    FileSegments segments = file.segmentsFor(r.getStartMap(), r.getEndMap());
+    if (segments.count() == 0) {
       reply.ok(StreamHandle.newBuilder().setStreamId(-1).setNumChunks(0).setTotalBytes(0).build());
       return;
     }
     if (cache.contains(file)) { // in memory: nothing to check on disk, no wait behind its readers
-      long id = streams.open(file, channel);
-      reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
-          .build());
+      long id = streams.open(file, segments, channel);
+      reply.ok(handle(id, segments));
       return;
     }
     try {
-      StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, reply));
+      StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, segments, reply));
     } catch (RejectedExecutionException e) {
       reply.fail(StatusCode.FATAL, "the worker is shutting down");
     }
   }
 
   /** On the disk's reader thread: checks the file is there and whole, then opens the stream. */
-  private void openOnDisk(Channel channel, OpenStreamRequest r, CommittedFile file, Reply reply) {
+  private static StreamHandle handle(long streamId, FileSegments segments) {
+    return StreamHandle.newBuilder().setStreamId(streamId).setNumChunks(segments.count())
+        .setTotalBytes(segments.totalBytes()).build();
+  }
+
+  private void openOnDisk(Channel channel, OpenStreamRequest r, CommittedFile file, FileSegments segments,
+      Reply reply) {
     long onDisk = file.file().length(); // 0 when missing or unreadable
     if (onDisk < file.length()) {
       reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + ": "
@@ -89,13 +97,12 @@ public final class FetchHandler extends ControlRpcHandler {
     if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
     long id;
     try {
-      id = streams.open(file, channel);
+      id = streams.open(file, segments, channel);
     } catch (StatusException e) {
       reply.fail(e);
       return;
     }
-    reply.ok(StreamHandle.newBuilder().setStreamId(id).setNumChunks(file.numChunks()).setTotalBytes(file.length())
-        .build());
+    reply.ok(handle(id, segments));
   }
 
   /** Streams open now (for the worker's metrics). */

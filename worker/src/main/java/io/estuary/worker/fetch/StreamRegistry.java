@@ -7,6 +7,7 @@ import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.Disk;
+import io.estuary.worker.storage.FileSegments;
 import io.estuary.worker.storage.PartitionCache;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -42,13 +43,16 @@ public final class StreamRegistry implements StreamManager {
 
   private static final class OpenStream {
     final CommittedFile file;
+    /** What the stream serves: one chunk per segment. */
+    final FileSegments segments;
     final Channel channel;
     volatile long lastUsedMs = System.currentTimeMillis();
     private final AtomicInteger openOnChannel; // null without a channel (tests)
     private final AtomicBoolean counted = new AtomicBoolean(true);
 
-    OpenStream(CommittedFile file, Channel channel, AtomicInteger openOnChannel) {
+    OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel) {
       this.file = file;
+      this.segments = segments;
       this.channel = channel;
       this.openOnChannel = openOnChannel;
     }
@@ -98,8 +102,16 @@ public final class StreamRegistry implements StreamManager {
     this.maxStreamsPerConnection = maxStreamsPerConnection;
   }
 
-  /** Opens a stream for the reader on {@code channel}; refused with RETRY_LATER when it holds the most it may. */
+  /** Opens a stream over every chunk of {@code file}; see {@link #open(CommittedFile, FileSegments, Channel)}. */
   public long open(CommittedFile file, Channel channel) {
+    return open(file, file.allChunks(), channel);
+  }
+
+  /**
+   * Opens a stream serving {@code segments} of {@code file}, one chunk each, for the reader on {@code channel};
+   * refused with RETRY_LATER when it holds the most it may.
+   */
+  public long open(CommittedFile file, FileSegments segments, Channel channel) {
     AtomicInteger open = null;
     if (channel != null) {
       open = channel.attr(OPEN_ON_CHANNEL).setIfAbsent(new AtomicInteger());
@@ -112,7 +124,7 @@ public final class StreamRegistry implements StreamManager {
       }
     }
     long id = nextId.incrementAndGet();
-    streams.put(id, new OpenStream(file, channel, open));
+    streams.put(id, new OpenStream(file, segments, channel, open));
     return id;
   }
 
@@ -141,8 +153,9 @@ public final class StreamRegistry implements StreamManager {
   public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
     OpenStream s = streams.get(streamId);
     if (s == null) throw new IllegalArgumentException("unknown stream " + streamId + " (never opened, or finished)");
-    if (chunkIndex < 0 || chunkIndex >= s.file.numChunks()) {
-      throw new IllegalArgumentException("stream " + streamId + " has " + s.file.numChunks() + " chunks; "
+    int numChunks = s.segments.count();
+    if (chunkIndex < 0 || chunkIndex >= numChunks) {
+      throw new IllegalArgumentException("stream " + streamId + " has " + numChunks + " chunks; "
           + "chunk " + chunkIndex + " does not exist");
     }
     String lost = s.file.lostReason();
@@ -152,8 +165,10 @@ public final class StreamRegistry implements StreamManager {
           + s.file.file() + ") is lost: " + lost);
     }
     s.lastUsedMs = System.currentTimeMillis();
-    if (chunkIndex == s.file.numChunks() - 1) remove(streamId);
-    ByteBuf cached = cache == null ? null : cache.chunk(s.file, chunkIndex);
+    if (chunkIndex == numChunks - 1) remove(streamId);
+    long offset = s.segments.offset(chunkIndex);
+    long length = s.segments.length(chunkIndex);
+    ByteBuf cached = cache == null ? null : cache.slice(s.file, offset, length);
     if (cached != null) {
       CachedChunk chunk = new CachedChunk(cached);
       sending.put(streamId + "/" + chunkIndex, new Sending(null, chunk));
@@ -162,8 +177,7 @@ public final class StreamRegistry implements StreamManager {
     CompletableFuture<ManagedBuffer> out = new CompletableFuture<>();
     Runnable read = () -> {
       try {
-        OpenFileSegment seg = OpenFileSegment.open(s.file.file(), s.file.chunkOffset(chunkIndex),
-            s.file.chunkLength(chunkIndex));
+        OpenFileSegment seg = OpenFileSegment.open(s.file.file(), offset, length);
         sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
         out.complete(seg);
       } catch (IOException | RuntimeException e) {

@@ -12,8 +12,15 @@ public final class CommittedFile {
   private final long length;
   private final Disk disk;
   private final int diskFailuresAtCommit;
+  /** Which maps lie where, or null (a file recovered after a restart, or index off): map ranges read it whole. */
+  private final MapIndex mapIndex;
 
   public CommittedFile(File file, long[] chunkOffsets, long length, Disk disk) {
+    this(file, chunkOffsets, length, disk, null);
+  }
+
+  public CommittedFile(File file, long[] chunkOffsets, long length, Disk disk, MapIndex mapIndex) {
+    this.mapIndex = mapIndex;
     this.disk = disk;
     this.file = file;
     this.chunkOffsets = chunkOffsets;
@@ -44,5 +51,25 @@ public final class CommittedFile {
   public long chunkLength(int i) {
     long end = i + 1 < chunkOffsets.length ? chunkOffsets[i + 1] : length;
     return end - chunkOffsets[i];
+  }
+
+  public MapIndex mapIndex() {
+    return mapIndex;
+  }
+
+  /** Every chunk of the file. */
+  public FileSegments allChunks() {
+    long[] lengths = new long[chunkOffsets.length];
+    for (int i = 0; i < lengths.length; i++) lengths[i] = chunkLength(i);
+    return new FileSegments(chunkOffsets.clone(), lengths);
+  }
+
+  /**
+   * What a reader of maps [startMap, endMap) is served: with a map index, only the ranges that may hold those maps'
+   * batches; without one, or for {@code endMap <= startMap} (every map), every chunk.
+   */
+  public FileSegments segmentsFor(int startMap, int endMap) {
+    if (mapIndex == null || endMap <= startMap) return allChunks();
+    return mapIndex.select(startMap, endMap, chunkOffsets);
   }
 }

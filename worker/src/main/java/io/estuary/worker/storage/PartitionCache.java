@@ -205,12 +205,17 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
    * released), or null when the file is not cached. Counts a hit, or a miss for a file small enough to cache.
    */
   public ByteBuf chunk(CommittedFile file, int index) {
+    return slice(file, file.chunkOffset(index), file.chunkLength(index));
+  }
+
+  /** Bytes [offset, offset + length) of {@code file}, as {@link #chunk} does for a whole chunk. */
+  public ByteBuf slice(CommittedFile file, long offset, long length) {
     if (capacity == 0) return null;
     synchronized (this) {
       Entry e = entries.get(file); // marks it recently read
       if (e != null) {
         hits.increment();
-        return e.data.retainedSlice((int) file.chunkOffset(index), (int) file.chunkLength(index));
+        return e.data.retainedSlice((int) offset, (int) length);
       }
     }
     if (accepts(file.length())) misses.increment();

@@ -50,6 +50,8 @@ public final class PartitionFileWriter {
   private final MemoryTracker memory;
   private final int flushThreshold;
   private final long chunkSize;
+  /** Null when map indexing is off. */
+  private final MapIndex.Builder mapIndex;
   /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
   private final Object fileLock = new Object();
 
@@ -75,6 +77,13 @@ public final class PartitionFileWriter {
 
   public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
       long chunkSize) {
+    this(name, file, disk, memory, flushThreshold, chunkSize, 0);
+  }
+
+  /** @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none */
+  public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
+      long chunkSize, long mapIndexGranularity) {
+    this.mapIndex = mapIndexGranularity > 0 ? new MapIndex.Builder(mapIndexGranularity) : null;
     this.name = name;
     this.file = file;
     this.disk = disk;
@@ -130,12 +139,16 @@ public final class PartitionFileWriter {
         } finally {
           countCapacity();
         }
+        boolean chunkStart = false;
         if (appended == 0) {
           chunkOffsets.add(0L);
+          chunkStart = true;
         } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
           chunkOffsets.add(appended); // a chunk never grows past chunkSize unless one push alone is larger
           lastChunkStart = appended;
+          chunkStart = true;
         }
+        if (mapIndex != null) mapIndex.add(appended, data, chunkStart);
         appended += n;
         pending.writeBytes(data);
         if (pending.readableBytes() >= flushThreshold) flushPending();
@@ -276,7 +289,7 @@ public final class PartitionFileWriter {
     }
     long[] offsets = new long[chunkOffsets.size()];
     for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
-    commit.complete(new CommittedFile(file, offsets, appended, disk));
+    commit.complete(new CommittedFile(file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended)));
   }
 
   /**

@@ -28,6 +28,7 @@ public final class StorageManager {
   private final BufferedDataFlusher bufferedData;
   private final long flushThreshold;
   private final long chunkSize;
+  private final long mapIndexGranularity;
   private final DiskChecker checker;
   private final PartitionCache cache;
 
@@ -52,6 +53,7 @@ public final class StorageManager {
     this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE));
     this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
     this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
+    this.mapIndexGranularity = conf.get(WorkerConfig.MAP_INDEX_GRANULARITY);
     int threads = conf.get(WorkerConfig.FLUSH_THREADS_PER_DISK);
     int readThreads = conf.get(WorkerConfig.FETCH_THREADS_PER_DISK);
     long reserve = conf.get(WorkerConfig.DISK_RESERVE);
@@ -108,7 +110,8 @@ public final class StorageManager {
     if (disk == null || !disk.writable()) disk = anyHealthyDisk();
     File file = new File(shuffleDir(disk, appId, shuffleId), partitionId + "-" + epoch + ".data");
     String name = ShuffleKey.of(appId, shuffleId) + " partition " + partitionId + " epoch " + epoch;
-    PartitionFileWriter w = new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize);
+    PartitionFileWriter w = new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize,
+        mapIndexGranularity);
     bufferedData.track(w);
     return w;
   }

@@ -23,12 +23,16 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
   private final java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost;
   private Iterator<Tuple2<Object, Object>> current;
   private DeserializationStream stream;
+  private final Runnable onDone;
   private boolean done;
-  private long lastBytes;
+  private long reportedBytes;
+  private long reportedChunks;
+  private long reportedWaitMs;
 
   BatchRecordIterator(ShuffleBatchReader batches, SerializerInstance ser, ShuffleReadMetricsReporter metrics,
-      java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost) {
+      java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost, Runnable onDone) {
     this.batches = batches;
+    this.onDone = onDone;
     this.onDataLost = onDataLost;
     this.ser = ser;
     this.metrics = metrics;
@@ -40,30 +44,42 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
       if (stream != null) stream.close();
       stream = null;
       ByteBuf batch;
-      long t0 = System.nanoTime();
       try {
         batch = batches.next();
       } catch (ShuffleDataLostException e) {
         throw onDataLost.apply(e);
       } catch (RemoteException e) {
         throw new EstuaryFetchException("reading shuffle data failed: " + e.getMessage(), e);
-      }
-      metrics.incFetchWaitTime((System.nanoTime() - t0) / 1_000_000);
-      long fetched = batches.bytesFetched();
-      if (fetched > lastBytes) {
-        metrics.incRemoteBytesRead(fetched - lastBytes);
-        metrics.incRemoteBlocksFetched(1);
-        lastBytes = fetched;
+      } finally {
+        reportFetches();
       }
       if (batch == null) {
         done = true;
         batches.close();
+        onDone.run();
         return false;
       }
       stream = ser.deserializeStream(new ByteBufInputStream(batch));
       current = stream.asKeyValueIterator();
     }
     return !done;
+  }
+
+  /**
+   * Adds what was fetched since the last call to the task's read metrics, as Spark's own reader does: every chunk
+   * is a remote block, and fetch wait is the time spent waiting for workers (summed in nanoseconds, reported in
+   * whole milliseconds so that short waits are not rounded away one by one).
+   */
+  private void reportFetches() {
+    long bytes = batches.bytesFetched();
+    long chunks = batches.chunksFetched();
+    long waitMs = batches.fetchWaitNanos() / 1_000_000;
+    if (bytes > reportedBytes) metrics.incRemoteBytesRead(bytes - reportedBytes);
+    if (chunks > reportedChunks) metrics.incRemoteBlocksFetched(chunks - reportedChunks);
+    if (waitMs > reportedWaitMs) metrics.incFetchWaitTime(waitMs - reportedWaitMs);
+    reportedBytes = bytes;
+    reportedChunks = chunks;
+    reportedWaitMs = waitMs;
   }
 
   @Override

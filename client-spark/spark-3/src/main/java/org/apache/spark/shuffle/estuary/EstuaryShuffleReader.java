@@ -72,9 +72,17 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
     ShuffleDependency<K, ?, C> dep = handle.dependency();
     ShuffleBatchReader batches = new ShuffleBatchReader(client, handle.spec(), startPartition, endPartition,
         startMap, endMap);
-    context.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> batches.close());
+    // Spark gives the reader a temporary read-metrics holder; like Spark's own reader, its values must be merged
+    // into the task's shuffle read metrics, or listeners and the UI see nothing read. Merging recomputes the sum
+    // over all holders, so doing it both at the end of the records and at task end (a limit may stop early) counts
+    // nothing twice.
+    Runnable mergeMetrics = () -> context.taskMetrics().mergeShuffleReadMetrics();
+    context.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> {
+      batches.close();
+      mergeMetrics.run();
+    });
     Iterator records = new InterruptibleIterator(context,
-        new BatchRecordIterator(batches, dep.serializer().newInstance(), metrics, this::fetchFailed));
+        new BatchRecordIterator(batches, dep.serializer().newInstance(), metrics, this::fetchFailed, mergeMetrics));
     Iterator result;
     if (dep.aggregator().isDefined()) {
       result = dep.mapSideCombine()

@@ -19,7 +19,9 @@ import scala.collection.Iterator;
 
 /**
  * Writes one map task's output to Estuary: combines on the map side when the dependency asks for it, serializes,
- * and pushes per partition. Nothing is sorted or spilled here; the workers merge each partition.
+ * and pushes per partition. Nothing is sorted here; the workers merge each partition. What is buffered per partition
+ * is bounded and counted as Spark execution memory ({@link WriteBufferMemory}): when it grows too large, or Spark
+ * needs the memory, every buffer is pushed early.
  */
 final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   /**
@@ -34,6 +36,8 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private final ShuffleWriteMetricsReporter metrics;
   private final MapOutputWriter out;
   private final int batchSize;
+  private final long maxBuffered;
+  private WriteBufferMemory memory;
   private long[] partitionLengths;
 
   EstuaryShuffleWriter(EstuaryShuffleHandle<K, V, ?> handle, long mapTaskId, TaskContext context, ShuffleClient client,
@@ -47,6 +51,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId,
         context.stageAttemptNumber(), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
+    this.maxBuffered = client.conf().get(ClientConfig.PUSH_MAX_BUFFERED);
   }
 
   @Override
@@ -60,16 +65,23 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
     Partitioner partitioner = dep.partitioner();
     RecordSerializer ser = RecordSerializer.create(dep.serializer(), out, handle.spec().numPartitions, batchSize);
+    memory = new WriteBufferMemory(context.taskMemoryManager(), maxBuffered, () -> {
+      ser.flush();
+      out.pushBuffered();
+    });
     long count = 0;
     while (it.hasNext()) {
       Product2<K, ?> r = it.next();
       ser.write(partitioner.getPartition(r._1()), r._1(), r._2());
       count++;
+      memory.holding(out.bufferedBytes() + ser.bufferedBytes());
     }
-    ser.flush();
-    long t0 = System.nanoTime();
+    ser.close();
+    // Spark shows the most the buffers held as the task's peak execution memory, as it does for its own sorter.
+    context.taskMetrics().incPeakExecutionMemory(memory.peak());
     partitionLengths = out.finish();
-    metrics.incWriteTime(System.nanoTime() - t0);
+    memory.release();
+    metrics.incWriteTime(out.writeNanos()); // pushing and waiting for workers, as native counts its file writes
     long bytes = 0;
     for (long l : partitionLengths) bytes += l;
     metrics.incBytesWritten(bytes);
@@ -78,6 +90,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
   @Override
   public Option<MapStatus> stop(boolean success) {
+    if (memory != null) memory.release();
     if (!success || partitionLengths == null) {
       out.abort();
       return Option.empty();

@@ -21,8 +21,14 @@ abstract class RecordSerializer {
 
   abstract void write(int partition, Object key, Object value);
 
-  /** Hands everything still held to the writer. */
+  /** Hands everything still held to the writer. Writing may go on afterwards. */
   abstract void flush();
+
+  /** Hands everything still held to the writer; nothing is written afterwards. */
+  abstract void close();
+
+  /** Bytes held here for records not yet handed to the writer (an estimate for open serialization streams). */
+  abstract long bufferedBytes();
 
   static RecordSerializer create(Serializer serializer, MapOutputWriter out, int numPartitions, int batchSize) {
     return serializer.supportsRelocationOfSerializedObjects()
@@ -62,9 +68,25 @@ abstract class RecordSerializer {
 
     @Override
     void flush() {
+      stream.flush(); // every record is handed over as it is written; nothing is held
+    }
+
+    @Override
+    void close() {
       stream.close();
     }
+
+    @Override
+    long bufferedBytes() {
+      return bytes.buffer().length;
+    }
   }
+
+  /**
+   * What an open serialization stream holds beyond the bytes it has written out (Java serialization keeps a block
+   * buffer and handle tables per stream): an estimate, so that thousands of open streams count.
+   */
+  static final long STREAM_OVERHEAD = 2048;
 
   private static final class PerPartition extends RecordSerializer {
     private final SerializerInstance ser;
@@ -73,6 +95,8 @@ abstract class RecordSerializer {
     private final SerializationStream[] streams;
     private final int[] counts;
     private final int batchSize;
+    /** Sum of the open streams' buffered bytes plus {@link #STREAM_OVERHEAD} each. */
+    private long held;
 
     PerPartition(SerializerInstance ser, MapOutputWriter out, int numPartitions, int batchSize) {
       this.ser = ser;
@@ -88,17 +112,35 @@ abstract class RecordSerializer {
       if (streams[partition] == null) {
         bytes[partition] = new Bytes(1024);
         streams[partition] = ser.serializeStream(bytes[partition]);
+        held += STREAM_OVERHEAD;
       }
+      int before = bytes[partition].size();
       streams[partition].writeKey(key, OBJECT);
       streams[partition].writeValue(value, OBJECT);
       counts[partition]++;
       if (bytes[partition].size() >= batchSize) {
         streams[partition].flush();
-        if (bytes[partition].size() >= batchSize) pushStream(partition);
+        if (bytes[partition].size() >= batchSize) {
+          held += bytes[partition].size() - before;
+          pushStream(partition);
+          return;
+        }
       }
+      held += bytes[partition].size() - before;
+    }
+
+    @Override
+    long bufferedBytes() {
+      return held;
+    }
+
+    @Override
+    void close() {
+      flush();
     }
 
     private void pushStream(int partition) {
+      held -= bytes[partition].size() + STREAM_OVERHEAD;
       streams[partition].close();
       out.writeBatch(partition, bytes[partition].buffer(), 0, bytes[partition].size(), counts[partition]);
       counts[partition] = 0;

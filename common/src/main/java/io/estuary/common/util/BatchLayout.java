@@ -1,0 +1,17 @@
+package io.estuary.common.util;
+
+/**
+ * Where the fields workers need lie in the header of a pushed batch. Clients own the full layout (see the client's
+ * {@code BatchHeader}); workers read only the map id and the data length, to index which maps' batches lie where
+ * in a partition file. Changing these offsets is a protocol change.
+ */
+public final class BatchLayout {
+  private BatchLayout() {}
+
+  /** Bytes of a batch header; the batch's data follows it. */
+  public static final int HEADER_SIZE = 32;
+  /** Offset of the int map id (the map task's index). */
+  public static final int MAP_ID = 0;
+  /** Offset of the int count of data bytes after the header. */
+  public static final int DATA_LENGTH = 20;
+}
