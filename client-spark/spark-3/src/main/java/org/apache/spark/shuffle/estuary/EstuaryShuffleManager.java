@@ -39,6 +39,8 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this.sparkConf = sparkConf;
     this.isDriver = isDriver;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf object).
+    if (isDriver) DynamicAllocationSetup.prepare(sparkConf);
   }
 
   public EstuaryShuffleManager(SparkConf sparkConf) {
