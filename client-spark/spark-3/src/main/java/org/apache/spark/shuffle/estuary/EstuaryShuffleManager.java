@@ -41,6 +41,8 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
+      // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf object).
+      DynamicAllocationSetup.prepare(sparkConf);
     }
   }
 
