@@ -224,10 +224,10 @@ public final class ShuffleJobs {
     Dataset<Row> table = s.range(0, 200_000, 1, 8).selectExpr("id", "id % 13 as k");
     org.apache.spark.sql.catalyst.expressions.Expression n =
         org.apache.spark.sql.catalyst.expressions.Literal.create(100, org.apache.spark.sql.types.DataTypes.IntegerType);
-    Dataset<Row> top = org.apache.spark.sql.Dataset.ofRows(s, new org.apache.spark.sql.catalyst.plans.logical
-        .GlobalLimit(n, table.orderBy(org.apache.spark.sql.functions.desc("id")).logicalPlan()));
-    Dataset<Row> any = org.apache.spark.sql.Dataset.ofRows(s, new org.apache.spark.sql.catalyst.plans.logical
-        .GlobalLimit(n, table.logicalPlan()));
+    Dataset<Row> top = datasetOf(s, new org.apache.spark.sql.catalyst.plans.logical.GlobalLimit(n,
+        table.orderBy(org.apache.spark.sql.functions.desc("id")).queryExecution().analyzed()));
+    Dataset<Row> any = datasetOf(s, new org.apache.spark.sql.catalyst.plans.logical.GlobalLimit(n,
+        table.queryExecution().analyzed()));
     List<Row> rows = new ArrayList<>(top.collectAsList());
     long anyCount = any.count();
     rows.add(org.apache.spark.sql.RowFactory.create("rows of the unordered limit", anyCount));
@@ -242,6 +242,29 @@ public final class ShuffleJobs {
       }
     }
     return Checksum.ofLocal(rows);
+  }
+
+  /**
+   * A DataFrame of a hand-built logical plan: {@code Dataset.ofRows}, which Spark 4 moved to its "classic"
+   * package (this source is compiled against Spark 3 and 4 alike, so it is looked up).
+   */
+  @SuppressWarnings("unchecked")
+  static Dataset<Row> datasetOf(SparkSession s, org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
+    for (String cls : new String[] {"org.apache.spark.sql.Dataset", "org.apache.spark.sql.classic.Dataset"}) {
+      try {
+        for (java.lang.reflect.Method m : Class.forName(cls).getMethods()) {
+          Class<?>[] p = m.getParameterTypes();
+          if (m.getName().equals("ofRows") && p.length == 2 && p[0].isInstance(s) && p[1].isInstance(plan)) {
+            return (Dataset<Row>) m.invoke(null, s, plan);
+          }
+        }
+      } catch (ClassNotFoundException e) {
+        // not this Spark's layout: try the next
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("Dataset.ofRows failed", e);
+      }
+    }
+    throw new IllegalStateException("this Spark has no Dataset.ofRows(session, plan)");
   }
 
   /** Whether some global limit in the plan has no local limit right below it. */
