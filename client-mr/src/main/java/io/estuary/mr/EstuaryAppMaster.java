@@ -32,11 +32,18 @@ import org.slf4j.LoggerFactory;
  * attempt's application: a retried AM reruns every task, so no record is lost or doubled. Reducers start once
  * every map has ended (a reducer's first request waits for the shuffle's commit, which needs every map; started
  * earlier it would only hold a container). Map-only jobs start nothing.
+ *
+ * <p>When a reducer finds data lost it reports fetch failures for the maps ({@link MapReruns}); this launcher sets
+ * the ApplicationMaster to rerun a map on the first report ({@code mapreduce.reduce.shuffle.max-fetch-failures-*}),
+ * and the lifecycle to give the rerun maps a fresh generation
+ * ({@link LifecycleManager#rerunsReplaceLostGenerations()}).
  */
 public final class EstuaryAppMaster {
   private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
   private static final String RECOVERY_ENABLE = "yarn.app.mapreduce.am.job.recovery.enable";
   private static final String REDUCE_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps";
+  private static final String FETCH_FAILURE_NOTIFICATIONS = "mapreduce.reduce.shuffle.max-fetch-failures-notifications";
+  private static final String FETCH_FAILURE_FRACTION = "mapreduce.reduce.shuffle.max-fetch-failures-fraction";
 
   private EstuaryAppMaster() {}
 
@@ -49,6 +56,7 @@ public final class EstuaryAppMaster {
       String host = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
       if (host == null) host = InetAddress.getLocalHost().getCanonicalHostName();
       LifecycleManager lifecycle = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(conf), host);
+      lifecycle.rerunsReplaceLostGenerations();
       Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
       String address = host + ":" + lifecycle.port();
       announce(conf, appId, address);
@@ -91,5 +99,9 @@ public final class EstuaryAppMaster {
     c.set(MrJobKeys.APP_ID, appId);
     c.setBoolean(RECOVERY_ENABLE, false);
     c.setFloat(REDUCE_SLOWSTART, 1.0f);
+    // A reducer reports a map only when Estuary lost data of its generation (never for a slow or flaky host, as
+    // MapReduce's own shuffle does), so one report from one reducer is enough to rerun it.
+    c.setInt(FETCH_FAILURE_NOTIFICATIONS, 1);
+    c.setFloat(FETCH_FAILURE_FRACTION, 0f);
   }
 }

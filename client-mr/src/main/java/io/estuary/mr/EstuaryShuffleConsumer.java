@@ -36,13 +36,18 @@ import org.slf4j.LoggerFactory;
  * map outputs, spilled records.
  *
  * <p>When the partition cannot be read (every copy of some data lost, or the counts do not add up) the lifecycle
- * manager is told and the reduce attempt fails. Used by one reduce task's thread (merges run on the merge
- * manager's threads and report errors through {@link #reportException}).
+ * manager is told (the generation is dropped, and rerun maps write a fresh one) and the ApplicationMaster is asked
+ * to rerun the maps ({@link MapReruns}). If nothing was read yet, the attempt waits for the reruns and reads again;
+ * otherwise it fails once the ApplicationMaster has acted, and a later attempt reads the new generation. Under
+ * LocalJobRunner, which never reruns maps, the attempt fails. Used by one reduce task's thread (merges run on the
+ * merge manager's threads and report errors through {@link #reportException}).
  */
 public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>, ExceptionReporter {
   private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleConsumer.class);
   /** IFile's end of records: a key length and a value length of -1, one byte each as variable-length ints. */
   private static final byte[] EOF_MARKER = {(byte) 0xff, (byte) 0xff};
+  /** Reads of the partition one attempt makes, the first included, while nothing of it reached the merge. */
+  private static final int MAX_READS = 3;
 
   private Context<K, V> context;
   private volatile Throwable mergeError;
@@ -69,23 +74,40 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
     long t0 = System.nanoTime();
     long runs = 0;
     long records = 0;
-    try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, partition, partition + 1, 0,
-        spec.numMappers)) {
-      ByteBuf batch;
-      while ((batch = reader.next()) != null) {
-        TaskAttemptID runId = new TaskAttemptID(new TaskID(reduceId.getJobID(), TaskType.MAP, (int) runs), 0);
-        addRun(merger, runId, batch, host, metrics);
-        runs++;
-        checkMerges();
+    boolean local = MrJobKeys.isLocal(job);
+    MapReruns reruns = new MapReruns(context, spec.numMappers);
+    try {
+      for (int round = 1; ; round++) {
+        try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, partition, partition + 1, 0,
+            spec.numMappers)) {
+          ByteBuf batch;
+          while ((batch = reader.next()) != null) {
+            TaskAttemptID runId = new TaskAttemptID(new TaskID(reduceId.getJobID(), TaskType.MAP, (int) runs), 0);
+            addRun(merger, runId, batch, host, metrics);
+            runs++;
+            checkMerges();
+          }
+          records = reader.recordsRead();
+          context.getReduceShuffleBytes().increment(reader.bytesFetched());
+          context.getShuffledMapsCounter().increment(spec.numMappers);
+          break;
+        } catch (ShuffleDataLostException e) {
+          context.getFailedShuffleCounter().increment(1);
+          reportLost(client, spec, e);
+          String what = "Estuary: partition " + partition + " of " + reduceId.getJobID() + " cannot be read: "
+              + e.getMessage();
+          if (local) throw new IOException(what + " (LocalJobRunner never reruns maps)", e);
+          reruns.request();
+          if (runs > 0 || round >= MAX_READS) {
+            // Runs of the lost generation are in the merge manager and cannot be taken back: this attempt fails
+            // once the ApplicationMaster has acted on the reports, and a later one reads the rerun maps' output.
+            reruns.awaitAcknowledged();
+            throw new IOException(what + "; the maps run again and a later attempt of this reduce reads them", e);
+          }
+          LOG.warn("{}; waiting for the maps to run again, then reading again", what);
+          reruns.awaitAllRerun();
+        }
       }
-      records = reader.recordsRead();
-      context.getReduceShuffleBytes().increment(reader.bytesFetched());
-      context.getShuffledMapsCounter().increment(spec.numMappers);
-    } catch (ShuffleDataLostException e) {
-      context.getFailedShuffleCounter().increment(1);
-      reportLost(client, spec, e);
-      throw new IOException("Estuary: partition " + partition + " of " + reduceId.getJobID() + " cannot be read: "
-          + e.getMessage(), e);
     } catch (RemoteException e) {
       context.getFailedShuffleCounter().increment(1);
       throw new IOException("Estuary: reading partition " + partition + " of " + reduceId.getJobID() + " failed: "

@@ -38,6 +38,12 @@ final class TestJobs {
   @SuppressWarnings("rawtypes")
   static JobOutput wordCount(Configuration conf, Path in, Path out, int reducers,
       Class<? extends Mapper> mapper) throws Exception {
+    return run(wordCountJob(conf, reducers, mapper), in, out);
+  }
+
+  /** Word count with a combiner, not yet given its input and output. */
+  @SuppressWarnings("rawtypes")
+  static Job wordCountJob(Configuration conf, int reducers, Class<? extends Mapper> mapper) throws Exception {
     Job job = Job.getInstance(conf, "word count");
     job.setJarByClass(TestJobs.class);
     job.setMapperClass(mapper);
@@ -46,7 +52,7 @@ final class TestJobs {
     job.setOutputKeyClass(Text.class);
     job.setOutputValueClass(IntWritable.class);
     job.setNumReduceTasks(reducers);
-    return run(job, in, out);
+    return job;
   }
 
   /** A total-order sort: TotalOrderPartitioner over a sample of the keys; every part file is sorted, in order. */
@@ -113,8 +119,18 @@ final class TestJobs {
   static long lastMapOutputRecords;
 
   private static JobOutput run(Job job, Path in, Path out) throws Exception {
+    setPaths(job, in, out);
+    return finish(job);
+  }
+
+  static void setPaths(Job job, Path in, Path out) throws IOException {
     FileInputFormat.addInputPath(job, in);
     FileOutputFormat.setOutputPath(job, out);
+  }
+
+  /** Runs the job (or waits for it, when submitted) and reads what it wrote. */
+  static JobOutput finish(Job job) throws Exception {
+    Path out = FileOutputFormat.getOutputPath(job);
     if (!job.waitForCompletion(false)) throw new IllegalStateException(job.getJobName() + " failed");
     if (job.getNumReduceTasks() > 0) {
       lastMapOutputRecords = job.getCounters().findCounter(TaskCounter.MAP_OUTPUT_RECORDS).getValue();

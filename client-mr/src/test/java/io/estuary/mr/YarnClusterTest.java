@@ -12,7 +12,11 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobCounter;
 import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.TaskType;
+import org.apache.hadoop.mapreduce.lib.map.TokenCounterMapper;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.junit.jupiter.api.AfterAll;
@@ -108,6 +112,54 @@ class YarnClusterTest {
     // Pushes go out before the failure: map 0's first attempt pushes part of its output, then dies.
     c.setInt("mapreduce.task.io.sort.mb", 1);
     assertEquals(expected, TestJobs.wordCount(c, in, path("fail-yarn"), 2, FailingOnceMapper.class));
+  }
+
+  /**
+   * A reducer's partition is lost (one copy, its worker dies after every map ended and before any reducer reads):
+   * the reducers report the maps, the ApplicationMaster reruns them into a fresh generation, and the job still
+   * writes what native MapReduce writes. A cluster of its own, so the other tests keep their workers.
+   */
+  @Test
+  void lostPartitionRerunsTheMaps() throws Exception {
+    Path in = path("words-lost");
+    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("lost-native"), 2);
+    try (MiniCluster lossy = new MiniCluster(2, 1, new EstuaryConf())) {
+      Configuration c = onYarn();
+      LocalModeTest.withEstuary(c, lossy.masterEndpoint());
+      c.setBoolean("estuary.client.push.replicate", false);
+      c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", GatedShuffleConsumer.class.getName());
+      java.nio.file.Path gate = tmp.resolve("lost-gate");
+      c.set(GatedShuffleConsumer.GATE, gate.toString());
+      Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+      TestJobs.setPaths(job, in, path("lost-yarn"));
+      job.submit();
+      java.nio.file.Path arrived = tmp.resolve("lost-gate.arrived");
+      long deadline = System.currentTimeMillis() + 180_000;
+      while (!Files.exists(arrived)) { // a reducer runs: every map has ended
+        assertTrue(System.currentTimeMillis() < deadline && !job.isComplete(), "no reducer reached the gate");
+        Thread.sleep(100);
+      }
+      int victim = workerWithData(lossy);
+      lossy.workers().get(victim).close();
+      Files.createFile(gate);
+      JobOutput actual = TestJobs.finish(job);
+      assertEquals(expected, actual);
+      int maps = job.getTaskReports(TaskType.MAP).length;
+      long launched = job.getCounters().findCounter(JobCounter.TOTAL_LAUNCHED_MAPS).getValue();
+      assertTrue(launched >= 2L * maps, launched + " map attempts for " + maps + " maps: the maps did not rerun");
+    }
+  }
+
+  /** A worker holding shuffle data (without replication each partition lives on one worker). */
+  private static int workerWithData(MiniCluster cluster) throws IOException {
+    for (int i = 0; i < cluster.workers().size(); i++) {
+      try (java.util.stream.Stream<java.nio.file.Path> files =
+          Files.walk(cluster.root().resolve("worker" + i + "-disk0"))) {
+        if (files.anyMatch(f -> f.toString().endsWith(".data"))) return i;
+      }
+    }
+    throw new IllegalStateException("no worker holds shuffle data");
   }
 
   /** Word count's mapper, except that the first attempt of map 0 fails after 20,000 lines. */

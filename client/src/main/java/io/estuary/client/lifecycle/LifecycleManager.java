@@ -142,6 +142,16 @@ public final class LifecycleManager implements Closeable {
     this.shuffleLostListener = listener;
   }
 
+  /**
+   * For engines without stage attempts (MapReduce): once a generation is lost, the next writer of that engine
+   * shuffle starts a fresh generation whatever stage attempt it gives, so a rerun map never writes into the lost
+   * one. Only sound when every writer that may still start after a loss is a rerun (MapReduce starts its reducers
+   * once every map has ended). Call before tasks start.
+   */
+  public void rerunsReplaceLostGenerations() {
+    generations.replaceLostOnAnyWriter();
+  }
+
   /** Revive requests from executors so far, and the master requests they cost (for tests and metrics). */
   public long reviveRequests() {
     return epochs.reviveRequests();
@@ -350,6 +360,11 @@ public final class LifecycleManager implements Closeable {
       if (st.lost()) {
         reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " was lost and is being written again");
       } else if (e != null) {
+        // A generation whose commit failed can never be read: drop it, so the reruns write a fresh one.
+        if (st.markLost()) {
+          shuffleLostListener.accept(st.engineShuffleId);
+          unregisterAtMaster(st.shuffleId);
+        }
         reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " is not readable: " + cause(e).getMessage());
       } else {
         reply.ok(fileGroupOf(st, files, r));

@@ -9,10 +9,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Maps each engine shuffle to its generations (Estuary shuffles). Writers of a stage attempt get the newest
  * generation, or a fresh one when the newest was lost (a reader could not read it) or when an indeterminate stage
- * reruns; readers always read the newest. A rerun so never mixes its output with the lost one's. Thread-safe.
+ * reruns; readers always read the newest. A rerun so never mixes its output with the lost one's. Engines without
+ * stage attempts (MapReduce, whose maps all end before any reader starts) turn on {@link #replaceLostOnAnyWriter}:
+ * there every writer after a loss is a rerun, whatever attempt number it carries. Thread-safe.
  */
 final class ShuffleGenerations {
   private final AtomicInteger nextId = new AtomicInteger();
+  private volatile boolean replaceLostOnAnyWriter;
   private final Map<Integer, List<ShuffleState>> byEngine = new ConcurrentHashMap<>();
   private final Map<Integer, ShuffleState> byId = new ConcurrentHashMap<>();
 
@@ -22,13 +25,19 @@ final class ShuffleGenerations {
     synchronized (gens) {
       ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
       boolean fresh = cur == null
-          || (stageAttempt > cur.stageAttempt && (cur.lost() || indeterminate));
+          || (stageAttempt > cur.stageAttempt && (cur.lost() || indeterminate))
+          || (replaceLostOnAnyWriter && cur.lost());
       if (!fresh) return cur;
       ShuffleState s = new ShuffleState(nextId.getAndIncrement(), engineId, stageAttempt, numMappers, numPartitions);
       byId.put(s.shuffleId, s);
       gens.add(s);
       return s;
     }
+  }
+
+  /** From now on any writer of a lost generation's engine shuffle starts a fresh generation. */
+  void replaceLostOnAnyWriter() {
+    replaceLostOnAnyWriter = true;
   }
 
   /** The newest generation, or null when no writer ever asked. */
