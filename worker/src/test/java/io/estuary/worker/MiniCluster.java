@@ -9,9 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A real master and real workers in this JVM, on ephemeral loopback ports, each worker with its own temporary
@@ -239,16 +237,48 @@ public final class MiniCluster implements AutoCloseable {
   public void close() throws IOException {
     for (Worker w : workers) w.close();
     for (Master m : masters) if (m != null) m.halt();
-    // A worker may still be deleting a removed shuffle's files meanwhile: a file gone under the walk is walked again.
-    for (int attempt = 0; ; attempt++) {
-      try (Stream<Path> s = Files.walk(root)) {
-        s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-        return;
-      } catch (java.nio.file.NoSuchFileException e) {
-        return; // the root itself is gone
-      } catch (java.io.UncheckedIOException e) {
-        if (attempt >= 10) throw e;
+    // A worker may still be deleting a removed shuffle's files meanwhile: what vanishes under the walk is skipped,
+    // and the walk is repeated until the root is gone.
+    for (int attempt = 0; Files.exists(root); attempt++) {
+      if (attempt > 0) sleepQuietly(50);
+      if (attempt >= 100) throw new IOException("cannot delete " + root);
+      deleteTree(root);
+    }
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<Path>() {
+      @Override
+      public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a)
+          throws IOException {
+        Files.deleteIfExists(file);
+        return java.nio.file.FileVisitResult.CONTINUE;
       }
+
+      @Override
+      public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+        if (e instanceof java.nio.file.NoSuchFileException) return java.nio.file.FileVisitResult.CONTINUE;
+        throw e;
+      }
+
+      @Override
+      public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+        if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) throw e;
+        try {
+          Files.deleteIfExists(dir);
+        } catch (java.nio.file.DirectoryNotEmptyException late) {
+          // something appeared meanwhile: the next walk takes it
+        }
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+    });
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }
