@@ -147,14 +147,14 @@ ensure_workers() {
   for i in $workers; do
     for _ in $(seq 1 60); do
       s=$(wstate "$i")
-      [ "$s" = WORKER_ACTIVE ] && break
+      [ "$s" = ACTIVE ] && break
       if [ -n "$s" ]; then
         log "    worker$i is $s at the master: activating it again"
         curl -s --max-time 5 -X POST "http://127.0.0.1:$http_port/api/workers/activate?id=$(wid "$i")" >/dev/null || true
       fi
       sleep 0.5
     done
-    [ "$s" = WORKER_ACTIVE ] || { echo "worker$i is not active at the master (state '${s:-absent}')" >&2; exit 1; }
+    [ "$s" = ACTIVE ] || { echo "worker$i is not active at the master (state '${s:-absent}')" >&2; exit 1; }
   done
 }
 

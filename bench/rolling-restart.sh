@@ -97,7 +97,7 @@ estuary.worker.disk.reserve 0
 estuary.worker.heartbeat.interval 1s" >/dev/null
   env $(wenv "$i") "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
   for _ in $(seq 1 120); do
-    [ "$(wstate "$i")" = WORKER_ACTIVE ] && return 0
+    [ "$(wstate "$i")" = ACTIVE ] && return 0
     sleep 0.5
   done
   echo "worker$i is not ACTIVE at the master after 60 s (state '$(wstate "$i")')" >&2

@@ -158,7 +158,7 @@ else
     if [ "$all" = 1 ] && curl -sf http://127.0.1.10:39095/api/status | "$venv/bin/python" -c '
 import json, sys
 s = json.load(sys.stdin)
-active = [w for w in s["workers"] if w["state"] == "WORKER_ACTIVE"]
+active = [w for w in s["workers"] if w["state"] == "ACTIVE"]
 sys.exit(0 if s["leader"] and s["role"] in ("leader", "follower") and len(active) == 2 else 1)'; then
       ok=1; break
     fi
