@@ -10,6 +10,8 @@ import org.apache.hadoop.mapreduce.MRJobConfig;
  * The one Estuary shuffle of a MapReduce job, as its tasks see it: in local mode a shuffle of the JVM's
  * {@link LocalLifecycles} lifecycle; on YARN shuffle 0 of the lifecycle the ApplicationMaster launcher
  * ({@link EstuaryAppMaster}) started and announced in the job configuration.
+ *
+ * <p>Stateless: static functions only, safe from any thread.
  */
 final class JobShuffleSpecs {
   private JobShuffleSpecs() {}

@@ -8,6 +8,8 @@ import org.apache.hadoop.conf.Configuration;
 /**
  * Reads the {@code estuary.*} settings of a job configuration as Estuary's own keys (the same declarations as for
  * Spark, without Spark's {@code spark.} prefix). An unknown {@code estuary.*} key fails, as it does for the servers.
+ *
+ * <p>Stateless: static functions only, safe from any thread.
  */
 final class MrConfBridge {
   private MrConfBridge() {}

@@ -4,6 +4,8 @@ package io.estuary.mr;
  * Job configuration keys Estuary sets for itself (never by users), outside the {@code estuary.*} namespace so the
  * client configuration never sees them. On YARN the ApplicationMaster launcher writes them into the job
  * configuration the tasks read; in local mode they are absent and the job client's JVM hosts the lifecycle.
+ *
+ * <p>Constants and static functions only, safe from any thread.
  */
 final class MrJobKeys {
   /** {@code host:port} of the job's lifecycle manager. */

@@ -4,6 +4,8 @@ package io.estuary.common.util;
  * Where the fields workers need lie in the header of a pushed batch. Clients own the full layout (see the client's
  * {@code BatchHeader}); workers read only the map id and the data length, to index which maps' batches lie where
  * in a partition file. Changing these offsets is a protocol change.
+ *
+ * <p>Constants and static functions only, safe from any thread; never holds or releases a buffer.
  */
 public final class BatchLayout {
   private BatchLayout() {}

@@ -14,6 +14,8 @@ import io.netty.buffer.ByteBuf;
  * A server that does not speak the client's version answers "refused" and closes; the client then fails the
  * connect with {@code VERSION_MISMATCH} and a message naming both versions. So peers of different versions never
  * exchange a frame one of them could misread (the buffer underflows mid-job of CELEBORN-2242).
+ *
+ * <p>Constants and static functions only, safe from any thread; callers own the buffers written to.
  */
 public final class Handshake {
   private Handshake() {}

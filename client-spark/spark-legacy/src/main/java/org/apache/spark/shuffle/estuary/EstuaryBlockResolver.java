@@ -4,7 +4,10 @@ import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.storage.ShuffleBlockId;
 
-/** Estuary's data lives on Estuary workers, never in Spark's block manager: any lookup there is a bug to report. */
+/**
+ * Estuary's data lives on Estuary workers, never in Spark's block manager: any lookup there is a bug to report.
+ * Stateless, so safe from any thread.
+ */
 final class EstuaryBlockResolver implements ShuffleBlockResolver {
   @Override
   public ManagedBuffer getBlockData(ShuffleBlockId blockId) {
