@@ -8,7 +8,6 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.MRJobConfig;
@@ -26,10 +25,15 @@ import org.slf4j.LoggerFactory;
  * heap must be given there, as whatever YARN appends after this class name is ignored).
  *
  * <p>Before handing over to {@link MRAppMaster}, it starts the lifecycle manager (its application id is the AM
- * attempt, so an AM retry starts a fresh Estuary application) and writes its address into the job configuration:
- * both the AM's own copy and the submitted one in the staging directory, which every task container localizes.
+ * attempt, so an AM retry starts a fresh Estuary application) and writes its address into the AM's own job
+ * configuration, which gives it to every task container it launches as environment variables
+ * ({@code mapreduce.map.env}, {@code mapreduce.reduce.env}; read by {@link MrJobKeys}). The submitted job.xml in the
+ * staging directory is never rewritten: YARN localizes the files of a retried AM attempt only while their
+ * modification times are those recorded at submission, and the node manager caches a task's job.xml per path and
+ * time, so a rewritten job.xml would stop a second AM attempt from starting (or hand tasks a stale address).
  * Recovery of finished tasks across AM attempts is turned off, because their output belongs to the previous
- * attempt's application: a retried AM reruns every task, so no record is lost or doubled. Reducers start once
+ * attempt's application: a retried AM reruns every task into its own fresh Estuary application, and what the
+ * first attempt's maps pushed is never read, so no record is lost or doubled. Reducers start once
  * every map has ended (a reducer's first request waits for the shuffle's commit, which needs every map; started
  * earlier it would only hold a container). Map-only jobs start nothing.
  *
@@ -59,14 +63,17 @@ public final class EstuaryAppMaster {
       lifecycle.rerunsReplaceLostGenerations();
       Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
       String address = host + ":" + lifecycle.port();
-      announce(conf, appId, address);
+      announce(appId, address);
       LOG.info("Estuary lifecycle manager of {} at {}", appId, address);
     }
     MRAppMaster.main(new String[0]);
   }
 
-  /** Writes the lifecycle's address into the AM's job.xml and the submitted one the tasks localize. */
-  private static void announce(JobConf conf, String appId, String address) throws IOException {
+  /**
+   * Writes the lifecycle's address into the AM's job.xml (a fresh file in place of the node manager's link, never
+   * written through) and into the environment of the tasks it launches.
+   */
+  private static void announce(String appId, String address) throws IOException {
     java.nio.file.Path local = Paths.get(MRJobConfig.JOB_CONF_FILE);
     Configuration mine = new Configuration(false);
     try (InputStream in = Files.newInputStream(local)) {
@@ -74,24 +81,20 @@ public final class EstuaryAppMaster {
       mine.size(); // parse now, while the stream is open
     }
     set(mine, appId, address);
-    // The local job.xml is a link into the node manager's cache: replace the link, never write through it.
+    addTaskEnv(mine, MRJobConfig.MAP_ENV, appId, address);
+    addTaskEnv(mine, MRJobConfig.REDUCE_ENV, appId, address);
     java.nio.file.Path fresh = Paths.get(MRJobConfig.JOB_CONF_FILE + ".estuary");
     try (OutputStream out = Files.newOutputStream(fresh)) {
       mine.writeXml(out);
     }
     Files.move(fresh, local, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
 
-    Path submitted = new Path(conf.get(MRJobConfig.MAPREDUCE_JOB_DIR), MRJobConfig.JOB_CONF_FILE);
-    FileSystem fs = submitted.getFileSystem(conf);
-    Configuration theirs = new Configuration(false);
-    try (InputStream in = fs.open(submitted)) {
-      theirs.addResource(in);
-      theirs.size();
-    }
-    set(theirs, appId, address);
-    try (OutputStream out = fs.create(submitted, true)) {
-      theirs.writeXml(out);
-    }
+  /** Appends the lifecycle's address to a task type's environment list (which replaces {@code mapred.child.env}). */
+  private static void addTaskEnv(Configuration c, String key, String appId, String address) {
+    String given = c.get(key, c.get(JobConf.MAPRED_TASK_ENV, ""));
+    String ours = MrJobKeys.ENV_LIFECYCLE_ADDRESS + "=" + address + "," + MrJobKeys.ENV_APP_ID + "=" + appId;
+    c.set(key, given.trim().isEmpty() ? ours : given + "," + ours);
   }
 
   private static void set(Configuration c, String appId, String address) {

@@ -29,8 +29,17 @@ import org.slf4j.LoggerFactory;
  * is {@code mapreduce.map.sort.spill.percent} full it sorts it (by partition, then with the job's sort comparator),
  * runs the job's combiner over each partition's run, and instead of writing a spill file pushes each run to
  * Estuary. When the map ends, the attempt reports its end to the job's lifecycle manager; the first attempt of a
- * map to end is the one reducers read. Counters are those of the native collector: map output records and bytes,
- * combine input and output records, spilled records (the records pushed) and materialized bytes (pushed bytes).
+ * map to end is the one reducers read (a failed, killed or speculative attempt that ended too pushed the same
+ * records, and they are never read).
+ *
+ * <p>Counters are those of the native collector. Map output records and bytes are always the native values. Combine
+ * input and output records and spilled records (the records pushed, after combining) equal the native ones when a
+ * map spills once; with more spills they depend on where spills fall, and the native collector also counts the
+ * records it writes again while merging its spill files (and combines again when there are three or more), which
+ * this collector never does: every map output record then goes through the combiner exactly once, and the records
+ * pushed are the combiner's output. Map output materialized bytes are the bytes pushed, as Estuary stores them (its
+ * framing, compressed when the client compresses), not IFile bytes on local disk; a reducer's shuffle bytes count
+ * the same bytes, so across the job the two are equal, as natively.
  *
  * <p>Used by one map task's thread.
  */
@@ -166,6 +175,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
    */
   @Override
   public void flush() throws IOException, InterruptedException {
+    if (finished) return; // MapReduce flushes again when closing the output failed after a flush
     if (mapTask.getPhase() != TaskStatus.Phase.SORT) {
       LOG.warn("The map did not complete (phase {}); its output is not ended, so reducers ignore it",
           mapTask.getPhase());

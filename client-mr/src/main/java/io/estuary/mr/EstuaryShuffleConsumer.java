@@ -32,8 +32,12 @@ import org.slf4j.LoggerFactory;
  * hands every batch, a sorted run, to MapReduce's own merge manager: it holds runs in memory within
  * {@code mapreduce.reduce.shuffle.input.buffer.percent} of the heap, merges them to local disk when that fills, and
  * returns the merged records sorted by the job's sort comparator (the reducer groups them with the grouping
- * comparator, as always). Counters are the native ones: shuffled maps, reduce shuffle bytes (bytes fetched), merged
- * map outputs, spilled records.
+ * comparator, as always). Reduce input records and groups are the native ones. Shuffled maps count every map once.
+ * Reduce shuffle bytes are the bytes fetched from Estuary as it stores them (its framing, compressed when the client
+ * compresses), not IFile segments, so they differ from native; summed over the job they equal the maps'
+ * materialized bytes, as natively. Merged map outputs and the reduce side's spilled records count the merge
+ * manager's work on runs, which are Estuary's batches (about the push buffer size each), not one segment per map,
+ * so they follow the data's size rather than the number of maps.
  *
  * <p>When the partition cannot be read (every copy of some data lost, or the counts do not add up) the lifecycle
  * manager is told (the generation is dropped, and rerun maps write a fresh one) and the ApplicationMaster is asked
@@ -117,7 +121,7 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
     }
     LOG.info("Read partition {} from Estuary: {} records in {} runs in {} ms", partition, records, runs,
         (System.nanoTime() - t0) / 1_000_000);
-    if (MrJobKeys.isLocal(job) && job.get(MrJobKeys.LIFECYCLE_ADDRESS) == null) {
+    if (local && MrJobKeys.lifecycleAddress(job) == null) {
       LocalLifecycles.reducerDone(reduceId.getJobID().toString(), spec.numPartitions);
     }
     context.getCopyPhase().complete();

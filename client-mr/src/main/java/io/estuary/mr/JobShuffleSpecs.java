@@ -20,7 +20,7 @@ final class JobShuffleSpecs {
     int maps = job.getInt(MRJobConfig.NUM_MAPS, -1);
     int reduces = job.getNumReduceTasks();
     if (maps < 0) throw new IllegalStateException(MRJobConfig.NUM_MAPS + " is not set in the job configuration");
-    String address = job.get(MrJobKeys.LIFECYCLE_ADDRESS);
+    String address = MrJobKeys.lifecycleAddress(job);
     if (address == null) {
       if (!MrJobKeys.isLocal(job)) {
         throw new IllegalStateException("Estuary's lifecycle manager is not running for " + jobId + ": on YARN "
@@ -33,7 +33,7 @@ final class JobShuffleSpecs {
           lm.port());
     }
     int colon = address.lastIndexOf(':');
-    String appId = job.get(MrJobKeys.APP_ID, jobId.toString());
+    String appId = MrJobKeys.appId(job, jobId.toString());
     return new ShuffleSpec(appId, 0, maps, reduces, address.substring(0, colon),
         Integer.parseInt(address.substring(colon + 1)));
   }

@@ -11,6 +11,7 @@ import org.apache.hadoop.io.NullWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.WritableComparable;
 import org.apache.hadoop.io.WritableComparator;
+import org.apache.hadoop.mapreduce.Counters;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.Partitioner;
@@ -71,8 +72,7 @@ final class TestJobs {
     TotalOrderPartitioner.setPartitionFile(job.getConfiguration(), partitions);
     InputSampler.writePartitionFile(job, new InputSampler.RandomSampler<Text, Text>(0.01, 2000, 10));
     FileOutputFormat.setOutputPath(job, out);
-    if (!job.waitForCompletion(false)) throw new IllegalStateException(job.getJobName() + " failed");
-    return JobOutput.read(conf, out);
+    return finish(job);
   }
 
   /** Values of each group come to the reducer sorted: the output line lists them in the order received. */
@@ -117,6 +117,8 @@ final class TestJobs {
   }
 
   static long lastMapOutputRecords;
+  /** The counters of the last job {@link #finish} ran (tests run one job at a time). */
+  static Counters lastCounters;
 
   private static JobOutput run(Job job, Path in, Path out) throws Exception {
     setPaths(job, in, out);
@@ -132,8 +134,9 @@ final class TestJobs {
   static JobOutput finish(Job job) throws Exception {
     Path out = FileOutputFormat.getOutputPath(job);
     if (!job.waitForCompletion(false)) throw new IllegalStateException(job.getJobName() + " failed");
+    lastCounters = job.getCounters();
     if (job.getNumReduceTasks() > 0) {
-      lastMapOutputRecords = job.getCounters().findCounter(TaskCounter.MAP_OUTPUT_RECORDS).getValue();
+      lastMapOutputRecords = lastCounters.findCounter(TaskCounter.MAP_OUTPUT_RECORDS).getValue();
     }
     return JobOutput.read(job.getConfiguration(), out);
   }

@@ -7,6 +7,13 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.worker.MiniCluster;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.StringTokenizer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -148,6 +155,74 @@ class YarnClusterTest {
       int maps = job.getTaskReports(TaskType.MAP).length;
       long launched = job.getCounters().findCounter(JobCounter.TOTAL_LAUNCHED_MAPS).getValue();
       assertTrue(launched >= 2L * maps, launched + " map attempts for " + maps + " maps: the maps did not rerun");
+    }
+  }
+
+  /**
+   * Two attempts of a map push their whole output, as a speculative attempt and the original do: map 0's first
+   * attempt pushes everything and ends in Estuary, then fails, and its second attempt pushes everything again. The
+   * first attempt to end is the one reducers read, so nothing is doubled. In the same job reduce 0's first attempt
+   * fails halfway through reading its partition, after a merge wrote records to local disk; its second attempt
+   * reads the partition again from the start. The output is still the native one.
+   */
+  @Test
+  void duplicatedMapAttemptAndReduceFailingAfterPartialMerge() throws Exception {
+    Path in = path("words-dup");
+    TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
+    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("dup-native"), 2);
+    java.nio.file.Path markers = Files.createDirectories(tmp.resolve("dup-markers"));
+    Configuration c = onYarn();
+    c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
+    c.set(MarkingCollector.MARKERS, markers.toString());
+    c.setBoolean(MarkingCollector.FAIL_AFTER_END, true);
+    c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", FailingAfterMergeConsumer.class.getName());
+    c.setInt("mapreduce.task.io.sort.mb", 1); // many small runs per reducer
+    c.setLong("mapreduce.reduce.memory.totalbytes", 512L << 10); // merges to disk while reading
+    Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+    TestJobs.setPaths(job, in, path("dup-yarn"));
+    assertEquals(expected, TestJobs.finish(job));
+    assertEquals(1, job.getCounters().findCounter(JobCounter.NUM_FAILED_MAPS).getValue(), "failed map attempts");
+    assertEquals(1, job.getCounters().findCounter(JobCounter.NUM_FAILED_REDUCES).getValue(),
+        "failed reduce attempts (did a merge spill before the reducer read everything?)");
+    List<String> map0 = markerNames(markers).stream().filter(m -> m.contains("-m0-")).collect(Collectors.toList());
+    assertEquals(2, map0.size(), "attempts of map 0 that ended in Estuary: " + map0);
+  }
+
+  /**
+   * The ApplicationMaster's first attempt dies (halts) once a map has ended in Estuary; YARN starts a second one,
+   * which starts a lifecycle of its own (a fresh Estuary application) and runs every map again, as recovery is
+   * off: what the first attempt's maps pushed is never read, and the output is the native one.
+   */
+  @Test
+  void applicationMasterRetryRerunsEveryMap() throws Exception {
+    Path in = path("words-am");
+    TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
+    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("am-native"), 2);
+    java.nio.file.Path markers = Files.createDirectories(tmp.resolve("am-markers"));
+    Configuration c = onYarn();
+    c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + CrashingAppMaster.class.getName());
+    c.setInt("mapreduce.am.max-attempts", 2);
+    c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
+    c.set(MarkingCollector.MARKERS, markers.toString());
+    Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+    TestJobs.setPaths(job, in, path("am-yarn"));
+    assertEquals(expected, TestJobs.finish(job));
+    Map<String, Set<String>> mapsByApp = new TreeMap<>();
+    for (String m : markerNames(markers)) {
+      int cut = m.lastIndexOf("-m");
+      mapsByApp.computeIfAbsent(m.substring(0, cut), k -> new TreeSet<>())
+          .add(m.substring(cut + 2, m.lastIndexOf("-a")));
+    }
+    assertEquals(2, mapsByApp.size(), "Estuary applications (AM attempts) whose maps ended: " + mapsByApp);
+    int maps = job.getTaskReports(TaskType.MAP).length;
+    Set<String> second = mapsByApp.get(Collections.max(mapsByApp.keySet()));
+    assertEquals(maps, second.size(), "maps ended under the second AM attempt: " + second);
+  }
+
+  private static List<String> markerNames(java.nio.file.Path dir) throws IOException {
+    try (java.util.stream.Stream<java.nio.file.Path> files = Files.list(dir)) {
+      return files.map(f -> f.getFileName().toString()).filter(n -> !n.endsWith(".tmp"))
+          .collect(Collectors.toList());
     }
   }
 
