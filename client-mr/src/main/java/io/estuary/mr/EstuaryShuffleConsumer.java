@@ -52,6 +52,8 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
   private static final byte[] EOF_MARKER = {(byte) 0xff, (byte) 0xff};
   /** Reads of the partition one attempt makes, the first included, while nothing of it reached the merge. */
   private static final int MAX_READS = 3;
+  /** How long a read waits for merge memory before it looks for a failed merge again. */
+  private static final long RESOURCE_WAIT_MS = 1000;
 
   private Context<K, V> context;
   private volatile Throwable mergeError;
@@ -138,7 +140,8 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
 
   /**
    * Gives one sorted run to the merge manager, in the form a fetcher gives it: IFile records, end marker and
-   * checksum. Waits while the manager's memory is full (an in-memory merge is then freeing it).
+   * checksum. Waits while the manager's memory is full (an in-memory merge is then freeing it); fails if a merge
+   * failed meanwhile.
    */
   private void addRun(MergeManagerImpl<K, V> merger, TaskAttemptID runId, ByteBuf batch, MapHost host,
       ShuffleClientMetrics metrics) throws IOException, InterruptedException {
@@ -152,7 +155,14 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
     checksummed.finish();
     long rawLength = length + EOF_MARKER.length;
     MapOutput<K, V> out;
-    while ((out = merger.reserve(runId, rawLength, 0)) == null) merger.waitForResource();
+    while ((out = merger.reserve(runId, rawLength, 0)) == null) {
+      // Memory frees when an in-memory merge ends, and the merge manager signals it on its own monitor. A merge
+      // that failed frees nothing and signals nothing, so the wait is bounded and merge errors are looked at.
+      synchronized (merger) {
+        merger.wait(RESOURCE_WAIT_MS);
+      }
+      checkMerges();
+    }
     try {
       out.shuffle(host, new ByteArrayInputStream(framed.toByteArray()), framed.size(), rawLength, metrics,
           context.getReporter());

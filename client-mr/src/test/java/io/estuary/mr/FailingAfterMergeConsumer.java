@@ -6,10 +6,12 @@ import org.apache.hadoop.mapred.InputSplit;
 import org.apache.hadoop.mapred.Reporter;
 
 /**
- * Estuary's shuffle consumer, except that the first attempt of reduce 0 fails in the middle of reading its
- * partition once a merge has written records to local disk (the reduce-side spilled records counter moved): some of
- * what it fetched is merged on disk, some in memory, some not read yet. It fails from the progress reports the merge
- * manager makes while taking a run, so the test needs no hook in the consumer. Used by one reduce task's thread.
+ * Estuary's shuffle consumer, except that the first attempt of reduce 0 fails while a merge writes fetched runs to
+ * local disk, in the middle of reading its partition: some of what it fetched is merged on disk, some held in
+ * memory, some not read yet. The merge manager reports progress to the task's reporter from its merge thread every
+ * 10,000 records it writes; the reporter given here fails there, so the failure comes the way a real merge failure
+ * does (through {@link #reportException}) and the test needs no hook in the consumer. Used by one reduce task's
+ * thread.
  */
 public final class FailingAfterMergeConsumer<K, V> extends EstuaryShuffleConsumer<K, V> {
   @Override
@@ -18,7 +20,7 @@ public final class FailingAfterMergeConsumer<K, V> extends EstuaryShuffleConsume
       super.init(c);
       return;
     }
-    Reporter failing = new FailingReporter(c.getReporter(), c.getSpilledRecordsCounter());
+    Reporter failing = new FailingReporter(c.getReporter(), Thread.currentThread());
     super.init(new Context<>(c.getReduceId(), c.getJobConf(), c.getLocalFS(), c.getUmbilical(),
         c.getLocalDirAllocator(), failing, c.getCodec(), c.getCombinerClass(), c.getCombineCollector(),
         c.getSpilledRecordsCounter(), c.getReduceCombineInputCounter(), c.getShuffledMapsCounter(),
@@ -26,21 +28,20 @@ public final class FailingAfterMergeConsumer<K, V> extends EstuaryShuffleConsume
         c.getCopyPhase(), c.getMergePhase(), c.getReduceTask(), c.getMapOutputFile(), c.getLocalMapFiles()));
   }
 
-  /** Fails the first progress report after the spilled records counter moved. */
+  /** Fails a progress report made by any thread but the reduce task's own (that is, by a merge). */
   private static final class FailingReporter implements Reporter {
     private final Reporter real;
-    private final Counters.Counter spilled;
+    private final Thread task;
 
-    FailingReporter(Reporter real, Counters.Counter spilled) {
+    FailingReporter(Reporter real, Thread task) {
       this.real = real;
-      this.spilled = spilled;
+      this.task = task;
     }
 
     @Override
     public void progress() {
-      if (spilled.getValue() > 0) {
-        throw new IllegalStateException("reduce 0 fails on purpose after a merge spilled " + spilled.getValue()
-            + " records to disk");
+      if (Thread.currentThread() != task) {
+        throw new IllegalStateException("reduce 0 fails on purpose while a merge writes to local disk");
       }
       real.progress();
     }

@@ -178,6 +178,7 @@ class YarnClusterTest {
     c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", FailingAfterMergeConsumer.class.getName());
     c.setInt("mapreduce.task.io.sort.mb", 1); // many small runs per reducer
     c.setLong("mapreduce.reduce.memory.totalbytes", 512L << 10); // merges to disk while reading
+    c.setInt("mapreduce.task.merge.progress.records", 1000); // a merge reports progress, and so fails, early
     Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
     TestJobs.setPaths(job, in, path("dup-yarn"));
     assertEquals(expected, TestJobs.finish(job));
