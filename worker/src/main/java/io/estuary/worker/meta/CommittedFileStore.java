@@ -24,8 +24,8 @@ import org.rocksdb.WriteOptions;
  * committed location: key {@code <shuffleKey> NUL <partitionId> NUL <epoch>}, value a versioned binary
  * {@link CommittedFileRecord}: format 2 (this version's) adds what the file holds (batch and record counts, CRC32C)
  * to format 1's path, disk, length and chunk offsets; a format 1 record still loads, with its contents unknown.
- * Puts and deletes go through RocksDB's write-ahead log without fsync: they survive
- * a crash of the process (the log is in the OS page cache), and {@link #close()} flushes everything to disk.
+ * Puts and deletes go through RocksDB's write-ahead log without fsync: they survive a crash of the process (the log
+ * is in the OS page cache), and {@link #close()} flushes everything to disk.
  *
  * <p>The store records what was committed; it does not check files. Whoever loads it verifies each file (see
  * {@code WorkerRecovery}). Thread-safe: calls share a read lock, {@link #close()} takes the write lock, and a put or
