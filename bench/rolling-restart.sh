@@ -16,7 +16,8 @@
 # graceful.
 #
 # Environment: RR_DIST (the distribution to run, dist), RR_PORT_BASE (19600: master on it, its HTTP on +1, worker i
-# on base+10i..+3), RR_PAUSE (seconds between restarts, 5), RR_JOB_TIMEOUT (seconds, 1200), DRIVER_MEMORY.
+# on base+10i..+3), RR_PAUSE (seconds between restarts, 5), RR_JOB_TIMEOUT (seconds, 1200), RR_KEEP_LOGS (1 keeps
+# the logs even when all went well), DRIVER_MEMORY.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -65,7 +66,7 @@ cleanup() {
     ours "$p" && kill -9 "$p" 2>/dev/null
   done
   wait 2>/dev/null
-  if [ "$rc" -ne 0 ] || [ "$trouble" -ne 0 ]; then
+  if [ "$rc" -ne 0 ] || [ "$trouble" -ne 0 ] || [ "${RR_KEEP_LOGS:-0}" = 1 ]; then
     echo "Logs kept in $work (servers: $work/logs, drivers: $work/drivers)"
   else
     rm -rf "$work"
