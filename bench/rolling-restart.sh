@@ -8,12 +8,16 @@
 # on, Spark local[2,4]) run back to back while every worker in turn is stopped with sbin/stop-worker.sh (SIGTERM: a
 # graceful stop), waited for, started again on the same ports and disk, and waited for until the master holds it
 # ACTIVE again; `rounds` times over all workers. Every job's result is checked by count and an order-independent
-# checksum against the generator's. Prints each job and restart, then: jobs, failed, wrong, stage reruns, restarts
-# and how long stops and restarts took; saved to bench/results/rolling-restart-<timestamp>.txt. Logs are kept (and
-# their directory printed) when anything failed.
+# checksum against the generator's. Each restart shows the worker's "Graceful stop:" log line; a stop without one
+# (killed, or its log ends before it), one that timed out and one that failed to commit a location count as not
+# graceful. Prints each job and restart, then: jobs, failed, wrong, stage reruns, restarts, stops not graceful and
+# how long stops and restarts took; saved to bench/results/rolling-restart-<timestamp>.txt. Exits 1 (and keeps the
+# logs, printing their directory) when a job failed or was wrong, a worker did not come back, or a stop was not
+# graceful.
 #
-# Environment: RR_PORT_BASE (19600: master on it, its HTTP on +1, worker i on base+10i..+2), RR_PAUSE (seconds
-# between restarts, 5), RR_JOB_TIMEOUT (seconds, 1200), DRIVER_MEMORY.
+# Environment: RR_DIST (the distribution to run, dist), RR_PORT_BASE (19600: master on it, its HTTP on +1, worker i
+# on base+10i..+3), RR_PAUSE (seconds between restarts, 5), RR_JOB_TIMEOUT (seconds, 1200), RR_KEEP_LOGS (1 keeps
+# the logs even when all went well), DRIVER_MEMORY.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,13 +34,16 @@ job_timeout=${RR_JOB_TIMEOUT:-1200}
 master_ep=127.0.0.1:$port
 http_port=$((port + 1))
 workers=$(seq 1 "$nworkers")
+dist=${RR_DIST:-dist}
 
-[ -d dist/jars ] && [ -f dist/spark/*.jar ] && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] \
-  || build/make-dist.sh
+if ! { [ -d "$dist/jars" ] && [ -f "$dist"/spark/*.jar ] && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ]; }; then
+  [ "$dist" = dist ] || { echo "RR_DIST=$dist is not a built distribution (or bench/ is not compiled)" >&2; exit 1; }
+  build/make-dist.sh
+fi
 
 work=$(mktemp -d /tmp/estuary-rolling.XXXXXX)
 mkdir -p "$work/logs" "$work/drivers" "$work/tmp"
-cp -r dist "$work/dist"
+cp -r "$dist" "$work/dist"
 cp -r bench/target/classes "$work/bench-classes"
 export ESTUARY_HOME=$work/dist
 export ESTUARY_LOG_DIR=$work/logs
@@ -59,7 +66,7 @@ cleanup() {
     ours "$p" && kill -9 "$p" 2>/dev/null
   done
   wait 2>/dev/null
-  if [ "$rc" -ne 0 ] || [ "$trouble" -ne 0 ]; then
+  if [ "$rc" -ne 0 ] || [ "$trouble" -ne 0 ] || [ "${RR_KEEP_LOGS:-0}" = 1 ]; then
     echo "Logs kept in $work (servers: $work/logs, drivers: $work/drivers)"
   else
     rm -rf "$work"
@@ -81,7 +88,11 @@ wport() { echo $((port + 10 * $1)); }
 wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
 ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; }
 status() { curl -s --max-time 5 "http://127.0.0.1:$http_port/api/status" || true; }
-wstate() { status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\([A-Z_]*\)"/\1/' || true; }
+# The worker's state at the master, short (ACTIVE); masters before the short names said WORKER_ACTIVE.
+wstate() {
+  status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\(WORKER_\)\{0,1\}\([A-Z_]*\)"/\2/' \
+    || true
+}
 wenv() { echo "ESTUARY_CONF_DIR=$work/conf-worker$1 ESTUARY_INSTANCE=$1"; }
 
 start_worker() { # i; returns once the master holds it ACTIVE
@@ -104,7 +115,9 @@ estuary.worker.heartbeat.interval 1s" >/dev/null
   return 1
 }
 
-stop_worker() { env $(wenv "$1") "$ESTUARY_HOME/sbin/stop-worker.sh" >/dev/null; }
+stop_worker() { env $(wenv "$1") "$ESTUARY_HOME/sbin/stop-worker.sh" 2>&1 >/dev/null; } # prints only trouble
+# The worker's "Graceful stop:" lines so far (its log is appended to across restarts).
+graceful_lines() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c 'Graceful stop:' || true; }
 
 spark_driver() {
   local opens
@@ -149,13 +162,21 @@ job_loop &
 jobs_pid=$!
 sleep "$pause"
 restarts=0
+not_graceful=0
 stop_times=""
 back_times=""
 for r in $(seq 1 "$rounds"); do
   for i in $workers; do
+    seen=$(graceful_lines "$i")
     t0=$(date +%s.%N)
-    stop_worker "$i"
+    stop_out=$(stop_worker "$i" || true)
     t1=$(date +%s.%N)
+    # The line this stop logged, if any: the log holds one per earlier stop too.
+    if [ "$(graceful_lines "$i")" -gt "$seen" ]; then
+      stop_line=$(cat "$work/logs/estuary-worker-$i.log"* | grep 'Graceful stop:' | tail -1 | sed 's/.*Graceful stop: //')
+    else
+      stop_line=""
+    fi
     start_worker "$i" || trouble=1
     t2=$(date +%s.%N)
     restarts=$((restarts + 1))
@@ -163,8 +184,16 @@ for r in $(seq 1 "$rounds"); do
     b=$(awk "BEGIN { printf \"%.1f\", $t2 - $t0 }")
     stop_times="$stop_times $s"
     back_times="$back_times $b"
-    log "  round $r: worker$i stopped in ${s}s, ACTIVE again after ${b}s ($(grep -h 'Graceful stop:' \
-      "$work/logs/estuary-worker-$i.log"* 2>/dev/null | tail -1 | sed 's/.*Graceful stop: //'))"
+    failed_commits=$(echo "$stop_line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')
+    if [ -z "$stop_line" ] || [ -n "$stop_out" ] || [[ "$stop_line" == *"timed out"* ]] \
+        || [ "${failed_commits:-0}" -gt 0 ]; then
+      not_graceful=$((not_graceful + 1))
+      trouble=1
+      log "  round $r: worker$i stopped in ${s}s, ACTIVE again after ${b}s; NOT GRACEFUL (${stop_line:-no \
+'Graceful stop:' line in its log}${stop_out:+; $stop_out})"
+    else
+      log "  round $r: worker$i stopped in ${s}s, ACTIVE again after ${b}s ($stop_line)"
+    fi
     sleep "$pause"
   done
 done
@@ -181,8 +210,9 @@ reruns=$(sed -n 's/.* reruns=\([0-9]*\).*/\1/p' "$work/jobs.txt" | awk '{ s += $
 mean() { echo "$1" | tr ' ' '\n' | grep . | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n; else printf "-" }'; }
 cat "$work/jobs.txt" >> "$report"
 log ""
-log "jobs $njobs, failed $nfail, wrong $nwrong, stage reruns $reruns; restarts $restarts, mean stop $(mean "$stop_times") s, mean back $(mean "$back_times") s"
+log "jobs $njobs, failed $nfail, wrong $nwrong, stage reruns $reruns; restarts $restarts, not graceful $not_graceful, mean stop $(mean "$stop_times") s, mean back $(mean "$back_times") s"
 if [ "$nfail" -eq 0 ] && [ "$nwrong" -eq 0 ]; then log "output check: every job correct"; else log "output check: FAILED"; fi
 mkdir -p bench/results
 cp "$report" "bench/results/rolling-restart-$stamp.txt"
 echo "saved to bench/results/rolling-restart-$stamp.txt"
+[ "$trouble" -eq 0 ] || exit 1

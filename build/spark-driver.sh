@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a class of the bench module in a Spark driver JVM whose class path is Spark plus dist/'s shaded Estuary jar,
-# the way a user's application sees Estuary. Usage: build/spark-driver.sh main-class [args]
+# the way a user's application sees Estuary (the jar of $ESTUARY_HOME when set, as the bench scripts do). Usage:
+# build/spark-driver.sh main-class [args]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,4 +14,4 @@ if [ ! -s "$cpfile" ] || [ bench/pom.xml -nt "$cpfile" ] || [ "$0" -nt "$cpfile"
 fi
 opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
 # shellcheck disable=SC2086
-exec java -Xmx${DRIVER_MEMORY:-6g} $opens -cp "bench/target/classes:$(cat "$cpfile"):$(ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"
+exec java -Xmx${DRIVER_MEMORY:-6g} $opens -cp "bench/target/classes:$(cat "$cpfile"):$(ls "${ESTUARY_HOME:-dist}"/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"

@@ -98,7 +98,7 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- define "estuary.log4j2" -}}
 <?xml version="1.0" encoding="UTF-8"?>
 <!-- Estuary servers in containers log to stdout. -->
-<Configuration status="WARN">
+<Configuration status="WARN" shutdownHook="disable">
   <Appenders>
     <Console name="stdout" target="SYSTEM_OUT">
       <PatternLayout pattern="%d{yyyy-MM-dd HH:mm:ss.SSS} %-5p [%t] %c{1}: %m%n"/>

@@ -19,7 +19,8 @@ import static io.estuary.client.FramedRecords.*;
 
 /**
  * One application floods a worker while another pushes at a modest pace: the worker tells the flooding one (and
- * only it) to slow down, and both read back exactly what they wrote.
+ * only it) to slow down, the flooding one's writers hold their pushes back, the calm one's push time stays within a
+ * generous bound of its time alone, and both read back exactly what they wrote.
  */
 class CongestionTest {
   /** An application: its driver, an executor client and what it wrote. */
@@ -30,6 +31,7 @@ class CongestionTest {
     long count;
     long sum;
     long congestedAcks;
+    long congestionHeldMs;
 
     App(MiniCluster cluster, String name, String user, int maps, int partitions) throws Exception {
       EstuaryConf conf = cluster.clientConf().set(ClientConfig.USER, user)
@@ -41,10 +43,11 @@ class CongestionTest {
 
     /**
      * Writes one map's records, pausing {@code pauseMs} every 100 records; with {@code untilCongested}, goes on past
-     * {@code records} (up to 20 times as many) until a worker has told it to slow down. Returns how long it took.
+     * {@code records} (up to 20 times as many) until a worker has told it to slow down. Returns the map's push time
+     * in milliseconds: what its writer spent pushing and waiting for pushes (its engine's shuffle write time), so
+     * neither the pauses nor making records count.
      */
     long map(int map, int records, int size, long pauseMs, boolean untilCongested) throws Exception {
-      long t0 = System.nanoTime();
       MapOutputWriter w = new MapOutputWriter(client, spec, map, 0);
       for (int i = 0; i < records || (untilCongested && w.congestedAcks() == 0 && i < records * 20); i++) {
         byte[] r = framed(map * 1_000_003L + i, size);
@@ -58,8 +61,9 @@ class CongestionTest {
       w.finish();
       synchronized (this) {
         congestedAcks += w.congestedAcks();
+        congestionHeldMs += w.congestionHeldMs();
       }
-      return (System.nanoTime() - t0) / 1_000_000;
+      return w.writeNanos() / 1_000_000;
     }
 
     void checkReadBack() throws Exception {
@@ -82,24 +86,35 @@ class CongestionTest {
         .set(WorkerConfig.CONGESTION_APP_MAX_RATE, "4m");
     try (MiniCluster cluster = new MiniCluster(1, 1, workers);
         App flood = new App(cluster, "flood", "mallory", 4, 50);
-        App calm = new App(cluster, "calm", "alice", 1, 10)) {
+        App calm = new App(cluster, "calm", "alice", 2, 10)) {
+      // The calm application's push time alone (map 0), then while the other floods (map 1).
+      long calmAloneMs = calm.map(0, 3_000, 500, 150, false); // 1.5 MB in 4.5 s
+      // The flood starts after the window that saw the calm application alone has passed.
+      Thread.sleep(2_500);
       ExecutorService pool = Executors.newFixedThreadPool(5);
       List<Future<Long>> floods = new ArrayList<>();
       for (int m = 0; m < 4; m++) {
         int map = m;
         floods.add(pool.submit(() -> flood.map(map, 12_000, 1000, 0, true))); // 48+ MB, fast
       }
-      Future<Long> calmTime = pool.submit(() -> calm.map(0, 3_000, 500, 150, false)); // 1.5 MB in 4.5 s
+      Future<Long> calmTime = pool.submit(() -> calm.map(1, 3_000, 500, 150, false));
       long floodMs = 0;
       for (Future<Long> f : floods) floodMs = Math.max(floodMs, f.get());
       long calmMs = calmTime.get();
       pool.shutdown();
       flood.checkReadBack();
       calm.checkReadBack();
-      System.out.printf("CONGESTION: flood %d ms (%d congested acks), calm %d ms (%d congested acks)%n", floodMs,
-          flood.congestedAcks, calmMs, calm.congestedAcks);
+      System.out.printf("CONGESTION: flood push time %d ms (%d congested acks, pushes held back %d ms), calm push "
+          + "time %d ms alone, %d ms during the flood (%d congested acks)%n", floodMs, flood.congestedAcks,
+          flood.congestionHeldMs, calmAloneMs, calmMs, calm.congestedAcks);
       assertTrue(flood.congestedAcks > 0, "the flooding application must be told to slow down");
+      assertTrue(flood.congestionHeldMs >= 50, "the flooding application's writers must hold their pushes back");
       assertEquals(0, calm.congestedAcks, "the calm application must be left alone");
+      // Generous, for a loaded 2-core machine where the flood competes for the CPU: a calm application held back
+      // like the flooding one (pushes delayed up to a second each), or blocked behind it, spends far longer.
+      long bound = 5 * calmAloneMs + 3_000;
+      assertTrue(calmMs <= bound, "the calm application's push time grew from " + calmAloneMs + " ms alone to "
+          + calmMs + " ms during the flood (bound " + bound + " ms)");
     }
   }
 }

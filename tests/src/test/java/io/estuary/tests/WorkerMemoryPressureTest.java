@@ -3,11 +3,17 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.network.admin.Json;
 import io.estuary.worker.MiniCluster;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.HashPartitioner;
@@ -27,6 +33,17 @@ import scala.Tuple2;
  */
 class WorkerMemoryPressureTest {
   static final int MAPS = 8;
+  /**
+   * How far above its limit the worker's tracked memory ({@code MemoryTracker.peak()}) may go. The tracker refuses
+   * nothing: it stops reading client connections at 85% of the limit and replication connections at 95%, so the
+   * count passes 95% only by what connections had already read when they stopped. Netty stops a connection's read
+   * loop as soon as reading is switched off, so that is one more socket read per connection (at most 1 MiB, the
+   * receive buffers' maximum), counted twice while a primary forwards it to the replica, plus the growth of the
+   * flush buffer its pushes land in (at most one 1 MiB flush buffer): 3 MiB a connection. A worker here has at
+   * most four push-port connections (the Spark executors' client and the other worker's replication, each once
+   * more after a reconnect): 12 MiB, and the 5% between the last watermark and the limit is extra margin.
+   */
+  static final long TRACKED_SLACK = 4 * (3L << 20);
   /** Scale: bench/pressure.sh runs the same test bigger through these environment variables. */
   static final int PARTITIONS = Integer.parseInt(System.getenv().getOrDefault("ESTUARY_PRESSURE_PARTITIONS", "2048"));
   static final int RECORDS_PER_MAP =
@@ -91,10 +108,16 @@ class WorkerMemoryPressureTest {
               + "small to test anything)");
           assertTrue(log.contains("-> NORMAL"), "and resumed");
           long peakKb = peakResidentKb(workers.process(i));
+          Map<String, Object> memory = memoryStatus(log);
+          long limit = ((Number) memory.get("limitBytes")).longValue();
+          long trackedPeak = ((Number) memory.get("peakBytes")).longValue();
           System.out.printf("PRESSURE worker %d: %d partitions x 2 copies, %d MB pushed in all, buffer limit 64 MiB, "
-              + "direct memory cap 160 MiB, heap 384 MiB: peak resident %d MB, job %d ms, %d pauses%n", i, PARTITIONS,
-              (long) MAPS * RECORDS_PER_MAP * 250 * 2 / 1_000_000, peakKb / 1024, ms,
-              log.split("-> PAUSE_PUSH", -1).length - 1);
+              + "direct memory cap 160 MiB, heap 384 MiB: peak resident %d MB, tracked peak %.1f MiB of %d MiB, "
+              + "job %d ms, %d pauses%n", i, PARTITIONS, (long) MAPS * RECORDS_PER_MAP * 250 * 2 / 1_000_000,
+              peakKb / 1024, trackedPeak / 1048576.0, limit >> 20, ms, log.split("-> PAUSE_PUSH", -1).length - 1);
+          assertEquals(64L << 20, limit, "the limit in force");
+          assertTrue(trackedPeak <= limit + TRACKED_SLACK, "worker " + i + " held " + trackedPeak + " bytes at its "
+              + "peak, more than its limit " + limit + " + " + TRACKED_SLACK);
           // Heap (384 MiB) + direct memory cap (160 MiB) + JVM overhead: a worker that ignored its bound would
           // have died of OutOfDirectMemoryError above, and one that leaked heap would show here.
           assertTrue(peakKb < (384 + 160 + 200) * 1024, "peak resident " + peakKb + " kB");
@@ -104,6 +127,26 @@ class WorkerMemoryPressureTest {
         SparkSession.clearActiveSession();
         SparkSession.clearDefaultSession();
       }
+    }
+  }
+
+  /**
+   * The worker's {@code memory} section of {@code /api/status} (held, limit and peak bytes), from the HTTP port its
+   * log names (the test starts workers on port 0).
+   */
+  static Map<String, Object> memoryStatus(String log) throws Exception {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(fetch\\), (\\d+) \\(http\\)").matcher(log);
+    assertTrue(m.find(), "the worker's log names no HTTP port");
+    HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + m.group(1) + "/api/status")
+        .openConnection();
+    assertEquals(200, c.getResponseCode());
+    try (InputStream in = c.getInputStream()) {
+      @SuppressWarnings("unchecked")
+      Map<String, Object> status = (Map<String, Object>) Json.parse(new String(in.readAllBytes(),
+          StandardCharsets.UTF_8).trim());
+      @SuppressWarnings("unchecked")
+      Map<String, Object> memory = (Map<String, Object>) status.get("memory");
+      return memory;
     }
   }
 

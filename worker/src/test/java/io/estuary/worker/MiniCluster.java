@@ -168,9 +168,15 @@ public final class MiniCluster implements AutoCloseable {
    * Returns the new worker, which has registered with the master.
    */
   public Worker restartWorker(int i, boolean graceful) {
+    return restartWorker(i, graceful, () -> { });
+  }
+
+  /** As {@link #restartWorker(int, boolean)}, running {@code whileDown} between the stop and the start. */
+  public Worker restartWorker(int i, boolean graceful, Runnable whileDown) {
     Worker old = workers.get(i);
     if (graceful) old.stopGracefully();
     else old.close();
+    whileDown.run();
     io.estuary.common.protocol.WorkerAddress a = old.address();
     Worker w = new Worker(workerConf(workerDirs.get(i)).set(WorkerConfig.RPC_PORT, String.valueOf(a.getRpcPort()))
         .set(WorkerConfig.PUSH_PORT, String.valueOf(a.getPushPort()))

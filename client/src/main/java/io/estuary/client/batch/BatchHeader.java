@@ -35,7 +35,9 @@ public final class BatchHeader {
   public static int dataLength(ByteBuf b, int at) {
     return b.getInt(at + io.estuary.common.util.BatchLayout.DATA_LENGTH);
   }
-  public static int records(ByteBuf b, int at) { return b.getInt(at + 24); }
+  public static int records(ByteBuf b, int at) {
+    return b.getInt(at + io.estuary.common.util.BatchLayout.RECORDS);
+  }
   public static int checksum(ByteBuf b, int at) { return b.getInt(at + 28); }
 
   /** Writes every field but the checksum at {@code at}. */
@@ -47,7 +49,7 @@ public final class BatchHeader {
     b.setInt(at + 12, codec);
     b.setInt(at + 16, rawLength);
     b.setInt(at + 20, dataLength);
-    b.setInt(at + 24, records);
+    b.setInt(at + io.estuary.common.util.BatchLayout.RECORDS, records);
   }
 
   static void setChecksum(ByteBuf b, int at, int checksum) {

@@ -70,6 +70,8 @@ public final class MapOutputWriter {
   /** How long acknowledged pushes hold their permits while workers say this application pushes too fast. */
   private final java.util.concurrent.atomic.AtomicLong congestionDelayMs = new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.atomic.AtomicLong congestedAcks = new java.util.concurrent.atomic.AtomicLong();
+  /** Milliseconds acknowledged pushes were held back (their permits kept) because workers said slow down. */
+  private final java.util.concurrent.atomic.AtomicLong congestionHeldMs = new java.util.concurrent.atomic.AtomicLong();
 
   private final byte[][] buffers;
   private final int[] fill;
@@ -309,6 +311,10 @@ public final class MapOutputWriter {
           .setChecksum(checksums[p]).build());
     }
     int winner = client.mapperEnd(spec, table, stageAttempt, indeterminate, mapId, attemptId, stats);
+    if (congestedAcks.get() > 0) {
+      LOG.info("Map {} attempt {} of {}: workers said its application pushes too fast {} times; its pushes were held "
+          + "back {} ms in all", mapId, attemptId, spec, congestedAcks.get(), congestionHeldMs.get());
+    }
     if (winner != attemptId) {
       LOG.info("Map {} attempt {} of {} ended after attempt {}; its output is ignored", mapId, attemptId, spec,
           winner);
@@ -502,12 +508,22 @@ public final class MapOutputWriter {
     // Slow down: this push keeps its permits a while, so the task's next pushes wait; longer while it lasts.
     congestedAcks.incrementAndGet();
     long delay = congestionDelayMs.updateAndGet(d -> Math.min(congestionMaxDelayMs, Math.max(50, d * 2)));
+    congestionHeldMs.addAndGet(delay);
     client.retryTimerSchedule(() -> resolved(push, null), delay);
   }
 
   /** Acknowledgements that told this writer to slow down. */
   public long congestedAcks() {
     return congestedAcks.get();
+  }
+
+  /**
+   * Milliseconds, summed over pushes, that acknowledged pushes held their permits back because a worker said this
+   * application pushes too fast (pushes held at the same time each count). Logged at the end of a map that was
+   * held back.
+   */
+  public long congestionHeldMs() {
+    return congestionHeldMs.get();
   }
 
   /** The push is settled for good: return its permits (or its parent's, with its last sibling). */

@@ -2,8 +2,9 @@ package io.estuary.common.util;
 
 /**
  * Where the fields workers need lie in the header of a pushed batch. Clients own the full layout (see the client's
- * {@code BatchHeader}); workers read only the map id and the data length, to index which maps' batches lie where
- * in a partition file. Changing these offsets is a protocol change.
+ * {@code BatchHeader}); workers read only the map id, the data length and the record count, to index which maps'
+ * batches lie where in a partition file and to record what a committed file holds. Changing these offsets is a
+ * protocol change.
  *
  * <p>Constants and static functions only, safe from any thread; never holds or releases a buffer.
  */
@@ -16,4 +17,6 @@ public final class BatchLayout {
   public static final int MAP_ID = 0;
   /** Offset of the int count of data bytes after the header. */
   public static final int DATA_LENGTH = 20;
+  /** Offset of the int count of records in the batch. */
+  public static final int RECORDS = 24;
 }

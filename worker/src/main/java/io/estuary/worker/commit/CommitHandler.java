@@ -17,7 +17,9 @@ import java.util.concurrent.CompletableFuture;
  * Stage end: flushes every listed location and reports each as committed or failed. A location this worker does
  * not know (e.g. it restarted and lost it) is a failure, never a skip: skipping would lose its rows silently. A
  * location committed by an earlier run of this worker (it stopped gracefully, committing its open files, and
- * restarted) is reported committed from its record.
+ * restarted) is reported committed from its record, unless the restart found its file missing or changed (then it
+ * failed: its replica, or a stage rerun, stands in). Its bytes are checked against the recorded checksum when it is
+ * first read, not here: a commit never reads files.
  */
 public final class CommitHandler {
   private final PartitionRegistry registry;
@@ -34,6 +36,15 @@ public final class CommitHandler {
     for (PartitionLocation loc : r.getLocationsList()) {
       PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
       CommittedFile before = w == null ? registry.committedFile(key, loc.getPartitionId(), loc.getEpoch()) : null;
+      String lost = before == null ? null : before.lostReason();
+      if (lost != null) {
+        synchronized (resp) {
+          resp.addFailed(loc);
+          reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
+              .append(" of ").append(key).append(" is lost on this worker: ").append(lost).append("; ");
+        }
+        continue;
+      }
       if (before != null) {
         synchronized (resp) {
           resp.addCommitted(CommittedPartition.newBuilder().setPartitionId(loc.getPartitionId())

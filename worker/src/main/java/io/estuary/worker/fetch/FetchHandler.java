@@ -19,7 +19,8 @@ import java.util.concurrent.RejectedExecutionException;
  * The fetch path: opens a stream over a committed partition file and serves its chunks. Looking the file up is in
  * memory; checking it on disk runs on the disk's reader threads, so a slow or hung disk never blocks a network
  * thread, and the stream handle is sent from there. A file whose disk failed is refused with {@code DISK_FAILED}:
- * the reader reads the partition's other copy, or reports the data lost. A partition held in the
+ * the reader reads the partition's other copy, or reports the data lost; so is a file that changed on disk while
+ * the worker was down (checked, on the reader thread, at the first open after a restart). A partition held in the
  * {@link PartitionCache} is opened and served from memory on the network thread, without touching its disk.
  */
 public final class FetchHandler extends ControlRpcHandler {
@@ -92,6 +93,13 @@ public final class FetchHandler extends ControlRpcHandler {
       reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + ": "
           + file.file() + " holds " + onDisk + " bytes on disk, fewer than the " + file.length() + " committed "
           + "(deleted or truncated)");
+      return;
+    }
+    // A file committed before a restart is checked against its recorded checksum once, here, before it is served.
+    String lost = file.contentUnchecked() ? file.checkRestoredContent() : null;
+    if (lost != null) {
+      reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " ("
+          + file.file() + ") is lost on this worker: " + lost);
       return;
     }
     if (channel != null && !channel.isActive()) return; // the reader went away meanwhile

@@ -1,11 +1,13 @@
 package io.estuary.worker.meta;
 
+import io.estuary.worker.storage.FileContents;
 import java.util.Arrays;
 
 /**
  * What the metadata store keeps of one committed location: its file, the disk (storage directory) it is on, its
- * length and where each chunk starts. The worker has no batch or record counts of its own (those are checked
- * end to end by readers against what the writers reported to the driver), so none are kept. Immutable.
+ * length, where each chunk starts and what it holds (batches and records from the batch headers, CRC32C of its
+ * bytes; {@link FileContents#NONE} for a record of the first format, which kept none). A restarted worker checks
+ * the file against it before serving it. Immutable.
  */
 public final class CommittedFileRecord {
   private final String shuffleKey;
@@ -15,9 +17,10 @@ public final class CommittedFileRecord {
   private final String mountPoint;
   private final long length;
   private final long[] chunkOffsets;
+  private final FileContents contents;
 
   public CommittedFileRecord(String shuffleKey, int partitionId, int epoch, String path, String mountPoint,
-      long length, long[] chunkOffsets) {
+      long length, long[] chunkOffsets, FileContents contents) {
     this.shuffleKey = shuffleKey;
     this.partitionId = partitionId;
     this.epoch = epoch;
@@ -25,6 +28,7 @@ public final class CommittedFileRecord {
     this.mountPoint = mountPoint;
     this.length = length;
     this.chunkOffsets = chunkOffsets.clone();
+    this.contents = contents;
   }
 
   public String shuffleKey() { return shuffleKey; }
@@ -34,6 +38,7 @@ public final class CommittedFileRecord {
   public String mountPoint() { return mountPoint; }
   public long length() { return length; }
   public long[] chunkOffsets() { return chunkOffsets.clone(); }
+  public FileContents contents() { return contents; }
 
   @Override
   public boolean equals(Object o) {
@@ -41,7 +46,7 @@ public final class CommittedFileRecord {
     CommittedFileRecord r = (CommittedFileRecord) o;
     return shuffleKey.equals(r.shuffleKey) && partitionId == r.partitionId && epoch == r.epoch
         && path.equals(r.path) && mountPoint.equals(r.mountPoint) && length == r.length
-        && Arrays.equals(chunkOffsets, r.chunkOffsets);
+        && Arrays.equals(chunkOffsets, r.chunkOffsets) && contents.equals(r.contents);
   }
 
   @Override
@@ -52,6 +57,6 @@ public final class CommittedFileRecord {
   @Override
   public String toString() {
     return shuffleKey + " partition " + partitionId + " epoch " + epoch + " (" + path + ", " + length + " bytes, "
-        + chunkOffsets.length + " chunks)";
+        + chunkOffsets.length + " chunks, " + contents + ")";
   }
 }

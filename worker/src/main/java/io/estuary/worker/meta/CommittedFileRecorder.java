@@ -26,7 +26,7 @@ public final class CommittedFileRecorder implements PartitionRegistry.Listener {
     for (int i = 0; i < offsets.length; i++) offsets[i] = file.chunkOffset(i);
     try {
       store.put(new CommittedFileRecord(shuffleKey, partitionId, epoch, file.file().getAbsolutePath(),
-          file.disk().mountPoint(), file.length(), offsets));
+          file.disk().mountPoint(), file.length(), offsets, file.contents()));
     } catch (RuntimeException e) {
       LOG.warn("Could not record committed {} partition {} epoch {}: {}", shuffleKey, partitionId, epoch,
           e.getMessage());

@@ -1,6 +1,7 @@
 package io.estuary.worker.meta;
 
 import io.estuary.common.util.EstuaryException;
+import io.estuary.worker.storage.FileContents;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -21,15 +22,20 @@ import org.rocksdb.WriteOptions;
 /**
  * The worker's durable record of committed partition files, in RocksDB under one directory. One entry per
  * committed location: key {@code <shuffleKey> NUL <partitionId> NUL <epoch>}, value a versioned binary
- * {@link CommittedFileRecord}. Puts and deletes go through RocksDB's write-ahead log without fsync: they survive
- * a crash of the process (the log is in the OS page cache), and {@link #close()} flushes everything to disk.
+ * {@link CommittedFileRecord}: format 2 (this version's) adds what the file holds (batch and record counts, CRC32C)
+ * to format 1's path, disk, length and chunk offsets; a format 1 record still loads, with its contents unknown.
+ * Puts and deletes go through RocksDB's write-ahead log without fsync: they survive a crash of the process (the log
+ * is in the OS page cache), and {@link #close()} flushes everything to disk.
  *
  * <p>The store records what was committed; it does not check files. Whoever loads it verifies each file (see
  * {@code WorkerRecovery}). Thread-safe: calls share a read lock, {@link #close()} takes the write lock, and a put or
  * delete after close is ignored (a commit finishing while the worker stops is then a crash leftover).
  */
 public final class CommittedFileStore implements AutoCloseable {
-  private static final byte FORMAT = 1;
+  /** The format written. */
+  private static final byte FORMAT = 2;
+  /** The first format: no contents. Still read. */
+  private static final byte FORMAT_1 = 1;
   private static final char SEP = '\u0000';
 
   static {
@@ -104,7 +110,7 @@ public final class CommittedFileStore implements AutoCloseable {
     return out;
   }
 
-  private static byte[] key(String shuffleKey, int partitionId, int epoch) {
+  static byte[] key(String shuffleKey, int partitionId, int epoch) {
     return (shuffleKey + SEP + partitionId + SEP + epoch).getBytes(StandardCharsets.UTF_8);
   }
 
@@ -117,6 +123,9 @@ public final class CommittedFileStore implements AutoCloseable {
       out.writeLong(r.length());
       out.writeInt(r.chunkOffsets().length);
       for (long o : r.chunkOffsets()) out.writeLong(o);
+      out.writeLong(r.contents().batches());
+      out.writeLong(r.contents().records());
+      out.writeLong(r.contents().crc32c());
     } catch (IOException e) {
       throw new IllegalStateException(e); // in memory: cannot happen
     }
@@ -125,16 +134,18 @@ public final class CommittedFileStore implements AutoCloseable {
 
   private static CommittedFileRecord decode(String key, byte[] value) {
     String[] parts = key.split(String.valueOf(SEP), -1);
-    if (parts.length != 3 || value.length == 0 || value[0] != FORMAT) return null;
+    if (parts.length != 3 || value.length == 0 || (value[0] != FORMAT && value[0] != FORMAT_1)) return null;
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(value))) {
-      in.readByte();
+      byte format = in.readByte();
       String path = in.readUTF();
       String mountPoint = in.readUTF();
       long length = in.readLong();
       long[] offsets = new long[in.readInt()];
       for (int i = 0; i < offsets.length; i++) offsets[i] = in.readLong();
+      FileContents contents = format == FORMAT_1 ? FileContents.NONE
+          : new FileContents(in.readLong(), in.readLong(), in.readLong());
       return new CommittedFileRecord(parts[0], Integer.parseInt(parts[1]), Integer.parseInt(parts[2]), path,
-          mountPoint, length, offsets);
+          mountPoint, length, offsets, contents);
     } catch (IOException | RuntimeException e) {
       return null; // a damaged entry: its file is treated like a crash leftover
     }

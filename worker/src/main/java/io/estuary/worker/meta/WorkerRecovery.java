@@ -15,13 +15,23 @@ import org.slf4j.LoggerFactory;
  * What a starting worker takes over from its earlier run, before it registers with the master:
  * <ul>
  *   <li>every committed file the metadata store records whose file is still there with its recorded length is
- *       registered as committed, so it is served again; a record whose file is gone, shorter or longer, or on a
- *       storage directory this worker no longer has, is dropped;</li>
+ *       registered as committed, so it is served again once its bytes match the recorded CRC32C; a record whose
+ *       file is gone, shorter or longer, or on a storage directory this worker no longer has, is registered as
+ *       lost: readers opening it get {@code DISK_FAILED}, as for a file on a failed disk, and read its replica (or
+ *       the stage reruns), and a stage-end commit of it fails;</li>
  *   <li>every shuffle directory ({@code <dir>/<appId>/<shuffleId>}) is held as the shuffle's, recorded or not, so
  *       files a crash left behind are reported to the master with the other shuffle keys and deleted only when the
  *       master says their shuffle expired. Nothing is deleted here.</li>
  * </ul>
- * Runs once, on the starting thread.
+ *
+ * <p>The checksum is checked lazily, when the file is first opened for reading, on its disk's reader threads
+ * ({@link CommittedFile#checkRestoredContent}), not here: reading every file at start would hold a restarting
+ * worker back for as long as reading its whole disks takes (minutes for hundreds of GB, during a rolling restart),
+ * and read files that are never read again (a shuffle already consumed, expiring soon). Read at first open, the
+ * check costs one pass over files that are about to be read anyway, and that pass leaves them in the page cache for
+ * the chunk reads that follow. Length and presence are checked here (a stat per file).
+ *
+ * <p>Runs once, on the starting thread.
  */
 public final class WorkerRecovery {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerRecovery.class);
@@ -30,7 +40,7 @@ public final class WorkerRecovery {
   private final StorageManager storage;
   private final PartitionRegistry registry;
   private int restored;
-  private int dropped;
+  private int lost;
   private final Set<String> leftovers = new HashSet<>();
 
   public WorkerRecovery(CommittedFileStore store, StorageManager storage, PartitionRegistry registry) {
@@ -45,17 +55,23 @@ public final class WorkerRecovery {
       Disk disk = storage.disk(r.mountPoint());
       File f = new File(r.path());
       // An empty partition has no file at all.
-      boolean intact = disk != null && (r.length() == 0 ? !f.exists() || f.length() == 0 : f.isFile()
-          && f.length() == r.length());
-      if (!intact) {
-        LOG.warn("Dropping the record of {}: the file is missing, has another length or is on an unknown disk", r);
-        dropped++;
-        continue;
+      String why = disk == null ? "its storage directory " + r.mountPoint() + " is not one of this worker's"
+          : r.length() == 0 ? (f.exists() && f.length() != 0 ? "it holds " + f.length() + " bytes, none recorded"
+              : null)
+          : !f.isFile() ? "its file is missing"
+          : f.length() != r.length() ? "it holds " + f.length() + " bytes, " + r.length() + " recorded" : null;
+      CommittedFile file;
+      if (why != null) {
+        LOG.warn("Committed {} is lost: {}; readers are told so and use its replica", r, why);
+        file = CommittedFile.lostAtRestart(f, r.chunkOffsets(), r.length(), disk, r.contents(),
+            why + " after a restart");
+        lost++;
+      } else {
+        file = CommittedFile.restored(f, r.chunkOffsets(), r.length(), disk, r.contents());
+        restored++;
       }
-      registry.restoreCommitted(r.shuffleKey(), r.partitionId(), r.epoch(),
-          new CommittedFile(f, r.chunkOffsets(), r.length(), disk));
+      registry.restoreCommitted(r.shuffleKey(), r.partitionId(), r.epoch(), file);
       recorded.add(r.shuffleKey());
-      restored++;
     }
     File metaDir = store.dir().getAbsoluteFile();
     for (Disk d : storage.disks()) {
@@ -78,8 +94,9 @@ public final class WorkerRecovery {
         }
       }
     }
-    LOG.info("Recovered {} committed partition files ({} records dropped); {} shuffles without records held until "
-        + "the master expires them: {}", restored, dropped, leftovers.size(), leftovers);
+    LOG.info("Recovered {} committed partition files (checked against their checksums when first read), {} lost; "
+        + "{} shuffles without records held until the master expires them: {}", restored, lost, leftovers.size(),
+        leftovers);
     return this;
   }
 
@@ -87,8 +104,9 @@ public final class WorkerRecovery {
     return restored;
   }
 
-  public int dropped() {
-    return dropped;
+  /** Recorded files found missing, of another length or on an unknown disk: served as lost. */
+  public int lost() {
+    return lost;
   }
 
   /** Shuffles with files on disk but no record: kept until the master says they expired. */

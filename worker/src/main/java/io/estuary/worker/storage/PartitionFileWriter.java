@@ -28,6 +28,10 @@ import java.util.concurrent.RejectedExecutionException;
  * until its write is done. A partly filled buffer can be written early ({@link #flushBuffered}) under memory
  * pressure or when it grows old; chunk boundaries do not depend on when flushes happen.
  *
+ * <p>The committed file carries its {@link FileContents}: batches and records counted from the batch headers as
+ * pushes are appended, and the CRC32C of its bytes, updated with each flush buffer as it is queued (in file order,
+ * under the writer's lock) rather than by reading the file back.
+ *
  * <p>Thread-safe: appends, commits and early flushes synchronize on the writer; file writes run on the disk's
  * flusher threads at positions fixed under that lock.
  *
@@ -66,6 +70,7 @@ public final class PartitionFileWriter {
   private long flushAssigned;
   private long lastChunkStart;
   private final List<Long> chunkOffsets = new ArrayList<>();
+  private final FileContents.Tally contents = new FileContents.Tally();
   private int flushesInFlight;
   private Throwable error;
   private CompletableFuture<CommittedFile> commit;
@@ -149,6 +154,7 @@ public final class PartitionFileWriter {
           chunkStart = true;
         }
         if (mapIndex != null) mapIndex.add(appended, data, chunkStart);
+        contents.countBatches(data);
         appended += n;
         pending.writeBytes(data);
         if (pending.readableBytes() >= flushThreshold) flushPending();
@@ -214,6 +220,7 @@ public final class PartitionFileWriter {
     pendingCounted = 0;
     long position = flushAssigned;
     flushAssigned += buf.readableBytes();
+    contents.written(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
     flushesInFlight++;
     memory.flushQueued(counted);
     try {
@@ -289,7 +296,8 @@ public final class PartitionFileWriter {
     }
     long[] offsets = new long[chunkOffsets.size()];
     for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
-    commit.complete(new CommittedFile(file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended)));
+    commit.complete(new CommittedFile(file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended),
+        contents.result()));
   }
 
   /**

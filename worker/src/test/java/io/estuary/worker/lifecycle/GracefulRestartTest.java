@@ -8,12 +8,17 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.CommitFilesResponse;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerState;
+import io.estuary.common.status.StatusCode;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -22,8 +27,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Restarts of a worker on its host, ports and disks (real master and worker on loopback): a graceful stop
  * commits its open locations and the new process serves everything again; after a crash, what was committed is
- * served again and files without a record stay until the master says their shuffle is gone. Every partition is
- * read back and checked (bytes and CRC32) against what was pushed.
+ * served again and files without a record stay until the master says their shuffle is gone; a committed file
+ * changed while the worker was down (bytes altered, truncated, deleted) is reported lost, never served. Every
+ * partition served is read back and checked (bytes and CRC32) against what was pushed.
  */
 class GracefulRestartTest {
 
@@ -81,6 +87,60 @@ class GracefulRestartTest {
       // Its records are gone too: another restart holds nothing.
       Worker third = cluster.restartWorker(0, true);
       assertTrue(third.registry().shuffleKeys().isEmpty(), third.registry().shuffleKeys().toString());
+    }
+  }
+
+  @Test
+  void committedFilesChangedWhileTheWorkerIsDownAreReportedLostAndTheOthersServed() throws Exception {
+    try (MiniCluster cluster = new MiniCluster(1, 1, conf());
+         TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+      MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
+      RawShuffle s = new RawShuffle(clients, master, "app-changed", 0, 5);
+      s.push(12);
+      List<PartitionLocation> locs = s.locations;
+      for (PartitionLocation l : locs) s.commitAndCheck(l);
+      File[] files = new File[locs.size()];
+      for (int p = 0; p < files.length; p++) {
+        files[p] = cluster.workers().get(0).registry().committedFile(s.key(), p, locs.get(p).getEpoch()).file();
+      }
+      Worker after = cluster.restartWorker(0, true, () -> {
+        try {
+          try (RandomAccessFile f = new RandomAccessFile(files[0], "rw")) { // one byte altered, same length
+            long at = f.length() / 2;
+            f.seek(at);
+            int b = f.read();
+            f.seek(at);
+            f.write(b ^ 0x10);
+          }
+          try (RandomAccessFile f = new RandomAccessFile(files[1], "rw")) {
+            f.setLength(f.length() - 1);
+          }
+          assertTrue(files[2].delete());
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+      // Partitions 3 and 4 are untouched: served as before, checked against their recorded checksums.
+      s.readAndCheck(locs.get(3));
+      s.readAndCheck(locs.get(4));
+      // The others are lost, however often they are asked for: the reader is told DISK_FAILED and reads a replica.
+      for (int round = 0; round < 2; round++) {
+        for (int p = 0; p < 3; p++) {
+          int partition = p;
+          RemoteException e = assertThrows(RemoteException.class, () -> s.readAndCheck(locs.get(partition)),
+              "partition " + p + " was served");
+          assertEquals(StatusCode.DISK_FAILED, e.status(), e.getMessage());
+        }
+      }
+      // The driver's stage-end commit is told the same (retried after the restart).
+      for (int p = 0; p < 5; p++) {
+        CommitFilesResponse r = s.commit(locs.get(p));
+        assertEquals(p < 3 ? 0 : 1, r.getCommittedCount(), "partition " + p + ": " + r.getFailureReason());
+      }
+      assertTrue(after.registry().hasShuffle(s.key()));
+      s.unregister();
+      await("the shuffle's files are deleted once the master expires it",
+          () -> dataFiles(cluster.root().toFile()) == 0 && !cluster.workers().get(0).registry().hasShuffle(s.key()));
     }
   }
 

@@ -59,6 +59,49 @@ class PartitionFileWriterTest {
     return b;
   }
 
+  /** A push of {@code batches} batches of {@code records} records and {@code dataLength} data bytes each. */
+  private static byte[] batches(int batches, int records, int dataLength, int seed) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(batches * (io.estuary.common.util.BatchLayout.HEADER_SIZE
+        + dataLength));
+    for (int i = 0; i < batches; i++) {
+      int at = b.position();
+      b.put(bytes(io.estuary.common.util.BatchLayout.HEADER_SIZE + dataLength, seed + i));
+      b.putInt(at + io.estuary.common.util.BatchLayout.MAP_ID, seed);
+      b.putInt(at + io.estuary.common.util.BatchLayout.DATA_LENGTH, dataLength);
+      b.putInt(at + io.estuary.common.util.BatchLayout.RECORDS, records);
+    }
+    return b.array();
+  }
+
+  @Test
+  void theCommittedFileCarriesItsBatchAndRecordCountsAndTheChecksumOfItsBytes() throws Exception {
+    PartitionFileWriter w = writer(4 << 10, 10 << 10); // many flushes, on several flusher threads
+    long batchCount = 0;
+    long recordCount = 0;
+    for (int i = 0; i < 40; i++) {
+      int n = 1 + i % 5;
+      w.append(data(batches(n, 3 + i, 100 + 31 * i, i)));
+      batchCount += n;
+      recordCount += (long) n * (3 + i);
+    }
+    CommittedFile f = w.commit().get();
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(Files.readAllBytes(f.file().toPath()));
+    assertEquals(new FileContents(batchCount, recordCount, crc.getValue()), f.contents());
+  }
+
+  @Test
+  void aPushThatIsNotWholeBatchesLeavesTheCountsUnknownButNotTheChecksum() throws Exception {
+    PartitionFileWriter w = writer(4 << 10, 10 << 10);
+    w.append(data(batches(2, 7, 50, 1)));
+    w.append(data(bytes(10, 3))); // shorter than a header
+    w.append(data(batches(2, 7, 50, 2)));
+    CommittedFile f = w.commit().get();
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(Files.readAllBytes(f.file().toPath()));
+    assertEquals(new FileContents(FileContents.UNKNOWN, FileContents.UNKNOWN, crc.getValue()), f.contents());
+  }
+
   @Test
   void appendsLandInOrderAcrossFlushesAndChunksStartBetweenPushes() throws Exception {
     // Flushes every 8 KiB by several threads; chunks of about 10 KiB.
