@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleServices;
 import io.estuary.client.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.EstuaryConf;
@@ -17,8 +17,6 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Spark's entry point to Estuary: {@code spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager}
@@ -26,19 +24,17 @@ import org.slf4j.LoggerFactory;
  * fails with a message saying why. It never falls back to Spark's own shuffle.
  */
 public class EstuaryShuffleManager implements ShuffleManager {
-  private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleManager.class);
-
   private final SparkConf sparkConf;
   private final EstuaryConf conf;
   private final boolean isDriver;
   private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
-  private volatile LifecycleManager lifecycle;
-  private volatile ShuffleClient client;
+  private final ShuffleServices services;
 
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
     this.sparkConf = sparkConf;
     this.isDriver = isDriver;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    this.services = new ShuffleServices(conf, sparkConf::getAppId, this::newLifecycle);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
       // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf object).
@@ -50,42 +46,23 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this(sparkConf, false);
   }
 
-  private LifecycleManager lifecycle() {
-    LifecycleManager lm = lifecycle;
-    if (lm == null) {
-      synchronized (this) {
-        if (lifecycle == null) {
-          String host = sparkConf.get("spark.driver.host", "localhost");
-          lifecycle = new LifecycleManager(sparkConf.getAppId(), conf, host);
-          // Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle:
-          // Spark then reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
-          lifecycle.onShuffleLost(shuffleId -> {
-            MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
-            if (tracker instanceof MapOutputTrackerMaster) {
-              ((MapOutputTrackerMaster) tracker).unregisterAllMapAndMergeOutput(shuffleId);
-            }
-          });
-        }
-        lm = lifecycle;
+  private LifecycleManager newLifecycle() {
+    String host = sparkConf.get("spark.driver.host", "localhost");
+    LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
+    // Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle: Spark then
+    // reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
+    created.onShuffleLost(shuffleId -> {
+      MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+      if (tracker instanceof MapOutputTrackerMaster) {
+        ((MapOutputTrackerMaster) tracker).unregisterAllMapAndMergeOutput(shuffleId);
       }
-    }
-    return lm;
-  }
-
-  private ShuffleClient client() {
-    ShuffleClient c = client;
-    if (c == null) {
-      synchronized (this) {
-        if (client == null) client = new ShuffleClient(conf);
-        c = client;
-      }
-    }
-    return c;
+    });
+    return created;
   }
 
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
-    LifecycleManager lm = lifecycle();
+    LifecycleManager lm = services.lifecycle();
     ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffleId, dependency.rdd().getNumPartitions(),
         dependency.partitioner().numPartitions(), lm.host(), lm.port());
     // An indeterminate stage (e.g. a round-robin repartition) may write different rows when it reruns: a rerun
@@ -98,8 +75,8 @@ public class EstuaryShuffleManager implements ShuffleManager {
   @SuppressWarnings("unchecked")
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
       ShuffleWriteMetricsReporter metrics) {
-    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, client(),
-        metrics);
+    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context,
+        services.client(), metrics);
   }
 
   @Override
@@ -107,7 +84,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
   public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
       int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
     return new EstuaryShuffleReader<>((EstuaryShuffleHandle<K, ?, C>) checked(handle), startMapIndex, endMapIndex,
-        startPartition, endPartition, context, client(), metrics);
+        startPartition, endPartition, context, services.client(), metrics);
   }
 
   /**
@@ -130,13 +107,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
   @Override
   public boolean unregisterShuffle(int shuffleId) {
-    LifecycleManager lm = lifecycle;
-    if (lm != null) {
-      lm.unregisterShuffle(shuffleId);
-      if (client != null) client.forgetShuffle(lm.appId(), shuffleId);
-    } else if (client != null) {
-      client.forgetShuffle(sparkConf.getAppId(), shuffleId);
-    }
+    services.unregisterShuffle(shuffleId);
     return true;
   }
 
@@ -147,15 +118,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
   @Override
   public void stop() {
-    LifecycleManager lm = lifecycle;
-    if (lm != null) {
-      try {
-        lm.close();
-      } catch (RuntimeException e) {
-        LOG.warn("Stopping the Estuary lifecycle manager failed", e);
-      }
-    }
-    if (client != null) client.close();
+    services.close();
   }
 
   boolean isDriver() {

@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.ShuffleClient;
+import io.estuary.client.ShuffleServices;
 import io.estuary.client.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.EstuaryConf;
@@ -14,8 +14,6 @@ import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleManager;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Spark 1.6 and 2.4's entry point to Estuary: {@code spark.shuffle.manager=
@@ -23,19 +21,17 @@ import org.slf4j.LoggerFactory;
  * Spark. Every shuffle goes through Estuary; it never falls back to Spark's own shuffle. Thread-safe.
  */
 public class EstuaryShuffleManager implements ShuffleManager {
-  private static final Logger LOG = LoggerFactory.getLogger(EstuaryShuffleManager.class);
-
   private final SparkConf sparkConf;
   private final EstuaryConf conf;
   private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
   /** Driver only: the handles of live shuffles, whose generation a loss bumps. */
   private final Map<Integer, EstuaryShuffleHandle<?, ?, ?>> handles = new ConcurrentHashMap<>();
-  private volatile LifecycleManager lifecycle;
-  private volatile ShuffleClient client;
+  private final ShuffleServices services;
 
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
     this.sparkConf = sparkConf;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
+    this.services = new ShuffleServices(conf, sparkConf::getAppId, this::newLifecycle);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
     }
@@ -45,41 +41,21 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this(sparkConf, false);
   }
 
-  private LifecycleManager lifecycle() {
-    LifecycleManager lm = lifecycle;
-    if (lm == null) {
-      synchronized (this) {
-        if (lifecycle == null) {
-          String host = sparkConf.get("spark.driver.host", "localhost");
-          LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
-          // Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation.
-          created.onShuffleLost(shuffleId -> {
-            EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
-            if (h != null) h.nextGeneration();
-            SparkLine.forgetMapOutputs(shuffleId);
-          });
-          lifecycle = created;
-        }
-        lm = lifecycle;
-      }
-    }
-    return lm;
-  }
-
-  private ShuffleClient client() {
-    ShuffleClient c = client;
-    if (c == null) {
-      synchronized (this) {
-        if (client == null) client = new ShuffleClient(conf);
-        c = client;
-      }
-    }
-    return c;
+  private LifecycleManager newLifecycle() {
+    String host = sparkConf.get("spark.driver.host", "localhost");
+    LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
+    // Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation.
+    created.onShuffleLost(shuffleId -> {
+      EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
+      if (h != null) h.nextGeneration();
+      SparkLine.forgetMapOutputs(shuffleId);
+    });
+    return created;
   }
 
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, int numMaps, ShuffleDependency<K, V, C> dependency) {
-    LifecycleManager lm = lifecycle();
+    LifecycleManager lm = services.lifecycle();
     ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffleId, numMaps, dependency.partitioner().numPartitions(),
         lm.host(), lm.port());
     EstuaryShuffleHandle<K, V, C> handle = new EstuaryShuffleHandle<>(shuffleId, numMaps, dependency, spec,
@@ -91,7 +67,8 @@ public class EstuaryShuffleManager implements ShuffleManager {
   @Override
   @SuppressWarnings("unchecked")
   public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, int mapId, TaskContext context) {
-    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, client());
+    return new EstuaryShuffleWriter<>((EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context,
+        services.client());
   }
 
   @Override
@@ -99,7 +76,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
   public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startPartition, int endPartition,
       TaskContext context) {
     return new EstuaryShuffleReader<>((EstuaryShuffleHandle<K, ?, C>) checked(handle), startPartition, endPartition,
-        context, client());
+        context, services.client());
   }
 
   /** Refuses a handle that is not ours, loudly (see the Spark 3 manager for the usual cause). */
@@ -114,13 +91,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
   @Override
   public boolean unregisterShuffle(int shuffleId) {
     handles.remove(shuffleId);
-    LifecycleManager lm = lifecycle;
-    if (lm != null) {
-      lm.unregisterShuffle(shuffleId);
-      if (client != null) client.forgetShuffle(lm.appId(), shuffleId);
-    } else if (client != null) {
-      client.forgetShuffle(sparkConf.getAppId(), shuffleId);
-    }
+    services.unregisterShuffle(shuffleId);
     return true;
   }
 
@@ -131,14 +102,6 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
   @Override
   public void stop() {
-    LifecycleManager lm = lifecycle;
-    if (lm != null) {
-      try {
-        lm.close();
-      } catch (RuntimeException e) {
-        LOG.warn("Stopping the Estuary lifecycle manager failed", e);
-      }
-    }
-    if (client != null) client.close();
+    services.close();
   }
 }
