@@ -25,14 +25,17 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Spark 1.6 / 2.4 (whichever this module's class path holds) in local mode with only the line's shaded Estuary jar,
- * against a master and three workers in their own JVMs: every job of {@link LegacyJobs} matches native shuffle, then
- * a worker is killed and the next read of a shuffle reruns its maps (a new generation) and still matches.
+ * against a master and three workers in their own JVMs: every job of {@link LegacyJobs} matches native shuffle (its
+ * output, and the shuffle records Spark's own task metrics show written and read), then a worker is killed and the
+ * next read of a shuffle reruns its maps (a new generation) and still matches.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LegacySparkShuffleTest {
   private static final int MAPS = 8;
   private final Map<String, Checksum> nativeResults = new HashMap<>();
+  private final Map<String, LegacyShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
+  private LegacyShuffleMetricsListener metrics;
   private Checksum nativeRerunJob;
   private EstuaryProcesses cluster;
   private JavaSparkContext sc;
@@ -76,8 +79,11 @@ class LegacySparkShuffleTest {
   void runNativeThenStartEstuary() throws Exception {
     JavaSparkContext nat = new JavaSparkContext(base("native"));
     try {
+      LegacyShuffleMetricsListener nativeListener = LegacyShuffleMetricsListener.on(nat);
       for (Map.Entry<String, Function<JavaSparkContext, Checksum>> job : LegacyJobs.all().entrySet()) {
+        nativeListener.reset();
         nativeResults.put(job.getKey(), job.getValue().apply(nat));
+        nativeMetrics.put(job.getKey(), nativeListener.totals(nat));
       }
       nativeRerunJob = Checksum.of(summary(grouped(nat, nat.accumulator(0))));
     } finally {
@@ -89,6 +95,7 @@ class LegacySparkShuffleTest {
         .set("spark.estuary.master.endpoints", cluster.masterEndpoint())
         .set("spark.estuary.client.push.retryWait", "100ms")
         .set("spark.estuary.client.push.replicate", "false"));
+    metrics = LegacyShuffleMetricsListener.on(sc);
   }
 
   @AfterAll
@@ -102,10 +109,33 @@ class LegacySparkShuffleTest {
   List<DynamicTest> estuaryMatchesNativeShuffle() {
     List<DynamicTest> tests = new ArrayList<>();
     for (Map.Entry<String, Function<JavaSparkContext, Checksum>> job : LegacyJobs.all().entrySet()) {
-      tests.add(DynamicTest.dynamicTest(job.getKey(), () -> assertEquals(nativeResults.get(job.getKey()),
-          job.getValue().apply(sc), job.getKey() + ": Estuary's output differs from native shuffle's")));
+      tests.add(DynamicTest.dynamicTest(job.getKey(), () -> {
+        metrics.reset();
+        assertEquals(nativeResults.get(job.getKey()), job.getValue().apply(sc),
+            job.getKey() + ": Estuary's output differs from native shuffle's");
+        assertSparkSeesTheShuffle(job.getKey(), nativeMetrics.get(job.getKey()), metrics.totals(sc));
+      }));
     }
     return tests;
+  }
+
+  /**
+   * Spark's own task metrics (listener, UI) show Estuary's shuffle as they show native shuffle's: the same records
+   * written and read, and bytes and write time wherever records moved.
+   */
+  private static void assertSparkSeesTheShuffle(String job, LegacyShuffleMetricsListener.Totals expected,
+      LegacyShuffleMetricsListener.Totals actual) {
+    System.out.println(job + " metrics: native " + expected + "; Estuary " + actual);
+    assertEquals(expected.recordsWritten, actual.recordsWritten, job + ": shuffle records written");
+    assertEquals(expected.recordsRead, actual.recordsRead, job + ": shuffle records read");
+    if (actual.recordsWritten > 0) {
+      assertTrue(actual.bytesWritten > 0, job + ": no shuffle bytes written reported: " + actual);
+      assertTrue(actual.writeTimeNanos > 0, job + ": no shuffle write time reported: " + actual);
+    }
+    if (actual.recordsRead > 0) {
+      assertTrue(actual.bytesRead > 0 && actual.remoteBytesRead == actual.bytesRead,
+          job + ": shuffle bytes read should all be remote: " + actual);
+    }
   }
 
   /**

@@ -92,8 +92,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
       result = records;
     }
     if (dep.keyOrdering().isDefined()) {
-      ExternalSorter sorter = new ExternalSorter(context, Option.empty(), Option.empty(), dep.keyOrdering(),
-          dep.serializer());
+      ExternalSorter sorter = ExternalSorters.create(context, (Option) dep.keyOrdering(), dep.serializer());
       result = sorter.insertAllAndUpdateMetrics(result);
     }
     return result instanceof InterruptibleIterator ? result : new InterruptibleIterator(context, result);

@@ -8,7 +8,6 @@ import org.apache.spark.Partitioner;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
-import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.storage.BlockManagerId;
@@ -95,7 +94,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       out.abort();
       return Option.empty();
     }
-    return Option.apply(MapStatus$.MODULE$.apply(LOCATION, partitionLengths, mapTaskId));
+    return Option.apply(MapStatuses.create(LOCATION, partitionLengths, mapTaskId));
   }
 
   @Override
