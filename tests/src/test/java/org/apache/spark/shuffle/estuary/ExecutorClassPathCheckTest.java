@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * When a driver refuses to start because executors could not load Estuary (the CI side of
- * bench/spark-submit/run.sh, which runs the real spark-submit both ways).
+ * build/spark-submit/check.sh, which runs the real spark-submit both ways).
  */
 class ExecutorClassPathCheckTest {
   private static final String CLUSTER = "local-cluster[2,1,1024]";

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A real spark-submit (the PySpark 3.5 distribution from PyPI, in a venv) with separate executor JVMs
-# (--master local-cluster[2,1,1024]) against a master and a worker started from this build:
-#   1. the jar given as README says (spark.driver.extraClassPath / spark.executor.extraClassPath): the job succeeds;
+# CI check: a real spark-submit (the PySpark 3.5 distribution from PyPI, in a venv) with separate executor JVMs
+# (--master local-cluster[2,1,512]: two executors of 512 MB) against a master and a worker started from this build:
+#   1. the jar given as README says (spark.driver.extraClassPath / spark.executor.extraClassPath): the jobs succeed,
+#      among them a shuffle into 20,000 partitions in those small executors, each checked by count and sum;
 #   2. the jar given only with --jars: the driver fails at start with a message naming extraClassPath, instead of
 #      executors dying with ClassNotFoundException and being relaunched without end.
-# Needs a build first (mvn verify -pl client-spark/spark-3-shaded,tests-spark/servers -am -DskipTests).
-# Usage: bench/spark-submit/run.sh   (ESTUARY_PYSPARK_VENV: where the venv is kept; created on first use)
+# Needs a build first (build/test.sh, or mvn verify -pl client-spark/spark-3-shaded,tests-spark/servers -am
+# -DskipTests). Usage: build/spark-submit/check.sh   (ESTUARY_PYSPARK_VENV: where the venv is kept; created on
+# first use, about 320 MB from PyPI)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -50,7 +52,7 @@ done
 curl -sf "http://127.0.0.1:$mhttp/api/status" | grep -q "127.0.0.1:$wr:" || {
   echo "the worker did not register; logs:"; tail -20 "$work/master.log" "$work/worker.log"; exit 1; }
 
-common=(--master 'local-cluster[2,1,1024]' --conf spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager
+common=(--master 'local-cluster[2,1,512]' --conf spark.executor.memory=512m --conf spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager
   --conf spark.estuary.master.endpoints="127.0.0.1:$mport" --conf spark.ui.enabled=false)
 status=0
 
