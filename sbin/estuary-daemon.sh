@@ -34,7 +34,9 @@ running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 java_command() {
   local JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java mem
   if [ "$role" = master ]; then mem=${ESTUARY_MASTER_MEMORY:-1g}; else mem=${ESTUARY_WORKER_MEMORY:-1g}; fi
-  cmd=("$JAVA" -Xmx"$mem" -XX:+UseG1GC -Dlog.estuary.file="$logfile")
+  # Out of heap (or threads, or metaspace) a server exits at once for its supervisor to restart, rather than live
+  # on with dead threads; a refused direct-memory allocation is not such an error (the server refuses one push).
+  cmd=("$JAVA" -Xmx"$mem" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -Dlog.estuary.file="$logfile")
   if [ "$role" = worker ]; then cmd+=(-XX:MaxDirectMemorySize="${ESTUARY_WORKER_OFFHEAP_MEMORY:-2g}"); fi
   if [ -f "$ESTUARY_CONF_DIR/log4j2.xml" ]; then cmd+=(-Dlog4j2.configurationFile="$ESTUARY_CONF_DIR/log4j2.xml"); fi
   # shellcheck disable=SC2206
