@@ -239,7 +239,8 @@ class DiskFaultTest {
     long intervalMs = 200;
     long timeoutMs = 1_000;
     EstuaryConf overrides = new EstuaryConf().set(WorkerConfig.HEARTBEAT_INTERVAL, "30s")
-        .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms").set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
+        .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms")
+        .set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
     try (MiniCluster cluster = new MiniCluster(1, 2, overrides)) {
       Worker worker = cluster.workers().get(0);
       File dir = cluster.root().resolve("worker0-disk1").toFile().getAbsoluteFile();

@@ -42,7 +42,8 @@ class OpenFilesBoundTest {
   void partlyWrittenPartitionsHoldNoOpenFiles() throws Exception {
     assumeTrue(openFiles() > 0, "needs /proc/self/fd (Linux)");
     EstuaryConf conf = new EstuaryConf().set(WorkerConfig.STORAGE_DIRS, tmp.resolve("disk").toString())
-        .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k").set(WorkerConfig.FLUSH_MAX_AGE, "10min") // the last push stays buffered
+        .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k")
+        .set(WorkerConfig.FLUSH_MAX_AGE, "10min") // the last push stays buffered
         .set(WorkerConfig.FLUSH_THREADS_PER_DISK, String.valueOf(FLUSH_THREADS));
     StorageManager storage = new StorageManager(conf);
     Disk disk = storage.disks().get(0);
