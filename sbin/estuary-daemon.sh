@@ -36,7 +36,10 @@ java_command() {
   if [ "$role" = master ]; then mem=${ESTUARY_MASTER_MEMORY:-1g}; else mem=${ESTUARY_WORKER_MEMORY:-1g}; fi
   # Log4j's own shutdown hook would stop logging while the server's hook still runs (a worker's graceful stop
   # takes seconds), so the stop would leave no trace in the log; logging stays up until the JVM exits instead.
-  cmd=("$JAVA" -Xmx"$mem" -XX:+UseG1GC -Dlog.estuary.file="$logfile" -Dlog4j2.shutdownHookEnabled=false)
+  # Out of heap (or threads, or metaspace) a server exits at once for its supervisor to restart, rather than live
+  # on with dead threads; a refused direct-memory allocation is not such an error (the server refuses one push).
+  cmd=("$JAVA" -Xmx"$mem" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -Dlog.estuary.file="$logfile"
+    -Dlog4j2.shutdownHookEnabled=false)
   if [ "$role" = worker ]; then cmd+=(-XX:MaxDirectMemorySize="${ESTUARY_WORKER_OFFHEAP_MEMORY:-2g}"); fi
   if [ -f "$ESTUARY_CONF_DIR/log4j2.xml" ]; then cmd+=(-Dlog4j2.configurationFile="$ESTUARY_CONF_DIR/log4j2.xml"); fi
   # shellcheck disable=SC2206

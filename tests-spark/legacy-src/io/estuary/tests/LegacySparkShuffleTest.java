@@ -22,13 +22,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Spark 1.6 / 2.4 (whichever this module's class path holds) in local mode with only the line's shaded Estuary jar,
  * against a master and three workers in their own JVMs: every job of {@link LegacyJobs} matches native shuffle (its
  * output, and the shuffle records Spark's own task metrics show written and read), then a worker is killed and the
- * next read of a shuffle reruns its maps (a new generation) and still matches.
+ * next read of a shuffle reruns its maps (a new generation) and still matches. A buffer leaked by the shaded jar's
+ * relocated Netty fails the class.
  */
+@ExtendWith(ShadedLeakCheckExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LegacySparkShuffleTest {

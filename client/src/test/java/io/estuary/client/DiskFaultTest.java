@@ -61,13 +61,8 @@ class DiskFaultTest {
       return new ShuffleSpec(lifecycle.appId(), nextShuffle++, maps, partitions, "127.0.0.1", lifecycle.port());
     }
 
-    /** The disk's status as the leading master knows it, or null. */
     DiskStatus masterView(WorkerAddress worker, String mountPoint) {
-      String id = WorkerId.of(worker);
-      WorkerInfo w = cluster.master().state(s -> s.worker(id));
-      if (w == null) return null;
-      for (DiskInfo d : w.getDisksList()) if (d.getMountPoint().equals(mountPoint)) return d.getStatus();
-      return null;
+      return DiskFaultTest.masterView(cluster, worker, mountPoint);
     }
 
     /** Every location the master placed for this application so far. */
@@ -89,6 +84,15 @@ class DiskFaultTest {
       client.close();
       cluster.close();
     }
+  }
+
+  /** The disk's status as the leading master knows it, or null. */
+  static DiskStatus masterView(MiniCluster cluster, WorkerAddress worker, String mountPoint) {
+    String id = WorkerId.of(worker);
+    WorkerInfo w = cluster.master().state(s -> s.worker(id));
+    if (w == null) return null;
+    for (DiskInfo d : w.getDisksList()) if (d.getMountPoint().equals(mountPoint)) return d.getStatus();
+    return null;
   }
 
   /**
@@ -223,6 +227,33 @@ class DiskFaultTest {
           "the probe finds the idle disk failed");
       System.out.println("DISK FAULT: idle failed disk found by the probe and known to the master after " + probedMs
           + " ms");
+    }
+  }
+
+  /**
+   * With heartbeats 30 s apart, a failed disk still reaches the master within one probe interval plus the probe
+   * timeout (and some slack): the worker reports a disk's change of state at once, not at its next heartbeat.
+   */
+  @Test
+  void aFailedDiskReachesTheMasterWithoutWaitingForTheNextHeartbeat() throws Exception {
+    long intervalMs = 200;
+    long timeoutMs = 1_000;
+    EstuaryConf overrides = new EstuaryConf().set(WorkerConfig.HEARTBEAT_INTERVAL, "30s")
+        .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms")
+        .set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
+    try (MiniCluster cluster = new MiniCluster(1, 2, overrides)) {
+      Worker worker = cluster.workers().get(0);
+      File dir = cluster.root().resolve("worker0-disk1").toFile().getAbsoluteFile();
+      await(() -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_HEALTHY,
+          "the worker registered its disks");
+      Files.move(dir.toPath(), new File(dir.getPath() + "-moved").toPath());
+      Files.write(dir.toPath(), new byte[] {1});
+      long ms = await(() -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_FAILED,
+          "the master knows the disk failed");
+      System.out.println("DISK FAULT: failed disk known to the master after " + ms + " ms with heartbeats 30 s apart");
+      long bound = intervalMs + timeoutMs + 3_000;
+      assertTrue(ms < bound, "known after " + ms + " ms, more than the probe interval + timeout + 3 s slack ("
+          + bound + " ms): the worker waited for its next heartbeat");
     }
   }
 

@@ -10,7 +10,7 @@ import io.estuary.common.protocol.WorkerStateChanged;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.master.admin.MasterAdminEndpoint;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocators;
@@ -28,7 +28,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -105,7 +104,7 @@ public final class Master implements Closeable {
     }
     this.server = rpc;
     if (log instanceof LocalStateLog) ((LocalStateLog) log).setEndpoint(host + ":" + server.port());
-    this.checker = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-liveness"));
+    this.checker = new GuardedScheduledExecutor("master-liveness");
     long every = conf.get(MasterConfig.LIVENESS_CHECK_INTERVAL);
     checker.scheduleWithFixedDelay(this::checkLiveness, every, every, TimeUnit.MILLISECONDS);
     LOG.info("Estuary master {}version {} serving on {} (rpc), {}:{} (http)", id.isEmpty() ? "" : id + " ", version,

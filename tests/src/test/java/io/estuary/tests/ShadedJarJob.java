@@ -8,12 +8,14 @@ import scala.Tuple2;
 
 /**
  * Run by {@link ShadedJarTest} in a JVM whose only Estuary classes are the shaded jar's: a shuffle through the
- * cluster at args[0], checked against the expected sums. Prints "checksum OK" and where the manager came from.
+ * cluster at args[0], checked against the expected sums. Prints "checksum OK" and where the manager came from. A
+ * buffer the client's relocated Netty leaked is printed ("LEAK:") and fails the job (exit status 2).
  */
 public final class ShadedJarJob {
   private ShadedJarJob() {}
 
   public static void main(String[] args) throws Exception {
+    ShadedLeakDetector.install(); // before the client makes its first buffer
     SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2]", "shaded"), args[0]));
     try {
       JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
@@ -38,5 +40,13 @@ public final class ShadedJarJob {
     } finally {
       spark.stop();
     }
+    String notTracked = ShadedLeakDetector.notInstalledReason();
+    if (notTracked != null) {
+      System.out.println("LEAK: detection is not working: " + notTracked);
+      System.exit(2);
+    }
+    List<String> leaks = ShadedLeakDetector.collectLeaks();
+    for (String leak : leaks) System.out.println(leak);
+    if (!leaks.isEmpty()) System.exit(2);
   }
 }

@@ -51,9 +51,9 @@ class ShadedJarTest {
       assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the Spark job did not finish in 5 minutes");
       String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
       out = String.join(" ", cmd) + "\n---\n" + out;
+      ServerProcess.checkNoLeaks("the Spark job on the shaded client", out); // its relocated Netty's leaks too
       assertEquals(0, p.exitValue(), out);
       assertTrue(out.contains("checksum OK"), out);
-      ServerProcess.checkNoLeaks("the Spark job on the shaded client", out);
       assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
       assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
       assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);

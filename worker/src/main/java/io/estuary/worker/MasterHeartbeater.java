@@ -7,11 +7,10 @@ import io.estuary.common.protocol.WorkerHeartbeatResponse;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.protocol.Empty;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -34,8 +33,8 @@ final class MasterHeartbeater {
   private final long intervalMs;
   private final Supplier<WorkerState> state;
   private final Runnable onDecommission;
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
-      new NamedThreadFactory("worker-heartbeat"));
+  private final ScheduledExecutorService timer = new GuardedScheduledExecutor(
+      "worker-heartbeat");
   private volatile boolean registered;
 
   MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs) {

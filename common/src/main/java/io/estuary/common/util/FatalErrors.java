@@ -1,5 +1,6 @@
 package io.estuary.common.util;
 
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +19,8 @@ public final class FatalErrors {
   public static final int EXIT_STATUS = 70;
 
   private static volatile boolean halt;
+  /** Ends the process with a status; a test swaps it ({@link #haltingInto}) to see a halt without one. */
+  private static volatile IntConsumer halter = status -> Runtime.getRuntime().halt(status);
 
   /** Logs every throwable that ends a thread, then {@link #check}s it. Installed on every named thread. */
   public static final Thread.UncaughtExceptionHandler UNCAUGHT = (thread, e) -> {
@@ -42,6 +45,21 @@ public final class FatalErrors {
   }
 
   /**
+   * Tests only: turns halting on with {@code fake} in place of {@link Runtime#halt} (the default uncaught-exception
+   * handler stays as it was); closing the result turns both back.
+   */
+  static AutoCloseable haltingInto(IntConsumer fake) {
+    boolean wasHalting = halt;
+    IntConsumer was = halter;
+    halter = fake;
+    halt = true;
+    return () -> {
+      halt = wasHalting;
+      halter = was;
+    };
+  }
+
+  /**
    * Halts the process when {@code e} (or a cause) is fatal and halting is on; otherwise returns. Call it wherever
    * a server catches a {@link Throwable} it would otherwise only log.
    */
@@ -54,7 +72,7 @@ public final class FatalErrors {
     } catch (Throwable ignored) {
       // halt regardless
     } finally {
-      Runtime.getRuntime().halt(EXIT_STATUS);
+      halter.accept(EXIT_STATUS);
     }
   }
 

@@ -4,7 +4,8 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.util.EstuaryException;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
+import io.estuary.common.util.GuardedThreadPool;
 import io.estuary.network.rpc.NotLeader;
 import java.io.File;
 import java.io.IOException;
@@ -14,7 +15,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -59,13 +59,13 @@ public final class RatisStateLog implements StateLog {
   private final long submitTimeoutMs;
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService watchdog =
-      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("master-raft-watchdog"));
+      new GuardedScheduledExecutor("master-raft-watchdog");
   /**
    * Hands requests to Raft. Ratis may take its server lock while it changes role (stepping down waits on
    * appenders to dead peers), so a submit can block for a while; it must never block a network thread.
    */
   private final java.util.concurrent.ExecutorService submitter =
-      Executors.newSingleThreadExecutor(new NamedThreadFactory("master-raft-submit"));
+      new GuardedThreadPool("master-raft-submit", 1);
   private volatile boolean closing;
 
   /**

@@ -2,7 +2,7 @@ package io.estuary.network.admin;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedThreadPool;
 import io.prometheus.client.CollectorRegistry;
 import java.io.Closeable;
 import java.io.IOException;
@@ -12,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
  * A server's admin HTTP endpoint on a port of its own (the JDK's HTTP server; two threads): routes by method and
@@ -158,7 +157,7 @@ public final class AdminHttpServer implements Closeable {
   private AdminHttpServer(String name, List<Entry> routes, String host, int port) throws IOException {
     this.routes = routes;
     this.http = HttpServer.create(new InetSocketAddress(host, port), 64);
-    this.threads = Executors.newFixedThreadPool(2, new NamedThreadFactory(name + "-http"));
+    this.threads = new GuardedThreadPool(name + "-http", 2);
     http.setExecutor(threads);
     http.createContext("/", ex -> {
       try {

@@ -1,12 +1,11 @@
 package io.estuary.worker.admin;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
 import java.io.Closeable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +38,7 @@ public final class StallDetector implements Closeable {
   private final long timeoutNanos;
   private final List<Target> targets = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService ticker =
-      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("worker-stall-detector"));
+      new GuardedScheduledExecutor("worker-stall-detector");
 
   public StallDetector(long stallTimeoutMs) {
     this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(stallTimeoutMs);

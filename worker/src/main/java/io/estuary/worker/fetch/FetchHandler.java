@@ -28,8 +28,7 @@ public final class FetchHandler extends ControlRpcHandler {
   private final PartitionCache cache;
   private final StreamRegistry streams;
   private final java.util.concurrent.ScheduledExecutorService sweeper =
-      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-          new io.estuary.common.util.NamedThreadFactory("worker-stream-sweeper"));
+      new io.estuary.common.util.GuardedScheduledExecutor("worker-stream-sweeper");
 
   public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
       int maxStreamsPerConnection) {

@@ -1,9 +1,8 @@
 package io.estuary.worker.lifecycle;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -25,8 +24,8 @@ public final class Decommission implements AutoCloseable {
   private final long timeoutMs;
   private final long pollMs;
   private final CompletableFuture<Boolean> drained = new CompletableFuture<>();
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
-      new NamedThreadFactory("worker-decommission"));
+  private final ScheduledExecutorService timer = new GuardedScheduledExecutor(
+      "worker-decommission");
   private boolean started;
 
   /** {@code announce} reports the new state to the master; it is called once, on this class's thread. */

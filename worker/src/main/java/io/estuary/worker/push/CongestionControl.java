@@ -51,8 +51,8 @@ public final class CongestionControl {
     this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
     this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
     this.memory = memory;
-    this.timer = enabled ? java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-        new io.estuary.common.util.NamedThreadFactory("worker-congestion")) : null;
+    this.timer = enabled ? new io.estuary.common.util.GuardedScheduledExecutor(
+        "worker-congestion") : null;
     if (timer != null) {
       timer.scheduleWithFixedDelay(() -> {
         try {

@@ -2,7 +2,7 @@ package io.estuary.worker.push;
 
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerAddress;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedThreadPool;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
@@ -12,10 +12,7 @@ import io.netty.buffer.ByteBuf;
 import java.io.Closeable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Forwards pushes from primary locations to their replicas over this worker's own connections to the other
@@ -35,8 +32,7 @@ public final class Replicator implements Closeable {
 
   private final TransportClientFactory connections;
   private final Listener listener;
-  private final ExecutorService senders = new ThreadPoolExecutor(2, 2, 0, TimeUnit.MILLISECONDS,
-      new LinkedBlockingQueue<>(), new NamedThreadFactory("worker-replicate"));
+  private final ExecutorService senders = new GuardedThreadPool("worker-replicate", 2);
 
   public Replicator(TransportClientFactory connections, Listener listener) {
     this.connections = connections;

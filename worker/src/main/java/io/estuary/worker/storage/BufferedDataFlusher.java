@@ -1,11 +1,10 @@
 package io.estuary.worker.storage;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +28,7 @@ public final class BufferedDataFlusher implements MemoryTracker.Listener {
   private final long maxAgeNanos;
   private final Set<PartitionFileWriter> writers = ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService thread =
-      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("worker-buffer-flusher"));
+      new GuardedScheduledExecutor("worker-buffer-flusher");
   private long lastAgeScan = System.nanoTime();
   private volatile long earlyFlushes;
 

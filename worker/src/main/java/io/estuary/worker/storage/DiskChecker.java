@@ -1,13 +1,13 @@
 package io.estuary.worker.storage;
 
 import io.estuary.common.protocol.DiskStatus;
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedScheduledExecutor;
+import io.estuary.common.util.GuardedThreadPool;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,7 +34,7 @@ public final class DiskChecker implements AutoCloseable {
   private final long intervalMs;
   private final long timeoutMs;
   private final ScheduledExecutorService timer =
-      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("disk-checker"));
+      new GuardedScheduledExecutor("disk-checker");
   private final Map<Disk, ExecutorService> probeThreads = new LinkedHashMap<>();
   /** The probe running on each disk; guarded by this. */
   private final Map<Disk, Future<?>> running = new LinkedHashMap<>();
@@ -49,7 +49,7 @@ public final class DiskChecker implements AutoCloseable {
     this.intervalMs = intervalMs;
     this.timeoutMs = timeoutMs;
     for (Disk d : disks) {
-      probeThreads.put(d, Executors.newSingleThreadExecutor(new NamedThreadFactory("disk-probe-" + d.dir().getName())));
+      probeThreads.put(d, new GuardedThreadPool("disk-probe-" + d.dir().getName(), 1));
       d.onChange(() -> onTransition.run());
     }
   }

@@ -1,9 +1,7 @@
 package io.estuary.worker.storage;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedThreadPool;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -21,8 +19,7 @@ public final class DiskFlusher {
   private volatile double recentMicros;
 
   public DiskFlusher(String diskName, int threadCount) {
-    this.threads = new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
-        new LinkedBlockingQueue<>(), new NamedThreadFactory("flusher-" + diskName));
+    this.threads = new GuardedThreadPool("flusher-" + diskName, threadCount);
   }
 
   public void submit(Runnable flush) {

@@ -1,10 +1,7 @@
 package io.estuary.worker.storage;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedThreadPool;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The threads that do a disk's file I/O for readers (checking and opening partition files for streams and
@@ -12,11 +9,10 @@ import java.util.concurrent.TimeUnit;
  * threads never wait on a disk. Thread-safe.
  */
 public final class DiskReaders implements Executor {
-  private final ThreadPoolExecutor threads;
+  private final GuardedThreadPool threads;
 
   public DiskReaders(String diskName, int threadCount) {
-    this.threads = new ThreadPoolExecutor(threadCount, threadCount, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-        new NamedThreadFactory("fetch-" + diskName));
+    this.threads = new GuardedThreadPool("fetch-" + diskName, threadCount);
     threads.allowCoreThreadTimeOut(true); // idle disks hold no threads
   }
 

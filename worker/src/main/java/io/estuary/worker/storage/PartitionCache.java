@@ -1,6 +1,6 @@
 package io.estuary.worker.storage;
 
-import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.common.util.GuardedThreadPool;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -15,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -87,7 +86,7 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
     this.capacity = enabled ? Math.max(0, Math.min(maxBytes, (long) (memory.limit() * MAX_SHARE_OF_LIMIT))) : 0;
     this.maxPartitionSize = maxPartitionSize;
     this.shrinker = capacity == 0 ? null
-        : Executors.newSingleThreadExecutor(new NamedThreadFactory("worker-cache-shrink"));
+        : new GuardedThreadPool("worker-cache-shrink", 1);
   }
 
   /** Whether this cache can hold anything. */
