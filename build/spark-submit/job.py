@@ -5,17 +5,8 @@ import sys
 from operator import add
 
 from pyspark import SparkContext
-
-
-
-def partition_stats(rows):
-    count = key_sum = value_sum = 0
-    for k, v in rows:
-        count += 1
-        key_sum += k
-        value_sum += v
-    yield count, key_sum, value_sum
-
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 sc = SparkContext.getOrCreate()
 problems = []
@@ -29,16 +20,21 @@ try:
     if len(grouped) != 1000 or sum(c for _, c in grouped) != n:
         problems.append("groupByKey: %d keys, %d values" % (len(grouped), sum(c for _, c in grouped)))
 
-    # 20,000 reduce partitions: every record lands once (count), none changed (sum of keys and of values), and the
-    # partitions really are that many.
-    wide_n, parts = 1_000_000, 20_000
-    wide = sc.parallelize(range(wide_n), 8).map(lambda i: (i * 7919 % wide_n, i)).partitionBy(parts)
-    stats = wide.mapPartitions(partition_stats)
-    count, key_sum, value_sum = stats.reduce(lambda a, b: (a[0] + b[0], a[1] + b[1], a[2] + b[2]))
+    # 20,000 reduce partitions: every map task writes to all of them (its memory must not grow with that), and
+    # the reducers find every row once, unchanged. SQL, so the rows never pass through Python; AQE then reads the
+    # tiny partitions in a few coalesced tasks instead of 20,000.
+    spark = SparkSession(sc)
+    spark.conf.set("spark.sql.shuffle.partitions", "20000")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    wide_n = 2_000_000
+    wide = (spark.range(0, wide_n, 1, 8)
+            .select((F.col("id") * 7919 % wide_n).alias("k"), F.col("id").alias("v"))
+            .repartition("k"))
+    row = wide.agg(F.count(F.lit(1)).alias("n"), F.sum("k").alias("ks"), F.sum("v").alias("vs")).collect()[0]
     expected = wide_n * (wide_n - 1) // 2
-    if wide.getNumPartitions() != parts or count != wide_n or key_sum != expected or value_sum != expected:
-        problems.append("20,000 partitions: %d partitions, %d rows, key sum %d, value sum %d (expected %d rows, sums %d)"
-                        % (wide.getNumPartitions(), count, key_sum, value_sum, wide_n, expected))
+    if row.n != wide_n or row.ks != expected or row.vs != expected:
+        problems.append("20,000 partitions: %d rows, key sum %d, value sum %d (expected %d rows, sums %d)"
+                        % (row.n, row.ks, row.vs, wide_n, expected))
 
     manager = sc._jsc.sc().env().shuffleManager().getClass().getName()
     print("shuffle manager:", manager)
