@@ -49,7 +49,9 @@ class WorkerLossRecoveryTest {
     Setup(int workers, EstuaryConf overrides, boolean replicate) throws Exception {
       cluster = new MiniCluster(workers, 1, overrides);
       EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
-          .set(ClientConfig.PUSH_RETRY_WAIT, "20ms").set(ClientConfig.PUSH_REPLICATE, String.valueOf(replicate));
+          .set(ClientConfig.PUSH_RETRY_WAIT, "20ms").set(ClientConfig.PUSH_REPLICATE, String.valueOf(replicate))
+          // The workers here die for good: waiting long for them to come back would only slow the tests down.
+          .set(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT, "2s").set(ClientConfig.FETCH_UNREACHABLE_TIMEOUT, "2s");
       client = new ShuffleClient(conf);
       lifecycle = new LifecycleManager("app-loss-" + System.nanoTime(), conf, "127.0.0.1");
     }

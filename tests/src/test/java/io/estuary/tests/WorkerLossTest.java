@@ -80,7 +80,10 @@ class WorkerLossTest {
     workers.awaitRegistered(master);
     spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"),
         master.masterEndpoint()).set("spark.estuary.client.push.replicate", String.valueOf(replicate))
-        .set("spark.estuary.client.push.bufferSize", "16k"));
+        .set("spark.estuary.client.push.bufferSize", "16k")
+        // Killed workers never come back: waiting long for them (as for a restart) would only slow the tests down.
+        .set("spark.estuary.client.commit.unreachableTimeout", "2s")
+        .set("spark.estuary.client.fetch.unreachableTimeout", "2s"));
     reruns.set(0);
     spark.sparkContext().addSparkListener(new SparkListener() {
       @Override

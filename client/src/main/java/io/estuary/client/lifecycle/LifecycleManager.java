@@ -93,7 +93,7 @@ public final class LifecycleManager implements Closeable {
     String user = conf.get(ClientConfig.USER);
     this.reserver = new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
     this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
-        conf.get(ClientConfig.COMMIT_TIMEOUT));
+        conf.get(ClientConfig.COMMIT_TIMEOUT), conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT));
     this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,
         replicate, work);
     try {

@@ -1,5 +1,6 @@
 package io.estuary.client.lifecycle;
 
+import io.estuary.client.UnreachableBackoff;
 import io.estuary.common.protocol.CommitFilesRequest;
 import io.estuary.common.protocol.CommitFilesResponse;
 import io.estuary.common.protocol.CommittedPartition;
@@ -9,16 +10,19 @@ import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -26,8 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Stage end: asks every worker to commit every copy it holds, asks again (up to a retry count, within a deadline)
- * for copies not confirmed, and reports what was committed: per partition, each epoch with its committed copies
+ * Stage end: asks every worker to commit every copy it holds, asks again for copies not confirmed (a worker that
+ * answered: up to a retry count; a worker that could not be reached, e.g. restarting: with a back-off, for a bounded
+ * time; all within a deadline), and reports what was committed: per partition, each epoch with its committed copies
  * (primary first). An epoch none of whose copies committed marks its partition incomplete; whether that lost data
  * is for readers to decide with the integrity counts (an epoch nobody pushed to holds nothing). Never skips a
  * failure silently. Stateless apart from its connections; thread-safe.
@@ -39,70 +44,148 @@ final class ShuffleCommitter {
   private final String appId;
   private final int retries;
   private final long timeoutMs;
+  private final long unreachableMs;
 
-  ShuffleCommitter(TransportClientFactory connections, String appId, int retries, long timeoutMs) {
+  ShuffleCommitter(TransportClientFactory connections, String appId, int retries, long timeoutMs,
+      long unreachableMs) {
     this.connections = connections;
     this.appId = appId;
     this.retries = retries;
     this.timeoutMs = timeoutMs;
+    this.unreachableMs = unreachableMs;
   }
 
   private static long key(int partition, int epoch) {
     return ((long) partition << 32) | (epoch & 0xffffffffL);
   }
 
-  /** Commits {@code locations} (every epoch, with peers) of a shuffle with {@code numPartitions} partitions. */
+  /** What is left to commit on one worker, and how it is being asked. Confined to the committing thread. */
+  private static final class WorkerCommit {
+    final String worker;
+    List<PartitionLocation> todo;
+    int refusalsLeft;
+    final UnreachableBackoff unreachable;
+    /** The ask under way, or null while waiting to ask again. */
+    CompletableFuture<CommitFilesResponse> call;
+    /** When to ask again, while {@link #call} is null. */
+    long dueMs;
+
+    WorkerCommit(String worker, List<PartitionLocation> todo, int refusalsLeft, long unreachableMs) {
+      this.worker = worker;
+      this.todo = todo;
+      this.refusalsLeft = refusalsLeft;
+      this.unreachable = new UnreachableBackoff(unreachableMs);
+    }
+  }
+
+  /**
+   * Commits {@code locations} (every epoch, with peers) of a shuffle with {@code numPartitions} partitions. Workers
+   * are asked in parallel; one that answers but does not confirm some locations is asked again at once (up to the
+   * retry count), one that cannot be reached (restarting) is asked again after a back-off for as long as the
+   * unreachable timeout allows; all within the commit timeout.
+   */
   List<PartitionFiles.Builder> commit(int shuffleId, int numPartitions, List<PartitionLocation> locations) {
     long deadline = System.currentTimeMillis() + timeoutMs;
-    Map<String, List<PartitionLocation>> todo = WorkerCalls.copiesByWorker(locations);
+    List<WorkerCommit> open = new ArrayList<>();
+    for (Map.Entry<String, List<PartitionLocation>> e : WorkerCalls.copiesByWorker(locations).entrySet()) {
+      open.add(new WorkerCommit(e.getKey(), e.getValue(), retries, unreachableMs));
+    }
     Map<Long, Long> bytes = new HashMap<>();
     Map<Long, List<PartitionLocation>> committed = new HashMap<>();
     List<String> problems = new ArrayList<>();
-    for (int round = 0; round <= retries && !todo.isEmpty(); round++) {
-      Map<String, CompletableFuture<CommitFilesResponse>> calls = new LinkedHashMap<>();
-      for (Map.Entry<String, List<PartitionLocation>> e : todo.entrySet()) {
-        calls.put(e.getKey(), ask(shuffleId, e.getValue()));
+    while (!open.isEmpty()) {
+      long now = System.currentTimeMillis();
+      if (now >= deadline) {
+        for (WorkerCommit w : open) {
+          problems.add(w.worker + ": " + w.todo.size() + " locations not confirmed within the commit timeout");
+        }
+        break;
       }
-      Map<String, List<PartitionLocation>> again = new LinkedHashMap<>();
-      for (Map.Entry<String, CompletableFuture<CommitFilesResponse>> e : calls.entrySet()) {
-        List<PartitionLocation> sent = todo.get(e.getKey());
-        CommitFilesResponse r;
-        try {
-          r = e.getValue().get(Math.max(1, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException | ExecutionException ex) {
-          String why = ex instanceof TimeoutException ? "no answer within the commit timeout" : ex.getCause().getMessage();
-          problems.add(e.getKey() + ": " + why);
-          if (!(ex instanceof TimeoutException)) again.put(e.getKey(), sent);
-          continue;
-        } catch (InterruptedException ex) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while committing shuffle " + shuffleId, ex);
-        }
-        Map<Long, PartitionLocation> byKey = new HashMap<>();
-        for (PartitionLocation l : sent) byKey.put(key(l.getPartitionId(), l.getEpoch()), l);
-        for (CommittedPartition c : r.getCommittedList()) {
-          PartitionLocation l = byKey.remove(key(c.getPartitionId(), c.getEpoch()));
-          if (l == null) continue;
-          long k = key(c.getPartitionId(), c.getEpoch());
-          bytes.merge(k, c.getBytes(), Math::max);
-          committed.computeIfAbsent(k, x -> new ArrayList<>()).add(l.toBuilder().clearPeer().build());
-        }
-        if (!byKey.isEmpty()) {
-          problems.add(e.getKey() + ": " + byKey.size() + " locations not committed: " + r.getFailureReason());
-          // A location the worker does not know stays unknown: asking again only helps with transient failures.
-          List<PartitionLocation> retry = new ArrayList<>();
-          for (PartitionLocation l : byKey.values()) if (!unknownOn(r, l)) retry.add(l);
-          if (!retry.isEmpty()) again.put(e.getKey(), retry);
-        }
+      boolean progressed = false;
+      for (Iterator<WorkerCommit> it = open.iterator(); it.hasNext(); ) {
+        WorkerCommit w = it.next();
+        if (w.call == null && w.dueMs <= now) w.call = ask(shuffleId, w.todo);
+        if (w.call == null || !w.call.isDone()) continue;
+        progressed = true;
+        if (!answered(shuffleId, w, now, bytes, committed, problems)) it.remove();
       }
-      todo = again;
-      if (System.currentTimeMillis() >= deadline) break;
+      if (!progressed) awaitAny(shuffleId, open, deadline);
     }
     if (!problems.isEmpty()) {
       LOG.warn("Shuffle {} of {}: some copies did not commit (their replicas, or a rerun, stand in): {}", shuffleId,
           appId, problems);
     }
     return files(numPartitions, locations, committed, bytes);
+  }
+
+  /**
+   * Takes in the finished ask of {@code w}: records what it committed and decides what comes next. Returns whether
+   * the worker is to be asked again (its {@code todo} and {@code dueMs} set), false when it is done or given up.
+   */
+  private boolean answered(int shuffleId, WorkerCommit w, long now, Map<Long, Long> bytes,
+      Map<Long, List<PartitionLocation>> committed, List<String> problems) {
+    CompletableFuture<CommitFilesResponse> call = w.call;
+    w.call = null;
+    CommitFilesResponse r;
+    try {
+      r = call.join();
+    } catch (CompletionException | CancellationException ex) {
+      Throwable cause = ex.getCause() != null ? ex.getCause() : ex;
+      // No answer at all (refused, reset, closed): the worker may be restarting, and a restarted worker answers for
+      // what it committed before. An answer that is an error is a refusal: asked again at once, a few times.
+      boolean unreachable = RemoteException.statusOf(cause) == StatusCode.CONNECTION_FAILED;
+      long wait = unreachable ? w.unreachable.nextWait(now) : w.refusalsLeft-- > 0 ? 0 : -1;
+      if (wait < 0) {
+        problems.add(w.worker + ": " + cause.getMessage());
+        return false;
+      }
+      LOG.info("Commit of shuffle {} of {} on {} failed ({}); asking again in {} ms", shuffleId, appId, w.worker,
+          cause.getMessage(), wait);
+      w.dueMs = now + wait;
+      return true;
+    }
+    w.unreachable.reset();
+    Map<Long, PartitionLocation> byKey = new HashMap<>();
+    for (PartitionLocation l : w.todo) byKey.put(key(l.getPartitionId(), l.getEpoch()), l);
+    for (CommittedPartition c : r.getCommittedList()) {
+      PartitionLocation l = byKey.remove(key(c.getPartitionId(), c.getEpoch()));
+      if (l == null) continue;
+      long k = key(c.getPartitionId(), c.getEpoch());
+      bytes.merge(k, c.getBytes(), Math::max);
+      committed.computeIfAbsent(k, x -> new ArrayList<>()).add(l.toBuilder().clearPeer().build());
+    }
+    if (byKey.isEmpty()) return false;
+    problems.add(w.worker + ": " + byKey.size() + " locations not committed: " + r.getFailureReason());
+    // A location the worker does not know stays unknown: asking again only helps with transient failures.
+    List<PartitionLocation> retry = new ArrayList<>();
+    for (PartitionLocation l : byKey.values()) if (!unknownOn(r, l)) retry.add(l);
+    if (retry.isEmpty() || w.refusalsLeft-- <= 0) return false;
+    w.todo = retry;
+    w.dueMs = now;
+    return true;
+  }
+
+  /** Waits until an ask finishes, a worker is due to be asked again, or the deadline passes. */
+  private static void awaitAny(int shuffleId, List<WorkerCommit> open, long deadline) {
+    long wakeAt = deadline;
+    List<CompletableFuture<CommitFilesResponse>> calls = new ArrayList<>();
+    for (WorkerCommit w : open) {
+      if (w.call != null) calls.add(w.call);
+      else wakeAt = Math.min(wakeAt, w.dueMs);
+    }
+    long waitMs = Math.max(1, wakeAt - System.currentTimeMillis());
+    try {
+      if (calls.isEmpty()) {
+        Thread.sleep(waitMs);
+      } else {
+        CompletableFuture.anyOf(calls.toArray(new CompletableFuture[0])).get(waitMs, TimeUnit.MILLISECONDS);
+      }
+    } catch (TimeoutException | ExecutionException ex) {
+      // Nothing to do here: the caller looks at every ask and every due time again.
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while committing shuffle " + shuffleId, ex);
+    }
   }
 
   private static boolean unknownOn(CommitFilesResponse r, PartitionLocation l) {

@@ -2,6 +2,7 @@ package io.estuary.client.read;
 
 import io.estuary.client.ShuffleClient;
 import io.estuary.client.ShuffleSpec;
+import io.estuary.client.UnreachableBackoff;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
 import io.estuary.client.batch.CorruptBatchException;
@@ -20,9 +21,11 @@ import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -36,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * are skipped, and a batch seen twice (a push retried after its first try landed, or the same epoch read again from
  * its replica) is read once. Every epoch of a partition is read once, from its first copy that works: when a copy
  * fails (worker gone, file lost, corrupt batch) the reader restarts that epoch from the beginning of the next copy
- * (chunk boundaries may differ between copies; deduplication skips what was already returned).
+ * (chunk boundaries may differ between copies; deduplication skips what was already returned). When every copy of
+ * an epoch failed and some only because their worker could not be reached (a restarting worker keeps its committed
+ * files), those are tried again after a back-off, within {@code estuary.client.fetch.unreachableTimeout}.
  *
  * <p>With integrity checking on, the batches, records and checksums read per partition are compared with what the
  * winning map attempts reported. When an epoch cannot be read from any copy, or the counts differ, the reader throws
@@ -54,12 +59,16 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private final int maxChunksInFlight;
   private final boolean verify;
   private final BatchCodec codec;
+  /** Waits before trying unreachable copies again; reset whenever a chunk arrives. */
+  private final UnreachableBackoff unreachableWait;
 
   /** One epoch of one partition still to read, with the copies not yet tried. */
   private static final class EpochRead {
     final int partition;
     final int epoch;
     final Deque<PartitionLocation> copies;
+    /** Copies that failed only because their worker could not be reached: tried again after a wait. */
+    final List<PartitionLocation> unreachable = new ArrayList<>();
     /** Where this partition's reads are counted (shared by its epochs). */
     final Counts counts;
 
@@ -113,6 +122,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
     this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
     this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
+    this.unreachableWait = new UnreachableBackoff(client.conf().get(ClientConfig.FETCH_UNREACHABLE_TIMEOUT));
   }
 
   private void init() throws RemoteException {
@@ -237,23 +247,47 @@ public final class ShuffleBatchReader implements AutoCloseable {
       }
       chunkLen = chunk.readableBytes();
       chunkPos = 0;
+      unreachableWait.reset();
       bytesFetched += chunkLen;
       chunksFetched++;
       return true;
     }
   }
 
-  /** The copy being read failed: drop it and go on with the epoch's next copy, or give up on the partition. */
-  private void failCopy(Exception cause) throws ShuffleDataLostException {
+  /**
+   * The copy being read failed: drop it and go on with the epoch's next copy. When none is left but some failed
+   * only because their worker could not be reached (it may be restarting, and keeps its committed files), wait and
+   * try those again, within the unreachable timeout; else give up on the partition. Every retry reads its copy from
+   * the start: batches already returned are skipped by their ids, and counted once.
+   */
+  private void failCopy(Exception cause) throws RemoteException {
     if (stream != null) stream.close();
     stream = null;
     releaseChunk();
-    current.copies.poll();
-    if (current.copies.isEmpty()) {
+    PartitionLocation failed = current.copies.poll();
+    if (failed != null && cause instanceof RemoteException && ((RemoteException) cause).isConnectionFailure()) {
+      current.unreachable.add(failed);
+    }
+    if (!current.copies.isEmpty()) {
+      LOG.warn("Reading {} failed ({}); reading its other copy from the start", streamName, cause.getMessage());
+      return;
+    }
+    long wait = current.unreachable.isEmpty() ? -1 : unreachableWait.nextWait(System.currentTimeMillis());
+    if (wait < 0) {
       throw lost(current.partition, current.epoch, "no copy of " + streamName + " could be read; the last failed "
           + "with: " + cause.getMessage(), cause);
     }
-    LOG.warn("Reading {} failed ({}); reading its other copy from the start", streamName, cause.getMessage());
+    LOG.warn("No copy of {} could be read, the last failed with: {}; {} unreachable, trying again in {} ms",
+        streamName, cause.getMessage(), current.unreachable.size() == 1 ? "its worker was" : "their workers were",
+        wait);
+    try {
+      Thread.sleep(wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RemoteException("interrupted while waiting to read " + streamName + " again", e);
+    }
+    current.copies.addAll(current.unreachable);
+    current.unreachable.clear();
   }
 
   private void verifyCounts() throws ShuffleDataLostException {

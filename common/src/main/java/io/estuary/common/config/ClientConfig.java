@@ -79,6 +79,16 @@ public final class ClientConfig {
           .doc("Chunks a reduce task requests ahead of the one it is reading.")
           .build();
 
+  public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT =
+      ConfigEntry.builder("estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
+          .defaultValue("30s").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("When no copy of a partition's epoch could be read and at least one failed only because its worker "
+              + "could not be reached (connection refused or closed: e.g. the worker is restarting), a reduce task "
+              + "waits and tries those copies again, 1 s doubling up to 5 s between tries (each drawn between half "
+              + "and all of it), for at most this long in a row without receiving a chunk, before declaring the "
+              + "partition lost (the engine reruns its maps). 0 declares it lost at once.")
+          .build();
+
   public static final ConfigEntry<Long> APPLICATION_HEARTBEAT_INTERVAL =
       ConfigEntry.builder("estuary.client.application.heartbeatInterval", ConfigType.DURATION_MS)
           .defaultValue("30s").scope(CLIENT).check(ConfigType.positive())
@@ -96,8 +106,20 @@ public final class ClientConfig {
   public static final ConfigEntry<Integer> COMMIT_RETRIES =
       ConfigEntry.builder("estuary.client.commit.retries", ConfigType.INT)
           .defaultValue("2").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How often the driver asks a worker again to commit the locations it has not confirmed (within "
-              + "estuary.client.commit.timeout).")
+          .doc("How often the driver asks a worker again to commit the locations it answered for but did not "
+              + "confirm (within estuary.client.commit.timeout). A worker that could not be reached at all is asked "
+              + "again as long as estuary.client.commit.unreachableTimeout allows, not counted here.")
+          .build();
+
+  public static final ConfigEntry<Long> COMMIT_UNREACHABLE_TIMEOUT =
+      ConfigEntry.builder("estuary.client.commit.unreachableTimeout", ConfigType.DURATION_MS)
+          .defaultValue("30s").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("How long the driver keeps asking a worker it cannot reach (connection refused or closed: e.g. the "
+              + "worker is restarting) to commit at stage end, counted from the first failure, within "
+              + "estuary.client.commit.timeout. It waits 1 s before asking again, doubling up to 5 s, each wait "
+              + "drawn between half and all of it. A gracefully restarted worker answers for the files it committed "
+              + "before stopping, so covering a restart keeps its copies. A worker that never comes back delays the "
+              + "stage end by this much; 0 gives up on it at once.")
           .build();
 
   public static final ConfigEntry<Boolean> PUSH_REPLICATE =
