@@ -97,7 +97,10 @@ class LegacySparkShuffleTest {
         .set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
         .set("spark.estuary.master.endpoints", cluster.masterEndpoint())
         .set("spark.estuary.client.push.retryWait", "100ms")
-        .set("spark.estuary.client.push.replicate", "false"));
+        .set("spark.estuary.client.push.replicate", "false")
+        // The killed worker never returns: waiting the default for it to restart would only delay the rerun.
+        .set("spark.estuary.client.fetch.unreachableTimeout", "2s")
+        .set("spark.estuary.client.commit.unreachableTimeout", "2s"));
     metrics = LegacyShuffleMetricsListener.on(sc);
   }
 

@@ -81,7 +81,7 @@ public final class ClientConfig {
 
   public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT =
       ConfigEntry.builder("estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
-          .defaultValue("30s").scope(CLIENT).check(ConfigType.nonNegative())
+          .defaultValue("15s").scope(CLIENT).check(ConfigType.nonNegative())
           .doc("When no copy of a partition's epoch could be read and at least one failed only because its worker "
               + "could not be reached (connection refused or closed: e.g. the worker is restarting), a reduce task "
               + "waits and tries those copies again, 1 s doubling up to 5 s between tries (each drawn between half "
@@ -113,7 +113,7 @@ public final class ClientConfig {
 
   public static final ConfigEntry<Long> COMMIT_UNREACHABLE_TIMEOUT =
       ConfigEntry.builder("estuary.client.commit.unreachableTimeout", ConfigType.DURATION_MS)
-          .defaultValue("30s").scope(CLIENT).check(ConfigType.nonNegative())
+          .defaultValue("15s").scope(CLIENT).check(ConfigType.nonNegative())
           .doc("How long the driver keeps asking a worker it cannot reach (connection refused or closed: e.g. the "
               + "worker is restarting) to commit at stage end, counted from the first failure, within "
               + "estuary.client.commit.timeout. It waits 1 s before asking again, doubling up to 5 s, each wait "
