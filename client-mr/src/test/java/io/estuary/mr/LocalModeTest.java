@@ -19,7 +19,8 @@ import org.junit.jupiter.api.TestInstance;
  * Every job runs under LocalJobRunner twice in this JVM, on MapReduce's own shuffle and on Estuary (a real master
  * and two real workers on loopback, the lifecycle manager in this JVM): the outputs must match line for line (count
  * and order-independent checksum; global order for the sort). Sort buffers and reduce memory are small, so maps
- * spill several times and reducers merge to disk. The total-order sort is 100 MiB (4 maps), as the issue asks; bench/mr-terasort.sh sorts more.
+ * spill several times and reducers merge to disk. The total-order sort is 100 MiB (4 maps); bench/mr-terasort.sh
+ * sorts more.
  * LocalJobRunner never retries a task; failed map attempts are tested on YARN ({@link YarnClusterTest}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
