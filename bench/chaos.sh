@@ -41,7 +41,7 @@ master_ep=127.0.0.1:$port
 http_port=$((port + 1))
 workers="1 2 3"
 
-[ -d dist/jars ] && [ -f dist/spark/*.jar ] && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] \
+[ -d dist/jars ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] \
   || build/make-dist.sh
 
 work=$(mktemp -d /tmp/estuary-chaos.XXXXXX)
@@ -202,7 +202,7 @@ spark_driver() {
   opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
   # shellcheck disable=SC2086
   SPARK_LOCAL_IP=127.0.0.1 exec java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
-    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/*.jar)" "$@"
+    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"
 }
 
 # Runs ChaosJob once; with a kill schedule, the monkey alongside. Sets: verdict secs reruns tfail result_line.

@@ -36,7 +36,7 @@ http_port=$((port + 1))
 workers=$(seq 1 "$nworkers")
 dist=${RR_DIST:-dist}
 
-if ! { [ -d "$dist/jars" ] && [ -f "$dist"/spark/*.jar ] && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ]; }; then
+if ! { [ -d "$dist/jars" ] && ls "$dist"/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ]; }; then
   [ "$dist" = dist ] || { echo "RR_DIST=$dist is not a built distribution (or bench/ is not compiled)" >&2; exit 1; }
   build/make-dist.sh
 fi
@@ -124,7 +124,7 @@ spark_driver() {
   opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
   # shellcheck disable=SC2086
   SPARK_LOCAL_IP=127.0.0.1 java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
-    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/*.jar)" "$@"
+    -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"
 }
 
 # Runs jobs one after another until $work/stop exists; one line per job in $work/jobs.txt.
