@@ -22,6 +22,10 @@ final class WorkerProcesses implements AutoCloseable {
   private final Path dir;
   private final List<String> extraSettings;
   private final List<String> jvmOptions;
+  /** Per worker: whether its ports are its identity already (it registered once, or is restarted on them). */
+  private final boolean[] portsFixed;
+  /** Per worker: starts that failed because a port was taken meanwhile. */
+  private final int[] bindRetries;
 
   WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
     this(n, masterEndpoints, java.util.Collections.emptyList(), settings);
@@ -32,6 +36,8 @@ final class WorkerProcesses implements AutoCloseable {
     this.dir = Files.createTempDirectory("estuary-worker-procs");
     this.processes = new Process[n];
     this.ports = new int[n][];
+    this.portsFixed = new boolean[n];
+    this.bindRetries = new int[n];
     this.masterEndpoints = masterEndpoints;
     this.extraSettings = java.util.Arrays.asList(settings);
     int[] free = FreePorts.take(3 * n);
@@ -78,6 +84,18 @@ final class WorkerProcesses implements AutoCloseable {
       for (int i = 0; i < processes.length; i++) {
         if (processes[i] != null && !processes[i].isAlive()) {
           String log = log(i);
+          // A port found free can be taken (e.g. as another connection's ephemeral port) before the worker binds
+          // it: start again, on new ports unless these are already the worker's identity.
+          if (log.contains("Address already in use") && bindRetries[i]++ < 3) {
+            if (!portsFixed[i]) {
+              int[] free = FreePorts.take(3);
+              ports[i] = new int[] {free[0], free[1], free[2]};
+            } else {
+              Thread.sleep(500);
+            }
+            start(i);
+            continue;
+          }
           throw new IllegalStateException("worker " + i + " exited (" + processes[i].exitValue() + ") before it "
               + "registered; its log ends:\n" + log.substring(Math.max(0, log.length() - 4000)));
         }
@@ -87,6 +105,8 @@ final class WorkerProcesses implements AutoCloseable {
       }
       Thread.sleep(20);
     }
+    java.util.Arrays.fill(portsFixed, true);
+    java.util.Arrays.fill(bindRetries, 0);
   }
 
   /** The worker's operating-system process, or null when it is not running. */
@@ -123,6 +143,7 @@ final class WorkerProcesses implements AutoCloseable {
 
   /** Starts a killed worker again on the same ports; {@code wipe} empties its disk first (a replaced machine). */
   void restart(int i, boolean wipe) throws IOException {
+    portsFixed[i] = true;
     if (wipe) deleteTree(disk(i));
     start(i);
   }
