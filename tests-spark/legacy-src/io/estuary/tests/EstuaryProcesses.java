@@ -64,12 +64,15 @@ public final class EstuaryProcesses implements AutoCloseable {
       String status = status();
       boolean all = status != null;
       for (int i = 0; all && i < workers.size(); i++) all = status.contains(workers.workerId(i));
-      if (all) return;
+      if (all) {
+        workers.registered();
+        return;
+      }
       if (!master.isAlive()) {
         throw new IllegalStateException("the master exited; its log:\n" + log(dir.resolve("master.log")));
       }
       for (int i = 0; i < workers.size(); i++) {
-        if (workers.process(i) != null && !workers.process(i).isAlive()) {
+        if (workers.process(i) != null && !workers.process(i).isAlive() && !workers.restartIfPortTaken(i)) {
           throw new IllegalStateException("worker " + i + " exited before it registered; its log:\n" + workers.log(i));
         }
       }

@@ -84,18 +84,7 @@ final class WorkerProcesses implements AutoCloseable {
       for (int i = 0; i < processes.length; i++) {
         if (processes[i] != null && !processes[i].isAlive()) {
           String log = log(i);
-          // A port found free can be taken (e.g. as another connection's ephemeral port) before the worker binds
-          // it: start again, on new ports unless these are already the worker's identity.
-          if (log.contains("Address already in use") && bindRetries[i]++ < 3) {
-            if (!portsFixed[i]) {
-              int[] free = FreePorts.take(3);
-              ports[i] = new int[] {free[0], free[1], free[2]};
-            } else {
-              Thread.sleep(500);
-            }
-            start(i);
-            continue;
-          }
+          if (restartIfPortTaken(i)) continue;
           throw new IllegalStateException("worker " + i + " exited (" + processes[i].exitValue() + ") before it "
               + "registered; its log ends:\n" + log.substring(Math.max(0, log.length() - 4000)));
         }
@@ -105,6 +94,28 @@ final class WorkerProcesses implements AutoCloseable {
       }
       Thread.sleep(20);
     }
+    registered();
+  }
+
+  /**
+   * For worker {@code i}, found dead before it registered: when it died because a port found free was taken
+   * meanwhile (e.g. as another connection's ephemeral port) before the worker bound it, starts it again, on new ports
+   * unless these are already its identity, and returns true; at most 3 times per worker. False otherwise.
+   */
+  boolean restartIfPortTaken(int i) throws IOException, InterruptedException {
+    if (!log(i).contains("Address already in use") || bindRetries[i]++ >= 3) return false;
+    if (!portsFixed[i]) {
+      int[] free = FreePorts.take(3);
+      ports[i] = new int[] {free[0], free[1], free[2]};
+    } else {
+      Thread.sleep(500);
+    }
+    start(i);
+    return true;
+  }
+
+  /** Every worker registered: its ports are its identity from now on. */
+  void registered() {
     java.util.Arrays.fill(portsFixed, true);
     java.util.Arrays.fill(bindRetries, 0);
   }
