@@ -10,14 +10,14 @@ public final class ClientConfig {
 
   public static final ConfigEntry<String> USER =
       ConfigEntry.builder("estuary.client.user", ConfigType.STRING)
-          .defaultValue("")
+          .defaultValue("").scope(CLIENT)
           .doc("Who runs the application, for workers' congestion control per user. Empty: the engine's user "
               + "(Spark's spark user), else the JVM's user.name.")
           .build();
 
   public static final ConfigEntry<Long> CONGESTION_MAX_DELAY =
       ConfigEntry.builder("estuary.client.push.congestionMaxDelay", ConfigType.DURATION_MS)
-          .defaultValue("1s").check(ConfigType.nonNegative())
+          .defaultValue("1s").check(ConfigType.nonNegative()).scope(CLIENT)
           .doc("A map told by a worker that its application pushes too fast holds back its next pushes, from 50 ms "
               + "doubling up to this while the worker keeps saying so. 0 ignores congestion signals.")
           .build();

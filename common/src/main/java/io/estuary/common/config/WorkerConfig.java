@@ -156,7 +156,7 @@ public final class WorkerConfig {
       ConfigEntry.builder("estuary.worker.congestion.fairShareFactor", ConfigType.DOUBLE)
           .defaultValue("2.0").check(d -> d >= 1 ? null : "must be at least 1")
           .doc("While the worker's memory is above its resume watermark, an application (or user) pushing more "
-              + "than this many times the average of those pushing is told to slow down.")
+              + "than this many times the average of the others pushing is told to slow down.")
           .build();
 
   public static final ConfigEntry<Long> DISK_RESERVE =

@@ -46,7 +46,7 @@ public final class MasterMetrics {
         out.add(new GaugeMetricFamily("estuary_master_applied_index", "Index of the last applied change.",
             master.log().appliedIndex()));
         GaugeMetricFamily workers = new GaugeMetricFamily("estuary_master_workers",
-            "Registered workers by state: available (active with a healthy disk), no_healthy_disk, excluded, "
+            "Registered workers by state: available (not excluded or decommissioning, with a healthy disk; includes workers shutting down), no_healthy_disk, excluded, "
                 + "decommissioning.", Arrays.asList("state"));
         int[] counts = master.state(s -> {
           int[] c = new int[4];

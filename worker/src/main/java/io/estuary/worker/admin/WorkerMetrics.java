@@ -97,11 +97,12 @@ public final class WorkerMetrics {
     out.add(new GaugeMetricFamily("estuary_worker_memory_held_bytes",
         "Off-heap bytes held: pushed data waiting to be flushed, and the small-partition cache.", memory.held()));
     out.add(new GaugeMetricFamily("estuary_worker_memory_limit_bytes",
-        "Held bytes above which pushes are refused as busy (estuary.worker.memory.maxBuffered).", memory.limit()));
+        "The worker's memory limit (estuary.worker.memory.maxBuffered, or half the direct memory limit when smaller); "
+            + "reading pushes pauses at pausePushRatio of it.", memory.limit()));
     out.add(new GaugeMetricFamily("estuary_worker_memory_paused",
-        "1 while the worker refuses pushes for want of memory, else 0.", paused() ? 1 : 0));
+        "1 while the worker has paused reading push connections for want of memory, else 0.", paused() ? 1 : 0));
     GaugeMetricFamily status = new GaugeMetricFamily("estuary_worker_disk_status",
-        "1 for each disk's current status (DISK_HEALTHY, DISK_FULL, DISK_FAILED), 0 for the others.",
+        "1 for each disk's current status (DISK_HEALTHY, DISK_FULL, DISK_FAILED, DISK_SLOW), 0 for the others.",
         java.util.Arrays.asList("mount", "status"));
     GaugeMetricFamily usable = new GaugeMetricFamily("estuary_worker_disk_usable_bytes",
         "Usable space of each disk.", Collections.singletonList("mount"));
