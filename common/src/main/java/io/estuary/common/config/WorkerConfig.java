@@ -83,8 +83,17 @@ public final class WorkerConfig {
       ConfigEntry.builder("estuary.worker.fetch.maxStreamsPerConnection", ConfigType.INT)
           .defaultValue("1000").check(ConfigType.positive())
           .doc("Streams one reader connection may hold open at once. Opening one more is refused with RETRY_LATER "
-              + "until some end (a stream ends after its last chunk, when its connection closes, or 10 minutes "
-              + "after its last fetch).")
+              + "until some end (a stream ends after its last chunk, when its reader closes it, when its connection "
+              + "closes, or estuary.worker.fetch.streamTimeout after its last fetch).")
+          .build();
+
+  public static final ConfigEntry<Long> STREAM_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.fetch.streamTimeout", ConfigType.DURATION_MS)
+          .defaultValue("10min").check(ConfigType.positive())
+          .doc("A stream without a chunk request for this long is dropped (checked every tenth of it, at most every "
+              + "minute), so a reader that died without closing its stream does not hold it for good. A reader "
+              + "that was only slow (a long computation between two chunks) is not harmed: a chunk of a dropped "
+              + "stream is refused with UNKNOWN_STREAM, and the reader opens the stream again and goes on from there.")
           .build();
 
   public static final ConfigEntry<Long> MAX_BUFFERED_BYTES =
