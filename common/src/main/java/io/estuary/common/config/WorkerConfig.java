@@ -199,8 +199,10 @@ public final class WorkerConfig {
   public static final ConfigEntry<Integer> FETCH_THREADS_PER_DISK =
       ConfigEntry.builder("estuary.worker.fetch.threadsPerDisk", ConfigType.INT)
           .defaultValue("4").check(ConfigType.positive())
-          .doc("Threads per storage directory that open partition files for readers (stream opens and chunk "
-              + "reads queue per disk), so a slow disk delays only its own readers and never a network thread.")
+          .doc("Threads per storage directory that serve readers from disk (stream opens and chunk reads queue per "
+              + "disk): they open and check partition files and read each chunk's bytes, which then go out by "
+              + "sendfile from the page cache. So a slow disk delays only its own readers, not a network thread "
+              + "(short of the kernel evicting the pages just read before they are sent).")
           .build();
 
   public static final ConfigEntry<Long> HEARTBEAT_INTERVAL =
