@@ -43,12 +43,12 @@ class SeenBatchesTest {
   void aMillionBatchesCostAboutSixteenBytesEachNotSeventy() {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long before = threads.getCurrentThreadAllocatedBytes();
+    long before = threads.getThreadAllocatedBytes(Thread.currentThread().getId());
     SeenBatches seen = new SeenBatches();
     for (int m = 0; m < MAPS; m++) {
       for (int b = 0; b < BATCHES_PER_MAP; b++) seen.add(m, 17 + b * STRIDE);
     }
-    long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+    long allocated = threads.getThreadAllocatedBytes(Thread.currentThread().getId()) - before;
     long n = (long) MAPS * BATCHES_PER_MAP;
     assertEquals(n, seen.size());
     double held = (double) seen.footprintBytes() / n;
