@@ -94,7 +94,7 @@ public final class Worker implements Closeable {
     }
     io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
     this.fetchHandler = new FetchHandler(registry, storage.cache(), limits,
-        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION));
+        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION), conf.get(WorkerConfig.STREAM_TIMEOUT));
     long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
     long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
     if (hardSplit < softSplit) {
@@ -168,6 +168,11 @@ public final class Worker implements Closeable {
   /** Port of the HTTP endpoint (/metrics, /api/status, /health). */
   public int httpPort() {
     return admin.httpPort();
+  }
+
+  /** Streams readers hold open on this worker now. */
+  public int openFetchStreams() {
+    return fetchHandler.openStreams();
   }
 
   public WorkerAdmin admin() {

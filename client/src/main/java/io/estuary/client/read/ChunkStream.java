@@ -6,7 +6,11 @@ import io.estuary.network.client.TransportClient;
 import io.netty.buffer.ByteBuf;
 import java.util.concurrent.CompletableFuture;
 
-/** Reads the chunks of one opened stream in order, keeping a few requests ahead of the reader. */
+/**
+ * Reads the chunks of one opened stream in order from a given chunk on, keeping a few requests ahead of the reader.
+ * {@link #close} tells the worker when the stream ends before its last chunk was asked for, so that it does not hold
+ * the stream until it idles out. Confined to the reader's thread (chunk callbacks complete futures only).
+ */
 final class ChunkStream implements AutoCloseable {
   private final TransportClient client;
   private final long streamId;
@@ -15,14 +19,18 @@ final class ChunkStream implements AutoCloseable {
   private final CompletableFuture<ByteBuf>[] chunks;
   private int nextToRequest;
   private int nextToRead;
+  private int received;
 
+  /** Reads chunks {@code [firstChunk, numChunks)} of the stream. */
   @SuppressWarnings("unchecked")
-  ChunkStream(TransportClient client, long streamId, int numChunks, int maxInFlight) {
+  ChunkStream(TransportClient client, long streamId, int numChunks, int maxInFlight, int firstChunk) {
     this.client = client;
     this.streamId = streamId;
     this.numChunks = numChunks;
     this.maxInFlight = maxInFlight;
     this.chunks = new CompletableFuture[numChunks];
+    this.nextToRequest = firstChunk;
+    this.nextToRead = firstChunk;
   }
 
   /** The next chunk (the caller releases it), or null after the last. */
@@ -31,7 +39,18 @@ final class ChunkStream implements AutoCloseable {
     while (nextToRequest < numChunks && nextToRequest < nextToRead + maxInFlight) request(nextToRequest++);
     ByteBuf chunk = TransportClient.await(chunks[nextToRead]); // on failure the slot stays, so close() releases it
     chunks[nextToRead++] = null;
+    received++;
     return chunk;
+  }
+
+  /** The index of the chunk {@link #next} returns (or failed on): every chunk before it was returned. */
+  int nextIndex() {
+    return nextToRead;
+  }
+
+  /** Chunks returned since this stream was opened. */
+  int received() {
+    return received;
   }
 
   private void request(int index) {
@@ -52,6 +71,9 @@ final class ChunkStream implements AutoCloseable {
 
   @Override
   public void close() {
+    // The worker drops a stream by itself once its last chunk is asked for; before that, it must be told.
+    if (nextToRequest < numChunks) client.closeStream(streamId);
+    nextToRequest = numChunks;
     for (int i = 0; i < chunks.length; i++) {
       CompletableFuture<ByteBuf> f = chunks[i];
       if (f == null) continue;

@@ -24,10 +24,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,10 +36,21 @@ import org.slf4j.LoggerFactory;
  * <p>Only the attempt of each map that ended first counts: batches of other attempts (failed or speculative ones)
  * are skipped, and a batch seen twice (a push retried after its first try landed, or the same epoch read again from
  * its replica) is read once. Every epoch of a partition is read once, from its first copy that works: when a copy
- * fails (worker gone, file lost, corrupt batch) the reader restarts that epoch from the beginning of the next copy
- * (chunk boundaries may differ between copies; deduplication skips what was already returned). When every copy of
- * an epoch failed and some only because their worker could not be reached (a restarting worker keeps its committed
- * files), those are tried again after a back-off, within {@code estuary.client.fetch.unreachableTimeout}.
+ * fails the reader goes on with the epoch's next copy, from its start (chunk boundaries may differ between copies;
+ * deduplication skips what was already returned). How a failure counts depends on what it says:
+ * <ul>
+ *   <li>the worker dropped the stream ({@code UNKNOWN_STREAM}: it idled out while the task was busy elsewhere): the
+ *       same copy is opened again at once and read on from the chunk that failed, without counting, as long as a
+ *       chunk came in since the last open;
+ *   <li>a failure that may pass (the worker could not be reached, was busy, or broke off or timed out a chunk): the
+ *       copy is tried again, from the chunk where it stopped, once the other copies failed too, after a back-off.
+ *       Failures to reach the worker at all are bounded by {@code estuary.client.fetch.unreachableTimeout} in a row
+ *       without a chunk; failures after the worker answered by a budget per copy and per partition
+ *       ({@code retriesPerCopy}, {@code retriesPerPartition}) over the whole read, that no chunk received resets;
+ *   <li>anything else (file lost, disk failed, corrupt batch, an unknown location): real loss, the copy is given up.
+ * </ul>
+ * Streams are closed on the worker as soon as the reader is done with them (read to the end, given up, or the reader
+ * closed early, e.g. by a {@code LIMIT}).
  *
  * <p>With integrity checking on, the batches, records and checksums read per partition are compared with what the
  * winning map attempts reported. When an epoch cannot be read from any copy, or the counts differ, the reader throws
@@ -59,23 +68,42 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private final int maxChunksInFlight;
   private final boolean verify;
   private final BatchCodec codec;
-  /** Waits before trying unreachable copies again; reset whenever a chunk arrives. */
+  private final int retriesPerCopy;
+  private final int retriesPerPartition;
+  /** Waits before trying failed copies again; reset whenever a chunk arrives. */
   private final UnreachableBackoff unreachableWait;
+
+  /** One copy of an epoch, and how far its read got. */
+  private static final class CopyRead {
+    final PartitionLocation location;
+    /** Failures after its worker had answered (the copy's retry budget). */
+    int failures;
+    /** Chunks before this one were returned whole: a retry of this copy goes on from here. */
+    int resumeChunk;
+    /** Its stream's shape at the last open (-1 before): a reopen resumes only when it is the same. */
+    int numChunks = -1;
+    long totalBytes = -1;
+
+    CopyRead(PartitionLocation location) {
+      this.location = location;
+    }
+  }
 
   /** One epoch of one partition still to read, with the copies not yet tried. */
   private static final class EpochRead {
     final int partition;
     final int epoch;
-    final Deque<PartitionLocation> copies;
-    /** Copies that failed only because their worker could not be reached: tried again after a wait. */
-    final List<PartitionLocation> unreachable = new ArrayList<>();
+    final Deque<CopyRead> copies = new ArrayDeque<>();
+    /** Copies that failed for a reason that may pass: tried again after a wait, once the others failed too. */
+    final List<CopyRead> retry = new ArrayList<>();
     /** Where this partition's reads are counted (shared by its epochs). */
     final Counts counts;
+    boolean done;
 
     EpochRead(int partition, EpochFiles e, Counts counts) {
       this.partition = partition;
       this.epoch = e.getEpoch();
-      this.copies = new ArrayDeque<>(e.getCopiesList());
+      for (PartitionLocation l : e.getCopiesList()) copies.add(new CopyRead(l));
       this.counts = counts;
     }
   }
@@ -85,6 +113,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
     long batches;
     long records;
     long checksum;
+    /** Failures after a worker had answered, over every epoch and copy (the partition's retry budget). */
+    int failures;
     final PartitionFiles expected;
 
     Counts(PartitionFiles expected) {
@@ -97,7 +127,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private int[] mapAttempts;
   private int shuffleId = -1;
   private boolean checkCounts;
-  private final Set<Long> seenBatches = new HashSet<>();
+  private final SeenBatches seenBatches = new SeenBatches();
   private EpochRead current;
   private ChunkStream stream;
   private String streamName;
@@ -123,6 +153,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
     this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
     this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
     this.unreachableWait = new UnreachableBackoff(client.conf().get(ClientConfig.FETCH_UNREACHABLE_TIMEOUT));
+    this.retriesPerCopy = client.conf().get(ClientConfig.FETCH_RETRIES_PER_COPY);
+    this.retriesPerPartition = client.conf().get(ClientConfig.FETCH_RETRIES_PER_PARTITION);
   }
 
   private void init() throws RemoteException {
@@ -168,7 +200,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
         try {
           batch = nextBatchInChunk();
         } catch (CorruptBatchException e) {
-          failCopy(e);
+          failCopy(e, true);
           break;
         }
         if (batch != null) return batch;
@@ -195,10 +227,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
     chunkPos = h + BatchHeader.SIZE + dataLength;
     if (mapId < startMap || mapId >= endMap) return null;
     if (mapId >= mapAttempts.length || mapAttempts[mapId] != BatchHeader.attemptId(chunk, h)) return null;
-    long id = ((long) mapId << 32) | (BatchHeader.batchId(chunk, h) & 0xffffffffL);
-    if (seenBatches.contains(id)) return null;
+    int batchId = BatchHeader.batchId(chunk, h);
+    if (seenBatches.contains(mapId, batchId)) return null;
     ByteBuf decoded = codec.decode(chunk, h, streamName); // checks the checksum first
-    seenBatches.add(id);
+    seenBatches.add(mapId, batchId);
     batchesRead++;
     recordsRead += BatchHeader.records(chunk, h);
     Counts c = current.counts;
@@ -211,14 +243,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private boolean loadNextChunk() throws RemoteException {
     while (true) {
       if (stream == null) {
-        if (current == null || current.copies.isEmpty()) {
+        if (current == null || current.done) {
           current = pending.poll();
           if (current == null) return false;
         }
         try {
           open(current.copies.peek());
         } catch (RemoteException e) {
-          failCopy(e);
+          failCopy(e, false);
         }
         continue;
       }
@@ -228,15 +260,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
       try {
         buf = stream.next();
       } catch (RemoteException e) {
-        failCopy(e);
+        failCopy(e, true);
         continue;
       } finally {
         fetchWaitNanos += System.nanoTime() - t0;
       }
       if (buf == null) {
-        stream.close();
-        stream = null;
-        current.copies.clear(); // this epoch is fully read
+        closeStream();
+        current.done = true; // this epoch is fully read
         continue;
       }
       // Batches are decoded straight out of the fetched buffer: offsets below are relative to its start.
@@ -255,39 +286,67 @@ public final class ShuffleBatchReader implements AutoCloseable {
   }
 
   /**
-   * The copy being read failed: drop it and go on with the epoch's next copy. When none is left but some failed
-   * only because their worker could not be reached (it may be restarting, and keeps its committed files), wait and
-   * try those again, within the unreachable timeout; else give up on the partition. Every retry reads its copy from
-   * the start: batches already returned are skipped by their ids, and counted once.
+   * The copy being read failed ({@code afterOpen}: its worker had answered, the stream was open). Depending on the
+   * failure (see the class doc) the copy is opened again at once, put aside to be tried again after a wait, or given
+   * up; the epoch goes on with its next copy. When none is left but some are put aside, waits and tries those again
+   * (within the unreachable timeout); when none is put aside either, the partition is lost.
    */
-  private void failCopy(Exception cause) throws RemoteException {
-    if (stream != null) stream.close();
-    stream = null;
+  private void failCopy(Exception cause, boolean afterOpen) throws RemoteException {
+    CopyRead copy = current.copies.poll();
+    int stoppedAt = stream != null ? stream.nextIndex() : copy.resumeChunk;
+    boolean progressed = stream != null && stream.received() > 0;
+    closeStream();
     releaseChunk();
-    PartitionLocation failed = current.copies.poll();
-    if (failed != null && cause instanceof RemoteException && ((RemoteException) cause).isConnectionFailure()) {
-      current.unreachable.add(failed);
-    }
-    if (!current.copies.isEmpty()) {
-      LOG.warn("Reading {} failed ({}); reading its other copy from the start", streamName, cause.getMessage());
+    StatusCode status = cause instanceof RemoteException ? ((RemoteException) cause).status() : null;
+    if (status == StatusCode.UNKNOWN_STREAM && progressed) {
+      // Dropped on the worker while this task was busy elsewhere: nothing is lost, go on where it stopped.
+      LOG.info("{} was dropped on its worker ({}); opening it again at chunk {}", streamName, cause.getMessage(),
+          stoppedAt);
+      copy.resumeChunk = stoppedAt;
+      current.copies.addFirst(copy);
       return;
     }
-    long wait = current.unreachable.isEmpty() ? -1 : unreachableWait.nextWait(System.currentTimeMillis());
-    if (wait < 0) {
-      throw lost(current.partition, current.epoch, "no copy of " + streamName + " could be read; the last failed "
-          + "with: " + cause.getMessage(), cause);
+    String givenUp = null;
+    if (status == StatusCode.CONNECTION_FAILED || status == StatusCode.RETRY_LATER
+        || status == StatusCode.UNKNOWN_STREAM) {
+      if (afterOpen) {
+        copy.failures++;
+        current.counts.failures++;
+        copy.resumeChunk = stoppedAt;
+        if (copy.failures > retriesPerCopy) {
+          givenUp = "it failed " + copy.failures + " times, more than " + ClientConfig.FETCH_RETRIES_PER_COPY.key()
+              + " (" + retriesPerCopy + ") allows";
+        } else if (current.counts.failures > retriesPerPartition) {
+          givenUp = "partition " + current.partition + " failed " + current.counts.failures + " times, more than "
+              + ClientConfig.FETCH_RETRIES_PER_PARTITION.key() + " (" + retriesPerPartition + ") allows";
+        }
+      }
+      if (givenUp == null) current.retry.add(copy);
     }
-    LOG.warn("No copy of {} could be read, the last failed with: {}; {} unreachable, trying again in {} ms",
-        streamName, cause.getMessage(), current.unreachable.size() == 1 ? "its worker was" : "their workers were",
-        wait);
+    if (!current.copies.isEmpty()) {
+      LOG.warn("Reading {} failed ({}){}; reading its other copy", streamName, cause.getMessage(),
+          givenUp == null ? "" : ", given up: " + givenUp);
+      return;
+    }
+    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(System.currentTimeMillis());
+    if (wait < 0) {
+      String why = givenUp != null ? "; " + givenUp
+          : current.retry.isEmpty() ? "" : "; the copies left kept failing for "
+              + ClientConfig.FETCH_UNREACHABLE_TIMEOUT.key() + " without a chunk received";
+      throw lost(current.partition, current.epoch, "no copy of " + streamName + " could be read; the last failed "
+          + "with: " + cause.getMessage() + why, cause);
+    }
+    LOG.warn("No copy of {} could be read, the last failed with: {}; trying {} again in {} ms", streamName,
+        cause.getMessage(), current.retry.size() == 1 ? "the copy that may come back" : current.retry.size()
+            + " copies that may come back", wait);
     try {
       Thread.sleep(wait);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RemoteException("interrupted while waiting to read " + streamName + " again", e);
     }
-    current.copies.addAll(current.unreachable);
-    current.unreachable.clear();
+    current.copies.addAll(current.retry);
+    current.retry.clear();
   }
 
   private void verifyCounts() throws ShuffleDataLostException {
@@ -311,30 +370,37 @@ public final class ShuffleBatchReader implements AutoCloseable {
     return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
   }
 
-  private void open(PartitionLocation loc) throws RemoteException {
+  private void open(CopyRead copy) throws RemoteException {
+    PartitionLocation loc = copy.location;
     streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
         + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
-    TransportClient c = client.fetchClient(loc.getWorker());
-    OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
-        .setPartitionId(loc.getPartitionId()).setEpoch(loc.getEpoch());
-    if (startMap > 0 || endMap < spec.numMappers) {
-      // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps that
-      // come along are skipped below, as they are from a worker that serves the whole file).
-      open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
-    }
     StreamHandle h;
+    TransportClient c;
     long t0 = System.nanoTime();
     try {
+      c = client.fetchClient(loc.getWorker());
+      OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
+          .setPartitionId(loc.getPartitionId()).setEpoch(loc.getEpoch());
+      if (startMap > 0 || endMap < spec.numMappers) {
+        // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps that
+        // come along are skipped below, as they are from a worker that serves the whole file).
+        open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+      }
       h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
     } catch (RemoteException e) {
       throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
     } finally {
       fetchWaitNanos += System.nanoTime() - t0;
     }
-    if (h.getNumChunks() > 0) {
-      stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight);
+    if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
+      copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)
+    }
+    copy.numChunks = h.getNumChunks();
+    copy.totalBytes = h.getTotalBytes();
+    if (h.getNumChunks() > copy.resumeChunk) {
+      stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
     } else {
-      current.copies.clear(); // an empty file: nothing to read in this epoch
+      current.done = true; // an empty file: nothing to read in this epoch
     }
   }
 
@@ -369,10 +435,16 @@ public final class ShuffleBatchReader implements AutoCloseable {
     chunkLen = 0;
   }
 
-  @Override
-  public void close() {
+  /** Ends the stream being read, telling its worker when it still holds it. */
+  private void closeStream() {
     if (stream != null) stream.close();
     stream = null;
+  }
+
+  /** Closes the stream being read, if any (a reader may be closed before the end, e.g. by a limit). */
+  @Override
+  public void close() {
+    closeStream();
     releaseChunk();
   }
 }

@@ -82,11 +82,29 @@ public final class ClientConfig {
   public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT =
       ConfigEntry.builder("estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
           .defaultValue("15s").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("When no copy of a partition's epoch could be read and at least one failed only because its worker "
-              + "could not be reached (connection refused or closed: e.g. the worker is restarting), a reduce task "
-              + "waits and tries those copies again, 1 s doubling up to 5 s between tries (each drawn between half "
-              + "and all of it), for at most this long in a row without receiving a chunk, before declaring the "
-              + "partition lost (the engine reruns its maps). 0 declares it lost at once.")
+          .doc("When no copy of a partition's epoch could be read and some failed only for a reason that may pass "
+              + "(their worker could not be reached, e.g. it is restarting; it was busy; a chunk timed out), a reduce "
+              + "task waits and tries those copies again, each from the chunk where it stopped, 1 s doubling up to "
+              + "5 s between tries (each drawn between half and all of it), for at most this long in a row without "
+              + "receiving a chunk, and within estuary.client.fetch.retriesPerCopy and retriesPerPartition, before "
+              + "declaring the partition lost (the engine reruns its maps). 0 declares it lost at once.")
+          .build();
+
+  public static final ConfigEntry<Integer> FETCH_RETRIES_PER_COPY =
+      ConfigEntry.builder("estuary.client.fetch.retriesPerCopy", ConfigType.INT)
+          .defaultValue("3").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("How often a reduce task tries a copy of a partition's epoch again after it failed once its worker "
+              + "had answered (the connection broke, a chunk timed out or was refused as busy), over the whole read "
+              + "and whatever the copy delivered in between; the next failure gives that copy up. Failures to reach "
+              + "the worker at all are bounded by estuary.client.fetch.unreachableTimeout instead, and a stream the "
+              + "worker dropped while the task was busy elsewhere is opened again without counting.")
+          .build();
+
+  public static final ConfigEntry<Integer> FETCH_RETRIES_PER_PARTITION =
+      ConfigEntry.builder("estuary.client.fetch.retriesPerPartition", ConfigType.INT)
+          .defaultValue("8").scope(CLIENT).check(ConfigType.nonNegative())
+          .doc("How many such retries (see estuary.client.fetch.retriesPerCopy) a reduce task spends on one "
+              + "partition, over all its epochs and copies, before declaring it lost.")
           .build();
 
   public static final ConfigEntry<Long> APPLICATION_HEARTBEAT_INTERVAL =

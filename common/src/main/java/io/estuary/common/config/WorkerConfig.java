@@ -83,8 +83,17 @@ public final class WorkerConfig {
       ConfigEntry.builder("estuary.worker.fetch.maxStreamsPerConnection", ConfigType.INT)
           .defaultValue("1000").check(ConfigType.positive())
           .doc("Streams one reader connection may hold open at once. Opening one more is refused with RETRY_LATER "
-              + "until some end (a stream ends after its last chunk, when its connection closes, or 10 minutes "
-              + "after its last fetch).")
+              + "until some end (a stream ends after its last chunk, when its reader closes it, when its connection "
+              + "closes, or estuary.worker.fetch.streamTimeout after its last fetch).")
+          .build();
+
+  public static final ConfigEntry<Long> STREAM_TIMEOUT =
+      ConfigEntry.builder("estuary.worker.fetch.streamTimeout", ConfigType.DURATION_MS)
+          .defaultValue("10min").check(ConfigType.positive())
+          .doc("A stream without a chunk request for this long is dropped (checked every tenth of it, at most every "
+              + "minute), so a reader that died without closing its stream does not hold it for good. A reader "
+              + "that was only slow (a long computation between two chunks) is not harmed: a chunk of a dropped "
+              + "stream is refused with UNKNOWN_STREAM, and the reader opens the stream again and goes on from there.")
           .build();
 
   public static final ConfigEntry<Long> MAX_BUFFERED_BYTES =
@@ -190,8 +199,10 @@ public final class WorkerConfig {
   public static final ConfigEntry<Integer> FETCH_THREADS_PER_DISK =
       ConfigEntry.builder("estuary.worker.fetch.threadsPerDisk", ConfigType.INT)
           .defaultValue("4").check(ConfigType.positive())
-          .doc("Threads per storage directory that open partition files for readers (stream opens and chunk "
-              + "reads queue per disk), so a slow disk delays only its own readers and never a network thread.")
+          .doc("Threads per storage directory that serve readers from disk (stream opens and chunk reads queue per "
+              + "disk): they open and check partition files and read each chunk's bytes, which then go out by "
+              + "sendfile from the page cache. So a slow disk delays only its own readers, not a network thread "
+              + "(short of the kernel evicting the pages just read before they are sent).")
           .build();
 
   public static final ConfigEntry<Long> HEARTBEAT_INTERVAL =

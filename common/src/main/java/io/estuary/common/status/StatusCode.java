@@ -43,9 +43,15 @@ public enum StatusCode {
    * Client and server speak different protocol versions, found by the handshake at connect, before any request:
    * fail at once; the message names both versions. Set by the client, never sent.
    */
-  VERSION_MISMATCH(15, false);
+  VERSION_MISMATCH(15, false),
+  /**
+   * A chunk of a stream the worker does not hold (any more): it was dropped after idling
+   * ({@code estuary.worker.fetch.streamTimeout}), closed, or the worker restarted. Nothing is lost: open the same
+   * copy again and go on from that chunk.
+   */
+  UNKNOWN_STREAM(16, true);
 
-  private static final StatusCode[] BY_ID = new StatusCode[16];
+  private static final StatusCode[] BY_ID = new StatusCode[32];
 
   static {
     for (StatusCode c : values()) BY_ID[c.id] = c;

@@ -8,6 +8,7 @@ import io.estuary.network.protocol.OneWayMessage;
 import io.estuary.network.protocol.PushData;
 import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.protocol.RpcRequest;
+import io.estuary.network.protocol.StreamClose;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -121,6 +122,14 @@ public final class TransportClient implements Closeable {
         if (cb != null) cb.onFailure(chunkIndex, RemoteException.noAnswer("failed to send to " + remote, w.cause()));
       }
     });
+  }
+
+  /**
+   * Tells the server this client is done with a stream before its last chunk, so it drops it now. No answer; nothing
+   * happens when the connection is gone (the server dropped the connection's streams with it).
+   */
+  public void closeStream(long streamId) {
+    if (channel.isActive()) channel.writeAndFlush(new StreamClose(streamId));
   }
 
   private ScheduledFuture<?> scheduleChunkTimeout(long streamId, int chunkIndex) {

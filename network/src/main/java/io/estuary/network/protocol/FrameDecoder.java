@@ -114,6 +114,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       case CHUNK_FETCH_REQUEST: return ChunkFetchRequest.decode(in);
       case CHUNK_FETCH_SUCCESS: return ChunkFetchSuccess.decode(in, bodies);
       case CHUNK_FETCH_FAILURE: return ChunkFetchFailure.decode(in);
+      case STREAM_CLOSE: return StreamClose.decode(in);
       default: throw new ProtocolException("no decoder for " + type);
     }
   }

@@ -10,7 +10,8 @@ public enum MessageType {
   PUSH_MERGED_DATA(6),
   CHUNK_FETCH_REQUEST(7),
   CHUNK_FETCH_SUCCESS(8),
-  CHUNK_FETCH_FAILURE(9);
+  CHUNK_FETCH_FAILURE(9),
+  STREAM_CLOSE(10);
 
   private static final MessageType[] BY_ID = new MessageType[16];
 

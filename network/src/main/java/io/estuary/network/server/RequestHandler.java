@@ -15,6 +15,7 @@ import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.protocol.RpcFailure;
 import io.estuary.network.protocol.RpcRequest;
 import io.estuary.network.protocol.RpcResponse;
+import io.estuary.network.protocol.StreamClose;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -141,6 +142,11 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
       case CHUNK_FETCH_REQUEST:
         fetch(ch, (ChunkFetchRequest) m);
         break;
+      case STREAM_CLOSE: {
+        StreamManager streams = rpcHandler.streamManager();
+        if (streams != null) streams.closeStream(ch, ((StreamClose) m).streamId);
+        break;
+      }
       case ONE_WAY: {
         ByteBuf body = ((NettyManagedBuffer) m.body()).buf();
         try {

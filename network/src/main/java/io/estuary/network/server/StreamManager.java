@@ -1,6 +1,7 @@
 package io.estuary.network.server;
 
 import io.estuary.network.buffer.ManagedBuffer;
+import io.netty.channel.Channel;
 import java.util.concurrent.CompletableFuture;
 
 /** Serves chunks of streams opened through an RPC. */
@@ -19,4 +20,10 @@ public interface StreamManager {
 
   /** Called once a chunk from {@link #getChunk} has been written out (or failed), {@code nanos} after it was asked. */
   default void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {}
+
+  /**
+   * The reader on {@code channel} is done with the stream: drop it, if it is that connection's (a stream of another
+   * connection, or an unknown one, is left alone). Called on a network thread: must not block.
+   */
+  default void closeStream(Channel channel, long streamId) {}
 }

@@ -30,14 +30,19 @@ public final class FetchHandler extends ControlRpcHandler {
   private final java.util.concurrent.ScheduledExecutorService sweeper =
       new io.estuary.common.util.GuardedScheduledExecutor("worker-stream-sweeper");
 
+  /**
+   * {@code streamTimeoutMs}: streams without a chunk request for this long are dropped, checked every tenth of it
+   * (at most every minute).
+   */
   public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
-      int maxStreamsPerConnection) {
+      int maxStreamsPerConnection, long streamTimeoutMs) {
     super("worker fetch server", limits);
     this.registry = registry;
     this.cache = cache;
     this.streams = new StreamRegistry(cache, maxStreamsPerConnection);
-    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS),
-        1, 1, java.util.concurrent.TimeUnit.MINUTES);
+    long sweepMs = Math.max(1, Math.min(60_000, streamTimeoutMs / 10));
+    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), streamTimeoutMs),
+        sweepMs, sweepMs, java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 
   public void close() {
@@ -75,7 +80,7 @@ public final class FetchHandler extends ControlRpcHandler {
     try {
       StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, segments, reply));
     } catch (RejectedExecutionException e) {
-      reply.fail(StatusCode.FATAL, "the worker is shutting down");
+      reply.fail(StatusCode.RETRY_LATER, "the worker is shutting down");
     }
   }
 

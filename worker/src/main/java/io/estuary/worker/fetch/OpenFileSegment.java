@@ -6,12 +6,17 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A byte range of a partition file that is already open, so that sending it (zero-copy, with sendfile) does no
- * open or stat on the network thread: the file is opened and checked on the disk's reader threads.
+ * A byte range of a partition file that is already open and already read, so that sending it (with sendfile) does
+ * no disk I/O on the network thread: the file is opened, checked and read through once ({@link #open}) on the disk's
+ * reader threads, which leaves its pages in the page cache; the send then copies them from memory. (The network
+ * thread would wait on the disk only if the kernel evicted those pages in the moment between, under memory pressure
+ * severe enough to take pages read microseconds before.) A read error shows here, on the reader thread, and fails
+ * the chunk as a disk failure instead of breaking the connection mid-send.
  *
  * <p>The channel belongs to this buffer until {@link #convertToNetty} hands it to a {@link DefaultFileRegion}, which
  * closes it once sent; {@link #release} closes it only if it was never handed over. Thread-safe.
@@ -29,7 +34,11 @@ final class OpenFileSegment extends ManagedBuffer {
     this.length = length;
   }
 
-  /** Opens {@code file} and checks that it holds the range; blocking file I/O. */
+  /** Per reader thread: where ranges are read through (the bytes are discarded; the page cache keeps them). */
+  private static final ThreadLocal<ByteBuffer> SCRATCH =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(256 << 10));
+
+  /** Opens {@code file}, checks that it holds the range and reads the range through; blocking file I/O. */
   static OpenFileSegment open(File file, long offset, long length) throws IOException {
     FileChannel ch;
     try {
@@ -42,10 +51,24 @@ final class OpenFileSegment extends ManagedBuffer {
       if (size < offset + length) {
         throw new IOException(file + " holds " + size + " bytes, fewer than " + (offset + length));
       }
+      readThrough(file, ch, offset, length);
       return new OpenFileSegment(ch, offset, length);
     } catch (IOException | RuntimeException e) {
       ch.close();
       throw e;
+    }
+  }
+
+  /** Reads the range from disk on this thread, so that the send on a network thread finds it in memory. */
+  private static void readThrough(File file, FileChannel ch, long offset, long length) throws IOException {
+    ByteBuffer buf = SCRATCH.get();
+    long end = offset + length;
+    for (long pos = offset; pos < end; ) {
+      buf.clear();
+      if (end - pos < buf.capacity()) buf.limit((int) (end - pos));
+      int n = ch.read(buf, pos);
+      if (n < 0) throw new IOException(file + " ended at " + pos + ", before " + end);
+      pos += n;
     }
   }
 

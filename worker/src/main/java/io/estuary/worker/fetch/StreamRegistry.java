@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Streams opened by readers: each is a committed file read chunk by chunk. A stream is dropped once its last chunk
- * is served or its connection closes.
+ * is asked for, when its reader closes it, when its connection closes, or when it idled for the stream timeout
+ * ({@link #dropIdle}). A chunk of a stream not (or no longer) held is refused with {@code UNKNOWN_STREAM}: the
+ * reader opens the stream again, which is cheap, and goes on from that chunk.
  *
  * <p>A chunk's file is opened and checked on its disk's reader threads ({@link Disk#readers()}), never on the
  * network thread that asked; the open file then goes out zero-copy. A file whose disk failed is refused with
@@ -35,9 +37,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
-  /** A stream without a fetch for this long is dropped (its reader stopped early or died). */
-  static final long IDLE_MS = 10 * 60 * 1000L;
-
   /** Streams open on a connection, kept on the connection itself. */
   private static final AttributeKey<AtomicInteger> OPEN_ON_CHANNEL = AttributeKey.valueOf("estuary.openStreams");
 
@@ -152,7 +151,10 @@ public final class StreamRegistry implements StreamManager {
   @Override
   public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
     OpenStream s = streams.get(streamId);
-    if (s == null) throw new IllegalArgumentException("unknown stream " + streamId + " (never opened, or finished)");
+    if (s == null) {
+      throw new StatusException(StatusCode.UNKNOWN_STREAM, "unknown stream " + streamId + " (never opened, finished, "
+          + "closed, or dropped after idling for " + WorkerConfig.STREAM_TIMEOUT.key() + ")");
+    }
     int numChunks = s.segments.count();
     if (chunkIndex < 0 || chunkIndex >= numChunks) {
       throw new IllegalArgumentException("stream " + streamId + " has " + numChunks + " chunks; "
@@ -189,7 +191,7 @@ public final class StreamRegistry implements StreamManager {
     try {
       readersOf(s.file).execute(read);
     } catch (RejectedExecutionException e) {
-      out.completeExceptionally(new StatusException(StatusCode.FATAL, "the worker is shutting down"));
+      out.completeExceptionally(new StatusException(StatusCode.RETRY_LATER, "the worker is shutting down"));
     }
     return out;
   }
@@ -211,6 +213,13 @@ public final class StreamRegistry implements StreamManager {
       return true;
     });
     return before - streams.size();
+  }
+
+  /** Drops the stream if {@code channel} opened it (a reader may close only its own streams). */
+  @Override
+  public void closeStream(Channel channel, long streamId) {
+    OpenStream s = streams.get(streamId);
+    if (s != null && s.channel == channel && streams.remove(streamId, s)) s.ended();
   }
 
   public void closeStreamsOf(Channel channel) {

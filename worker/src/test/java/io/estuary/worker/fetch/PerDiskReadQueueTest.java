@@ -63,7 +63,7 @@ class PerDiskReadQueueTest {
     CommittedFile cachedFile = registry.committedFile(key, 2, 0);
     assertTrue(storage.cache().startFill(key, cachedFile) && storage.cache().fill(cachedFile));
 
-    FetchHandler handler = new FetchHandler(registry, storage.cache(), RequestLimits.DEFAULTS, 100);
+    FetchHandler handler = new FetchHandler(registry, storage.cache(), RequestLimits.DEFAULTS, 100, 600_000);
     TransportServer server = new TransportServer(conf, "test-fetch", "127.0.0.1", 0, handler);
     TransportClientFactory clients = new TransportClientFactory(conf, "test-fetch-client");
     CountDownLatch unblock = new CountDownLatch(1);

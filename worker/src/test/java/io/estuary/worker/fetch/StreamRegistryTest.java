@@ -22,12 +22,14 @@ class StreamRegistryTest {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> r.getChunk(a, 3));
     assertTrue(e.getMessage().contains("has 3 chunks"), e.getMessage());
     assertEquals(100, r.getChunk(a, 2).size());
-    e = assertThrows(IllegalArgumentException.class, () -> r.getChunk(a, 1));
-    assertTrue(e.getMessage().contains("unknown stream"), e.getMessage());
+    StatusException unknown = assertThrows(StatusException.class, () -> r.getChunk(a, 1));
+    assertTrue(unknown.getMessage().contains("unknown stream"), unknown.getMessage());
+    assertEquals(StatusCode.UNKNOWN_STREAM, unknown.status(), "the reader opens it again, nothing is lost");
     // Stream b's reader went away after one chunk: it is dropped once idle.
     r.getChunk(b, 0);
-    assertEquals(0, r.dropIdle(System.currentTimeMillis(), StreamRegistry.IDLE_MS));
-    assertEquals(1, r.dropIdle(System.currentTimeMillis() + StreamRegistry.IDLE_MS + 1, StreamRegistry.IDLE_MS));
+    long idleMs = 60_000;
+    assertEquals(0, r.dropIdle(System.currentTimeMillis(), idleMs));
+    assertEquals(1, r.dropIdle(System.currentTimeMillis() + idleMs + 1, idleMs));
     assertEquals(0, r.openStreams());
     // A file deleted under an open stream fails that chunk alone, with the reason.
     long c = r.open(file, null);
