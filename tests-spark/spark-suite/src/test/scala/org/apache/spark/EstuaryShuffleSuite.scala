@@ -33,7 +33,7 @@ class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
     super.beforeAll()
     cluster = new MiniCluster(1, 1, new EstuaryConf())
     // local-cluster's workers start executors from SPARK_HOME, which needs only a jars/ folder here.
-    new File(sys.env("SPARK_HOME"), "jars").mkdirs()
+    new File(sys.props.getOrElse("spark.test.home", sys.env("SPARK_HOME")), "jars").mkdirs()
     conf.set(SHUFFLE_MANAGER, manager)
       .set("spark.estuary.master.endpoints", cluster.masterEndpoint())
       .set("spark.driver.host", "127.0.0.1")
