@@ -329,10 +329,18 @@ public final class LifecycleManager implements Closeable {
       throw new IllegalArgumentException(s + " has " + s.numMappers + " maps; map " + r.getMapId()
           + " does not exist");
     }
+    if (r.getAttemptId() < 0) { // -1 marks a map without an ended attempt
+      throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " ended with attempt id "
+          + r.getAttemptId());
+    }
     for (PartitionStats st : r.getStatsList()) {
       if (st.getPartitionId() < 0 || st.getPartitionId() >= s.numPartitions) {
         throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; map " + r.getMapId()
             + " reported partition " + st.getPartitionId());
+      }
+      if (st.getBatches() < 0 || st.getRecords() < 0) {
+        throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " reported negative counts for "
+            + "partition " + st.getPartitionId());
       }
     }
     int winner = s.mapEnded(r.getMapId(), r.getAttemptId(), r.getStatsList());
@@ -378,9 +386,9 @@ public final class LifecycleManager implements Closeable {
     PartitionFiles.Builder[] range = new PartitionFiles.Builder[r.getEndPartition() - start];
     for (int p = start; p < r.getEndPartition(); p++) range[p - start] = files.get(p).clone();
     int endMap = r.getEndMap() <= 0 && r.getStartMap() == 0 ? s.numMappers : r.getEndMap();
-    s.addExpected(range, start, r.getStartMap(), endMap);
+    boolean allCounts = s.setExpected(range, start, r.getStartMap(), endMap);
     GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
-        .setIntegrityChecked(true);
+        .setIntegrityChecked(true).setBatchCountsOnly(!allCounts);
     for (PartitionFiles.Builder f : range) b.addPartitions(f);
     for (int a : s.mapAttemptsCopy()) b.addMapAttempts(a);
     return b.build();

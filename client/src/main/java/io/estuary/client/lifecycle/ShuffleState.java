@@ -20,11 +20,9 @@ final class ShuffleState {
   CompletableFuture<EpochTable> slots;
   /** For each map, the attempt that ended first, or -1. */
   private final int[] mapAttempts;
-  /** For each map, what its winning attempt wrote: partition ids with batches, records and checksum. */
-  private final PartitionStats[][] mapStats;
+  /** What the winning attempts wrote, summed per partition as maps end. */
+  private final WrittenCounts written;
   private int endedMaps;
-  /** Batches, records and checksum per partition over all maps, once every map ended. */
-  private long[][] totals;
   /** Completes with every partition's committed files once all maps ended and the workers committed. */
   final CompletableFuture<List<PartitionFiles.Builder>> commit = new CompletableFuture<>();
   private boolean commitStarted;
@@ -38,15 +36,18 @@ final class ShuffleState {
     this.numMappers = numMappers;
     this.numPartitions = numPartitions;
     this.mapAttempts = new int[numMappers];
-    this.mapStats = new PartitionStats[numMappers][];
+    this.written = new WrittenCounts(numMappers, numPartitions);
     Arrays.fill(mapAttempts, -1);
   }
 
-  /** Records an ended attempt and what it wrote; returns the attempt that counts for this map. */
+  /**
+   * Records an ended attempt and what it wrote (partition ids in range, counts not negative: the caller checked);
+   * returns the attempt that counts for this map.
+   */
   synchronized int mapEnded(int mapId, int attemptId, List<PartitionStats> stats) {
     if (mapAttempts[mapId] < 0) {
       mapAttempts[mapId] = attemptId;
-      mapStats[mapId] = stats.toArray(new PartitionStats[0]);
+      written.add(mapId, stats);
       endedMaps++;
     }
     return mapAttempts[mapId];
@@ -68,41 +69,21 @@ final class ShuffleState {
   }
 
   /**
-   * Adds to {@code files} (partitions [start, start + files.length)) what the winning attempts of maps
-   * [startMap, endMap) wrote to each.
+   * Sets on {@code files} (partitions [start, start + files.length)) what the winning attempts of maps
+   * [startMap, endMap) wrote to each; returns false when that is the batch count alone (a part of the maps).
    */
-  synchronized void addExpected(PartitionFiles.Builder[] files, int start, int startMap, int endMap) {
-    int end = start + files.length;
-    if (startMap <= 0 && endMap >= numMappers && commitStarted) {
-      // Every map ended, so the totals are final: summed once, not once per reducer.
-      if (totals == null) {
-        totals = new long[3][numPartitions];
-        for (PartitionStats[] stats : mapStats) {
-          if (stats == null) continue;
-          for (PartitionStats st : stats) {
-            totals[0][st.getPartitionId()] += st.getBatches();
-            totals[1][st.getPartitionId()] += st.getRecords();
-            totals[2][st.getPartitionId()] += st.getChecksum();
-          }
-        }
-      }
-      for (int p = start; p < end; p++) {
-        files[p - start].setExpectedBatches(totals[0][p]).setExpectedRecords(totals[1][p])
-            .setExpectedChecksum(totals[2][p]);
-      }
-      return;
+  synchronized boolean setExpected(PartitionFiles.Builder[] files, int start, int startMap, int endMap) {
+    if (startMap <= 0 && endMap >= numMappers) {
+      written.setTotals(files, start);
+      return true;
     }
-    for (int m = Math.max(0, startMap); m < Math.min(endMap, numMappers); m++) {
-      if (mapStats[m] == null) continue;
-      for (PartitionStats s : mapStats[m]) {
-        int p = s.getPartitionId();
-        if (p < start || p >= end) continue;
-        PartitionFiles.Builder f = files[p - start];
-        f.setExpectedBatches(f.getExpectedBatches() + s.getBatches())
-            .setExpectedRecords(f.getExpectedRecords() + s.getRecords())
-            .setExpectedChecksum(f.getExpectedChecksum() + s.getChecksum());
-      }
-    }
+    written.setBatches(files, start, startMap, endMap);
+    return false;
+  }
+
+  /** Heap bytes of what the attempts wrote (for tests: it must stay small for the largest shuffles). */
+  synchronized long writtenCountsBytes() {
+    return written.retainedBytes();
   }
 
   boolean lost() {

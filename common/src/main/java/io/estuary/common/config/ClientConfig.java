@@ -160,8 +160,9 @@ public final class ClientConfig {
       ConfigEntry.builder("estuary.client.integrity.check", ConfigType.BOOLEAN)
           .defaultValue("true").scope(CLIENT)
           .doc("Readers count the batches and records of every partition they read and sum their checksums, and "
-              + "compare with what the winning map attempts reported at their end. A lost, doubled or altered "
-              + "batch then fails the read (the stage reruns) instead of giving a wrong answer.")
+              + "compare with what the winning map attempts reported at their end (a reader of part of the maps, "
+              + "as Spark's adaptive skew split, compares batch counts only). A lost, doubled or altered batch "
+              + "then fails the read (the stage reruns) instead of giving a wrong answer.")
           .build();
 
   public static final ConfigEntry<Long> MASTER_WAIT =

@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleClient;
+import io.estuary.client.write.AttemptIds;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import java.io.IOException;
@@ -45,8 +46,9 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.context = context;
     this.mapTaskId = mapTaskId;
     this.metrics = metrics;
-    // Stage retries restart attempt numbers at 0, so the stage attempt is part of the attempt id.
-    int attemptId = (context.stageAttemptNumber() << 16) | context.attemptNumber();
+    // Attempt numbers repeat (stage retries restart them; two attempts may share one: SPARK-8029), task attempt
+    // ids do not.
+    int attemptId = AttemptIds.ofTaskAttempt(context.taskAttemptId());
     this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId,
         context.stageAttemptNumber(), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);

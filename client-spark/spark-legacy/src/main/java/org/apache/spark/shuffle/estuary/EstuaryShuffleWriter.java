@@ -1,6 +1,7 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleClient;
+import io.estuary.client.write.AttemptIds;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import java.io.IOException;
@@ -29,8 +30,9 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.handle = handle;
     this.context = context;
     int generation = handle.generation();
-    // Attempt numbers restart in every stage attempt, so the generation is part of the attempt id.
-    int attemptId = (generation << 16) | context.attemptNumber();
+    // Attempt numbers repeat (every stage attempt restarts them; two attempts may share one: SPARK-8029), task
+    // attempt ids do not.
+    int attemptId = AttemptIds.ofTaskAttempt(context.taskAttemptId());
     this.out = new MapOutputWriter(client, handle.spec(), mapId, attemptId, generation, handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
   }

@@ -1,0 +1,61 @@
+package org.apache.spark
+
+import java.io.File
+
+import _root_.io.estuary.common.config.EstuaryConf
+import _root_.io.estuary.worker.MiniCluster
+import org.scalatest.BeforeAndAfterAll
+
+import org.apache.spark.internal.config.SHUFFLE_MANAGER
+
+/**
+ * Spark's own [[ShuffleSuite]] (from Spark's spark-core test jar) with Estuary as the shuffle manager, against a real
+ * master and worker on loopback. Its jobs run in local mode and on local-cluster executors (separate JVMs given this
+ * JVM's class path). Every test of the suite runs except those that look for Spark's own shuffle files on the local
+ * disk, which Estuary never writes (see [[excluded]]).
+ */
+class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+  private val manager = "org.apache.spark.shuffle.estuary.EstuaryShuffleManager"
+  private var cluster: MiniCluster = _
+
+  // A def, not a val: ShuffleSuite registers its tests while it is constructed, before this class's fields are set.
+  override protected def excluded: Seq[String] = Seq(
+    // Asserts that the block manager's disk holds files after a shuffle: Spark's shuffle files.
+    "shuffle with different compression settings (SPARK-3426)",
+    // Deletes Spark's local shuffle data and index files of map 0 and expects the stage to rerun.
+    "[SPARK-4085] rerun map stage if reduce stage cannot find its local shuffle file",
+    // Asserts that Spark's local shuffle data and index files of map 0 exist after the job.
+    "cannot find its local shuffle file if no execution of the stage and rerun shuffle",
+    // Corrupts Spark's local shuffle data file of map 0 and expects Spark's checksum to diagnose a disk issue.
+    "SPARK-36206: shuffle checksum detect disk corruption")
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    cluster = new MiniCluster(1, 1, new EstuaryConf())
+    // local-cluster's workers start executors from SPARK_HOME, which needs only a jars/ folder here.
+    new File(sys.props.getOrElse("spark.test.home", sys.env("SPARK_HOME")), "jars").mkdirs()
+    conf.set(SHUFFLE_MANAGER, manager)
+      .set("spark.estuary.master.endpoints", cluster.masterEndpoint())
+      .set("spark.driver.host", "127.0.0.1")
+      .set("spark.driver.bindAddress", "127.0.0.1")
+      .set("spark.ui.enabled", "false")
+      .set("spark.executor.extraClassPath", sys.props("java.class.path"))
+      .set("spark.executor.extraJavaOptions", sys.props.getOrElse("estuary.spark.opens", ""))
+  }
+
+  override def afterAll(): Unit = {
+    try {
+      if (cluster != null) cluster.close()
+    } finally {
+      super.afterAll()
+    }
+  }
+
+  test("the suite's shuffles go through Estuary") {
+    sc = new SparkContext("local", "test", conf)
+    assert(sc.env.shuffleManager.getClass.getName === manager)
+    val counts = sc.parallelize(1 to 1000, 4).map(x => (x % 10, x)).reduceByKey(_ + _).collect().toMap
+    assert(counts === (1 to 1000).groupBy(_ % 10).map { case (k, v) => k -> v.sum })
+    assert(cluster.dataFileCount() > 0, "no partition file on the worker: Estuary did not shuffle")
+  }
+}
