@@ -43,9 +43,15 @@ public enum StatusCode {
    * Client and server speak different protocol versions, found by the handshake at connect, before any request:
    * fail at once; the message names both versions. Set by the client, never sent.
    */
-  VERSION_MISMATCH(15, false);
+  VERSION_MISMATCH(15, false),
+  /**
+   * The writer belongs to an older attempt of its stage than the one writing the shuffle's newest generation: a
+   * straggler of a stage that was rerun, whose output the engine ignores. Fail this task only (its task set is a
+   * zombie, so the engine counts the failure against nothing); never retry.
+   */
+  STALE_ATTEMPT(16, false);
 
-  private static final StatusCode[] BY_ID = new StatusCode[16];
+  private static final StatusCode[] BY_ID = new StatusCode[17];
 
   static {
     for (StatusCode c : values()) BY_ID[c.id] = c;

@@ -47,7 +47,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     this.metrics = metrics;
     // Stage retries restart attempt numbers at 0, so the stage attempt is part of the attempt id.
     int attemptId = (context.stageAttemptNumber() << 16) | context.attemptNumber();
-    this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId,
+    this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId, context.stageId(),
         context.stageAttemptNumber(), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
     this.maxBuffered = client.conf().get(ClientConfig.PUSH_MAX_BUFFERED);
