@@ -63,8 +63,8 @@ public final class EstuaryAppMaster {
       lifecycle.rerunsReplaceLostGenerations();
       Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
       String address = host + ":" + lifecycle.port();
-      announce(appId, address);
-      LOG.info("Estuary lifecycle manager of {} at {}", appId, address);
+      announce(lifecycle.appId(), address);
+      LOG.info("Estuary lifecycle manager of {} at {}", lifecycle.appId(), address);
     }
     MRAppMaster.main(new String[0]);
   }

@@ -11,7 +11,7 @@ package io.estuary.mr;
 final class MrJobKeys {
   /** {@code host:port} of the job's lifecycle manager. */
   static final String LIFECYCLE_ADDRESS = "mapreduce.job.estuary.lifecycle.address";
-  /** The Estuary application id of the job (the ApplicationMaster attempt, so an AM retry starts afresh). */
+  /** The Estuary application id of the job (the ApplicationMaster attempt plus the lifecycle manager's suffix). */
   static final String APP_ID = "mapreduce.job.estuary.app.id";
 
   /** Task environment variables carrying the two values above on YARN (see {@link EstuaryAppMaster}). */

@@ -80,12 +80,17 @@ public final class ShuffleClient implements Closeable {
   }
 
   /**
-   * The locations a writer of stage attempt {@code stageAttempt} writes to; the first caller in this process for
-   * that attempt asks the driver, which picks the generation (a fresh one after lost data, or for an indeterminate
-   * stage's rerun).
+   * The locations a writer of attempt {@code stageAttempt} of stage {@code stageId} writes to; the first caller in
+   * this process for that stage attempt asks the driver, which picks the generation (a fresh one after lost data, or
+   * for an indeterminate stage's rerun) or refuses a straggler of an attempt older than the newest generation's.
    */
   public LocationTable register(ShuffleSpec spec, int stageAttempt, boolean indeterminate) {
-    String key = spec.appId + "/" + spec.shuffleId + "/" + stageAttempt;
+    return register(spec, 0, stageAttempt, indeterminate);
+  }
+
+  /** {@link #register(ShuffleSpec, int, boolean)} for an engine whose stages have ids (Spark). */
+  public LocationTable register(ShuffleSpec spec, int stageId, int stageAttempt, boolean indeterminate) {
+    String key = spec.shuffleId + "/" + spec.appId + "/" + stageId + "." + stageAttempt;
     CompletableFuture<LocationTable> mine = new CompletableFuture<>();
     CompletableFuture<LocationTable> f = tables.putIfAbsent(key, mine);
     if (f == null) {
@@ -93,7 +98,8 @@ public final class ShuffleClient implements Closeable {
       try {
         RegisterShuffleResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setRegisterShuffle(
             RegisterShuffleRequest.newBuilder().setShuffleId(spec.shuffleId).setNumMappers(spec.numMappers)
-                .setNumPartitions(spec.numPartitions).setStageAttempt(stageAttempt).setIndeterminate(indeterminate)),
+                .setNumPartitions(spec.numPartitions).setStageId(stageId).setStageAttempt(stageAttempt)
+                .setIndeterminate(indeterminate)),
             RegisterShuffleResponse.parser());
         mine.complete(new LocationTable(spec.appId, r.getEstuaryShuffleId(), r.getLocationsList()));
       } catch (RemoteException | RuntimeException e) {
@@ -127,10 +133,16 @@ public final class ShuffleClient implements Closeable {
    */
   public int mapperEnd(ShuffleSpec spec, LocationTable table, int stageAttempt, boolean indeterminate, int mapId,
       int attemptId, List<PartitionStats> stats) throws RemoteException {
+    return mapperEnd(spec, table, 0, stageAttempt, indeterminate, mapId, attemptId, stats);
+  }
+
+  /** {@link #mapperEnd(ShuffleSpec, LocationTable, int, boolean, int, int, List)} with the stage's id. */
+  public int mapperEnd(ShuffleSpec spec, LocationTable table, int stageId, int stageAttempt, boolean indeterminate,
+      int mapId, int attemptId, List<PartitionStats> stats) throws RemoteException {
     MapperEndResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setMapperEnd(
         MapperEndRequest.newBuilder().setShuffleId(table == null ? -1 : table.shuffleId())
-            .setEngineShuffleId(spec.shuffleId).setStageAttempt(stageAttempt).setIndeterminate(indeterminate)
-            .setMapId(mapId).setAttemptId(attemptId)
+            .setEngineShuffleId(spec.shuffleId).setStageId(stageId).setStageAttempt(stageAttempt)
+            .setIndeterminate(indeterminate).setMapId(mapId).setAttemptId(attemptId)
             .setNumMappers(spec.numMappers).setNumPartitions(spec.numPartitions).addAllStats(stats)),
         MapperEndResponse.parser());
     return r.getWinningAttemptId();
@@ -154,8 +166,12 @@ public final class ShuffleClient implements Closeable {
         .setShuffleId(spec.shuffleId).setEstuaryShuffleId(estuaryShuffleId).setReason(reason)), Empty.parser());
   }
 
-  public void forgetShuffle(String appId, int shuffleId) {
-    String prefix = appId + "/" + shuffleId + "/";
+  /**
+   * Drops what this process cached of an engine shuffle. By engine shuffle id alone: an executor does not know the
+   * Estuary application id (the driver's lifecycle manager makes it unique per driver) until a task brings it.
+   */
+  public void forgetShuffle(int shuffleId) {
+    String prefix = shuffleId + "/";
     tables.keySet().removeIf(k -> k.startsWith(prefix));
   }
 

@@ -16,20 +16,16 @@ public final class ShuffleServices {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleServices.class);
 
   private final EstuaryConf conf;
-  private final Supplier<String> appId;
   private final Supplier<LifecycleManager> lifecycleFactory;
   private volatile LifecycleManager lifecycle;
   private volatile ShuffleClient client;
 
   /**
-   * @param appId the application's id, asked for only when a shuffle's client state is forgotten in a process without
-   *     a lifecycle manager (an executor): an engine may learn its id after the plugin is created
    * @param lifecycleFactory creates the driver's lifecycle manager, with whatever loss hooks the engine needs; called
    *     at most once
    */
-  public ShuffleServices(EstuaryConf conf, Supplier<String> appId, Supplier<LifecycleManager> lifecycleFactory) {
+  public ShuffleServices(EstuaryConf conf, Supplier<LifecycleManager> lifecycleFactory) {
     this.conf = conf;
-    this.appId = appId;
     this.lifecycleFactory = lifecycleFactory;
   }
 
@@ -62,7 +58,7 @@ public final class ShuffleServices {
     LifecycleManager lm = lifecycle;
     if (lm != null) lm.unregisterShuffle(shuffleId);
     ShuffleClient c = client;
-    if (c != null) c.forgetShuffle(lm != null ? lm.appId() : appId.get(), shuffleId);
+    if (c != null) c.forgetShuffle(shuffleId);
   }
 
   /** Stops the lifecycle manager (a failure is logged, never thrown: the engine is stopping) and the client. */

@@ -71,8 +71,10 @@ class MasterFailoverTest {
   void done() {}
 
   private int registeredShuffles() {
-    String app = spark.sparkContext().applicationId();
-    return cluster.master().state(st -> st.shuffles(app).size());
+    // The Estuary application is Spark's id plus the lifecycle manager's own suffix.
+    String app = spark.sparkContext().applicationId() + "-";
+    return cluster.master().state(st -> st.applicationIds().stream().filter(id -> id.startsWith(app))
+        .mapToInt(id -> st.shuffles(id).size()).sum());
   }
 
   private static void await(String what, BooleanSupplier c) throws InterruptedException {
@@ -151,10 +153,11 @@ class MasterFailoverTest {
           masters.endpoints()).set("spark.estuary.client.master.wait", "60s"));
       CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
       int leader = masters.awaitLeader();
-      String app = spark.sparkContext().applicationId();
+      String app = spark.sparkContext().applicationId() + "-"; // plus the lifecycle manager's suffix
       await("the job registers its first shuffle", () -> {
         String st = masters.status(leader);
-        return st != null && st.contains("\"id\":\"" + app + "\",\"shuffles\":[{");
+        return st != null && st.matches("(?s).*\"id\":\"" + java.util.regex.Pattern.quote(app)
+            + "[0-9a-f]{8}\",\"shuffles\":\\[\\{.*");
       });
       long t0 = System.nanoTime();
       masters.kill(leader);
@@ -164,7 +167,7 @@ class MasterFailoverTest {
       int next = masters.awaitLeader();
       assertNotEquals(leader, next);
       String st = masters.status(next);
-      assertTrue(st.contains("\"id\":\"" + app + "\""), st);
+      assertTrue(st.contains("\"id\":\"" + app), st);
     }
   }
 

@@ -54,7 +54,12 @@ import org.slf4j.LoggerFactory;
  * workers), gives failed or split partitions new epochs, learns which map attempts ended and what they wrote,
  * commits each shuffle on its workers once every map has ended, and tells reducers where their partitions are.
  * Engine shuffles map to generations ({@link ShuffleGenerations}): a rerun after lost data writes a fresh one. Its
- * threads are shared by all shuffles. Thread-safe.
+ * threads are shared by all shuffles.
+ *
+ * <p>Each manager is its own Estuary application: its id is the engine's application id plus a suffix drawn when
+ * it starts ({@link #appId()}). A driver the cluster manager starts again under the same engine id (a YARN attempt,
+ * a restarted pod) so never meets its predecessor's shuffle ids on the master or the workers, whose data expires
+ * as any dead application's. Thread-safe.
  */
 public final class LifecycleManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
@@ -81,9 +86,11 @@ public final class LifecycleManager implements Closeable {
   /**
    * Registers the application with a master (failing with a clear message when none answers within
    * {@code estuary.client.master.wait}) and starts listening for executors on {@code host}.
+   *
+   * @param engineAppId the engine's application (attempt) id; the Estuary application id adds a suffix to it
    */
-  public LifecycleManager(String appId, EstuaryConf conf, String host) {
-    this.appId = appId;
+  public LifecycleManager(String engineAppId, EstuaryConf conf, String host) {
+    this.appId = engineAppId + "-" + instanceSuffix();
     this.conf = conf;
     this.host = host;
     this.connections = new TransportClientFactory(conf, "estuary-driver");
@@ -117,6 +124,11 @@ public final class LifecycleManager implements Closeable {
     LOG.info("Estuary lifecycle manager for {} listening on {}:{}", appId, host, server.port());
   }
 
+  /** Eight random hex digits: two drivers of one engine application never draw the same in practice. */
+  private static String instanceSuffix() {
+    return String.format("%08x", new java.security.SecureRandom().nextInt());
+  }
+
   private void sendHeartbeat() throws RemoteException {
     master.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(appId)),
         Empty.parser(), masterWaitMs);
@@ -130,6 +142,7 @@ public final class LifecycleManager implements Closeable {
     return server.port();
   }
 
+  /** The Estuary application id: the engine's application id, a dash and this manager's own suffix. */
   public String appId() {
     return appId;
   }
@@ -262,8 +275,8 @@ public final class LifecycleManager implements Closeable {
       switch (request.getPayloadCase()) {
         case REGISTER_SHUFFLE: {
           RegisterShuffleRequest r = request.getRegisterShuffle();
-          ShuffleState s = generations.forWriter(r.getShuffleId(), r.getStageAttempt(), r.getIndeterminate(),
-              r.getNumMappers(), r.getNumPartitions());
+          ShuffleState s = generations.forWriter(r.getShuffleId(), r.getStageId(), r.getStageAttempt(),
+              r.getIndeterminate(), r.getNumMappers(), r.getNumPartitions());
           register(s).whenComplete((table, e) -> {
             if (e != null) reply.fail(cause(e));
             else reply.ok(RegisterShuffleResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
@@ -319,8 +332,8 @@ public final class LifecycleManager implements Closeable {
 
   private void mapperEnd(MapperEndRequest r, ControlRpcHandler.Reply reply) {
     ShuffleState s = r.getShuffleId() >= 0 ? generations.byId(r.getShuffleId())
-        : generations.forWriter(r.getEngineShuffleId(), r.getStageAttempt(), r.getIndeterminate(), r.getNumMappers(),
-            r.getNumPartitions());
+        : generations.forWriter(r.getEngineShuffleId(), r.getStageId(), r.getStageAttempt(), r.getIndeterminate(),
+            r.getNumMappers(), r.getNumPartitions());
     if (s == null) {
       throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
           + appId);
@@ -351,7 +364,7 @@ public final class LifecycleManager implements Closeable {
   private void fileGroup(GetReducerFileGroupRequest r, ControlRpcHandler.Reply reply) {
     ShuffleState s = generations.newest(r.getShuffleId());
     if (s == null && r.getNumMappers() == 0) {
-      s = generations.forWriter(r.getShuffleId(), 0, false, 0, r.getNumPartitions());
+      s = generations.forWriter(r.getShuffleId(), 0, 0, false, 0, r.getNumPartitions());
       if (s.shouldStartCommit()) commit(s);
     }
     if (s == null) {

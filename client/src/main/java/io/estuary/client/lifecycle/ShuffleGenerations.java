@@ -1,5 +1,7 @@
 package io.estuary.client.lifecycle;
 
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * generation, or a fresh one when the newest was lost (a reader could not read it) or when an indeterminate stage
  * reruns; readers always read the newest. A rerun so never mixes its output with the lost one's. Engines without
  * stage attempts (MapReduce, whose maps all end before any reader starts) turn on {@link #replaceLostOnAnyWriter}:
- * there every writer after a loss is a rerun, whatever attempt number it carries. Thread-safe.
+ * there every writer after a loss is a rerun, whatever attempt number it carries.
+ *
+ * <p>Stage attempts are ordered by (stage id, attempt): a later stage for the same shuffle (Spark makes one when a
+ * new job needs a shuffle whose stage was cleaned up) counts as newer whatever its attempt number. A writer older
+ * than the attempt that created the newest generation is a straggler of a stage that was rerun: it is refused with
+ * {@link StatusCode#STALE_ATTEMPT}, since joining a newer attempt's generation could make its rows (which the engine
+ * ignores, and which for an indeterminate stage differ from the rerun's) the ones readers read. Thread-safe.
  */
 final class ShuffleGenerations {
   private final AtomicInteger nextId = new AtomicInteger();
@@ -19,20 +27,39 @@ final class ShuffleGenerations {
   private final Map<Integer, List<ShuffleState>> byEngine = new ConcurrentHashMap<>();
   private final Map<Integer, ShuffleState> byId = new ConcurrentHashMap<>();
 
-  /** The generation a writer of {@code stageAttempt} writes; a fresh one when the rules above say so. */
-  ShuffleState forWriter(int engineId, int stageAttempt, boolean indeterminate, int numMappers, int numPartitions) {
+  /**
+   * The generation a writer of stage {@code stageId}, attempt {@code stageAttempt} writes; a fresh one when the
+   * rules above say so.
+   *
+   * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for a writer older than the newest generation's
+   */
+  ShuffleState forWriter(int engineId, int stageId, int stageAttempt, boolean indeterminate, int numMappers,
+      int numPartitions) {
     List<ShuffleState> gens = byEngine.computeIfAbsent(engineId, k -> new ArrayList<>());
     synchronized (gens) {
       ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+      int order = cur == null ? 1 : compare(stageId, stageAttempt, cur);
+      if (order < 0) {
+        throw new StatusException(StatusCode.STALE_ATTEMPT, "stage " + stageId + " attempt " + stageAttempt
+            + " of shuffle " + engineId + " is older than stage " + cur.stageId + " attempt " + cur.stageAttempt
+            + ", which writes its newest generation " + cur.shuffleId + ": this task's output is not needed");
+      }
       boolean fresh = cur == null
-          || (stageAttempt > cur.stageAttempt && (cur.lost() || indeterminate))
+          || (order > 0 && (cur.lost() || indeterminate))
           || (replaceLostOnAnyWriter && cur.lost());
       if (!fresh) return cur;
-      ShuffleState s = new ShuffleState(nextId.getAndIncrement(), engineId, stageAttempt, numMappers, numPartitions);
+      ShuffleState s = new ShuffleState(nextId.getAndIncrement(), engineId, stageId, stageAttempt, numMappers,
+          numPartitions);
       byId.put(s.shuffleId, s);
       gens.add(s);
       return s;
     }
+  }
+
+  /** Orders a writer's stage attempt against the one that created {@code gen}. */
+  private static int compare(int stageId, int stageAttempt, ShuffleState gen) {
+    int c = Integer.compare(stageId, gen.stageId);
+    return c != 0 ? c : Integer.compare(stageAttempt, gen.stageAttempt);
   }
 
   /** From now on any writer of a lost generation's engine shuffle starts a fresh generation. */

@@ -13,7 +13,8 @@ import java.util.concurrent.CompletableFuture;
 final class ShuffleState {
   final int shuffleId;          // the Estuary shuffle id of this generation
   final int engineShuffleId;
-  final int stageAttempt;       // the writing stage attempt that created this generation
+  final int stageId;            // the engine's stage (Spark: a new stage for the same shuffle has a higher id)
+  final int stageAttempt;       // with stageId: the writing stage attempt that created this generation
   final int numMappers;
   final int numPartitions;
   /** Set by the first registration; null while no map has pushed anything. Completes with the epoch table. */
@@ -29,9 +30,11 @@ final class ShuffleState {
   /** A reader could not read this generation: readers are refused and writers of a later attempt start anew. */
   private volatile boolean lost;
 
-  ShuffleState(int shuffleId, int engineShuffleId, int stageAttempt, int numMappers, int numPartitions) {
+  ShuffleState(int shuffleId, int engineShuffleId, int stageId, int stageAttempt, int numMappers,
+      int numPartitions) {
     this.shuffleId = shuffleId;
     this.engineShuffleId = engineShuffleId;
+    this.stageId = stageId;
     this.stageAttempt = stageAttempt;
     this.numMappers = numMappers;
     this.numPartitions = numPartitions;

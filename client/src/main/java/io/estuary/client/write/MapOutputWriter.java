@@ -51,6 +51,7 @@ public final class MapOutputWriter {
   private final ShuffleSpec spec;
   private final int mapId;
   private final int attemptId;
+  private final int stageId;
   private final int stageAttempt;
   private final boolean indeterminate;
   private final BatchCodec codec;
@@ -88,21 +89,24 @@ public final class MapOutputWriter {
   private volatile boolean stageEnded;
 
   public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId) {
-    this(client, spec, mapId, attemptId, 0, false);
+    this(client, spec, mapId, attemptId, 0, 0, false);
   }
 
   /**
+   * @param stageId the engine's stage this map belongs to (0 for engines without stages); with the attempt it
+   *     orders this writer against other attempts of the stage
    * @param stageAttempt the attempt of the stage this map belongs to: a rerun after lost data writes a fresh
-   *     generation of the shuffle
+   *     generation of the shuffle, and a writer older than the newest generation's attempt is refused
    * @param indeterminate whether the stage's output may differ when it reruns (then a rerun replaces all of it)
    */
-  public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId, int stageAttempt,
-      boolean indeterminate) {
+  public MapOutputWriter(ShuffleClient client, ShuffleSpec spec, int mapId, int attemptId, int stageId,
+      int stageAttempt, boolean indeterminate) {
     EstuaryConf conf = client.conf();
     this.client = client;
     this.spec = spec;
     this.mapId = mapId;
     this.attemptId = attemptId;
+    this.stageId = stageId;
     this.stageAttempt = stageAttempt;
     this.indeterminate = indeterminate;
     this.codec = new BatchCodec(conf.get(ClientConfig.COMPRESSION_CODEC));
@@ -185,7 +189,7 @@ public final class MapOutputWriter {
   }
 
   private LocationTable table() {
-    if (table == null) table = client.register(spec, stageAttempt, indeterminate);
+    if (table == null) table = client.register(spec, stageId, stageAttempt, indeterminate);
     return table;
   }
 
@@ -310,7 +314,7 @@ public final class MapOutputWriter {
       stats.add(PartitionStats.newBuilder().setPartitionId(p).setBatches(batches[p]).setRecords(records[p])
           .setChecksum(checksums[p]).build());
     }
-    int winner = client.mapperEnd(spec, table, stageAttempt, indeterminate, mapId, attemptId, stats);
+    int winner = client.mapperEnd(spec, table, stageId, stageAttempt, indeterminate, mapId, attemptId, stats);
     if (congestedAcks.get() > 0) {
       LOG.info("Map {} attempt {} of {}: workers said its application pushes too fast {} times; its pushes were held "
           + "back {} ms in all", mapId, attemptId, spec, congestedAcks.get(), congestionHeldMs.get());

@@ -49,7 +49,13 @@ public enum StatusCode {
    * ({@code estuary.worker.fetch.streamTimeout}), closed, or the worker restarted. Nothing is lost: open the same
    * copy again and go on from that chunk.
    */
-  UNKNOWN_STREAM(16, true);
+  UNKNOWN_STREAM(16, true),
+  /**
+   * The writer belongs to an older attempt of its stage than the one writing the shuffle's newest generation: a
+   * straggler of a stage that was rerun, whose output the engine ignores. Fail this task only (its task set is a
+   * zombie, so the engine counts the failure against nothing); never retry.
+   */
+  STALE_ATTEMPT(17, false);
 
   private static final StatusCode[] BY_ID = new StatusCode[32];
 

@@ -34,7 +34,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this.sparkConf = sparkConf;
     this.isDriver = isDriver;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
-    this.services = new ShuffleServices(conf, sparkConf::getAppId, this::newLifecycle);
+    this.services = new ShuffleServices(conf, this::newLifecycle);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
       // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf object).
@@ -48,7 +48,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
   private LifecycleManager newLifecycle() {
     String host = sparkConf.get("spark.driver.host", "localhost");
-    LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
+    LifecycleManager created = new LifecycleManager(SparkConfBridge.applicationAttemptId(sparkConf), conf, host);
     // Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle: Spark then
     // reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
     created.onShuffleLost(shuffleId -> {

@@ -31,7 +31,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
     this.sparkConf = sparkConf;
     this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
-    this.services = new ShuffleServices(conf, sparkConf::getAppId, this::newLifecycle);
+    this.services = new ShuffleServices(conf, this::newLifecycle);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
     }
@@ -43,7 +43,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
   private LifecycleManager newLifecycle() {
     String host = sparkConf.get("spark.driver.host", "localhost");
-    LifecycleManager created = new LifecycleManager(sparkConf.getAppId(), conf, host);
+    LifecycleManager created = new LifecycleManager(SparkConfBridge.applicationAttemptId(sparkConf), conf, host);
     // Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation.
     created.onShuffleLost(shuffleId -> {
       EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
