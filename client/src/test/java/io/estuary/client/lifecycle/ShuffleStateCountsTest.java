@@ -36,7 +36,7 @@ class ShuffleStateCountsTest {
   @Test
   void heapPerMapAndPartitionIsAFewBytes() {
     long before = heapUsedAfterGc();
-    ShuffleState s = new ShuffleState(1, 1, 0, MAPS, PARTITIONS);
+    ShuffleState s = new ShuffleState(1, 1, 0, 0, MAPS, PARTITIONS);
     kept = s;
     Random random = new Random(7);
     for (int m = 0; m < MAPS; m++) s.mapEnded(m, 0, denseStats(random)); // each list is garbage once handed over
@@ -50,7 +50,7 @@ class ShuffleStateCountsTest {
 
   @Test
   void countedBytesPerMapAndPartitionStayUnderThree() {
-    ShuffleState s = new ShuffleState(1, 1, 0, MAPS, PARTITIONS);
+    ShuffleState s = new ShuffleState(1, 1, 0, 0, MAPS, PARTITIONS);
     Random random = new Random(7);
     for (int m = 0; m < MAPS; m++) s.mapEnded(m, 0, denseStats(random));
     double perEntry = s.writtenCountsBytes() / (double) MAPS / PARTITIONS;
@@ -66,7 +66,7 @@ class ShuffleStateCountsTest {
     long[][] batches = new long[maps][partitions];
     long[][] records = new long[maps][partitions];
     long[][] checksums = new long[maps][partitions];
-    ShuffleState s = new ShuffleState(1, 1, 0, maps, partitions);
+    ShuffleState s = new ShuffleState(1, 1, 0, 0, maps, partitions);
     for (int m = 0; m < maps; m++) {
       List<PartitionStats> stats = new ArrayList<>();
       for (int p = 0; p < partitions; p++) {
