@@ -15,6 +15,7 @@ import io.estuary.common.util.EstuaryException;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
+import io.estuary.network.protocol.PushMergedData;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -248,7 +249,7 @@ public final class MapOutputWriter {
     q.batches.add(batch);
     q.bytes += batch.readableBytes();
     heldBytes += batch.readableBytes();
-    if (q.bytes >= mergedSize) sendQueued(worker);
+    if (q.bytes >= mergedSize || q.batches.size() >= PushMergedData.MAX_ENTRIES) sendQueued(worker);
   }
 
   private void sendQueued(String worker) {
@@ -330,7 +331,7 @@ public final class MapOutputWriter {
       long size = 0;
       for (PartitionLocation loc : parts) {
         ByteBuf b = takeBatch(loc.getPartitionId());
-        if (size > 0 && size + b.readableBytes() > mergedSize) {
+        if (size > 0 && (size + b.readableBytes() > mergedSize || group.size() >= PushMergedData.MAX_ENTRIES)) {
           sendMerged(locs, group);
           group = new ArrayList<>();
           locs = new ArrayList<>();
