@@ -25,14 +25,15 @@ import io.estuary.network.rpc.ControlClient;
 import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The executor side of Estuary, one per process and shared by all tasks and shuffles: connections to workers and
@@ -46,6 +47,8 @@ public final class ShuffleClient implements Closeable {
   private final ScheduledExecutorService retryTimer;
   private final ReviveBatcher revives;
   private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
+  private final Set<PendingRetry> pendingRetries = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   public ShuffleClient(EstuaryConf conf) {
     this.conf = conf;
@@ -58,12 +61,56 @@ public final class ShuffleClient implements Closeable {
     return conf;
   }
 
-  /** Runs a push retry later on the process's one retry thread. */
-  public void retryTimerSchedule(Runnable r, long delayMs) {
+  /**
+   * Runs {@code retry} after {@code delayMs} on the process's one retry thread, or, if this client closes first (or
+   * is closed already), runs {@code dropped} instead, on the closing (or calling) thread: exactly one of the two
+   * runs. A retry holds a push's buffer and a task waits for it, so a close may not simply forget it.
+   */
+  public void retryTimerSchedule(Runnable retry, long delayMs, Runnable dropped) {
+    PendingRetry p = new PendingRetry(retry, dropped);
+    pendingRetries.add(p);
+    if (closed) { // close() may have swept the set before p was added
+      p.drop();
+      return;
+    }
     try {
-      retryTimer.schedule(r, delayMs, TimeUnit.MILLISECONDS);
+      retryTimer.schedule(p::run, delayMs, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      ForkJoinPool.commonPool().execute(r); // closing: try once more, off the event loop
+      p.drop(); // closing
+    }
+  }
+
+  /** Retries scheduled and not yet run or dropped (for tests). */
+  int pendingRetries() {
+    return pendingRetries.size();
+  }
+
+  /** Revives waiting for the batch window to send them (for tests). */
+  int pendingRevives() {
+    return revives.pending();
+  }
+
+  /** A scheduled retry that either runs or is dropped, once. */
+  private final class PendingRetry {
+    private final Runnable retry;
+    private final Runnable dropped;
+    private final AtomicBoolean settled = new AtomicBoolean();
+
+    PendingRetry(Runnable retry, Runnable dropped) {
+      this.retry = retry;
+      this.dropped = dropped;
+    }
+
+    void run() {
+      if (!settled.compareAndSet(false, true)) return;
+      pendingRetries.remove(this);
+      retry.run();
+    }
+
+    void drop() {
+      if (!settled.compareAndSet(false, true)) return;
+      pendingRetries.remove(this);
+      dropped.run();
     }
   }
 
@@ -159,8 +206,15 @@ public final class ShuffleClient implements Closeable {
     tables.keySet().removeIf(k -> k.startsWith(prefix));
   }
 
+  /**
+   * Closes the connections. Revives not yet answered fail, and retries not yet run are dropped (their pushes settle
+   * as failed and release their buffers), so tasks still writing fail at once instead of waiting out their timeouts.
+   */
   @Override
   public void close() {
+    closed = true;
+    revives.close();
+    for (PendingRetry p : pendingRetries.toArray(new PendingRetry[0])) p.drop();
     retryTimer.shutdownNow();
     connections.close();
   }

@@ -332,7 +332,12 @@ public final class MapOutputWriter {
       for (PartitionLocation loc : parts) {
         ByteBuf b = takeBatch(loc.getPartitionId());
         if (size > 0 && (size + b.readableBytes() > mergedSize || group.size() >= PushMergedData.MAX_ENTRIES)) {
-          sendMerged(locs, group);
+          try {
+            sendMerged(locs, group); // releases the group if it throws (e.g. the task was interrupted)
+          } catch (RuntimeException | Error e) {
+            b.release(); // taken but in no push yet
+            throw e;
+          }
           group = new ArrayList<>();
           locs = new ArrayList<>();
           size = 0;
@@ -510,7 +515,17 @@ public final class MapOutputWriter {
     congestedAcks.incrementAndGet();
     long delay = congestionDelayMs.updateAndGet(d -> Math.min(congestionMaxDelayMs, Math.max(50, d * 2)));
     congestionHeldMs.addAndGet(delay);
-    client.retryTimerSchedule(() -> resolved(push, null), delay);
+    Runnable release = () -> resolved(push, null);
+    client.retryTimerSchedule(release, delay, release); // acknowledged: a closing client releases it at once
+  }
+
+  /**
+   * Runs {@code retry} of {@code push} after {@code delayMs}; if the client closes first, the push is settled as
+   * failed instead, so its buffer is released and a task waiting for its pushes fails at once rather than time out.
+   */
+  private void retryLater(Push push, Runnable retry, long delayMs) {
+    client.retryTimerSchedule(retry, delayMs, () -> resolved(push, new EstuaryException("push of "
+        + push.describe(table.shuffleKey(), mapId, attemptId) + " abandoned: the shuffle client closed")));
   }
 
   /** Acknowledgements that told this writer to slow down. */
@@ -574,12 +589,17 @@ public final class MapOutputWriter {
             err.getMessage(), loc.getPartitionId());
       }
       client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), failedWorker, false).whenComplete((n, e) -> {
-        if (e != null) {
+        if (e != null && RemoteException.statusOf(e) == StatusCode.STAGE_ENDED) {
+          // The driver already commits this shuffle (another attempt of this map ended first): nothing of this
+          // attempt is read, so it ends quietly, as when a push says so.
+          stageEnded = true;
+          resolved(push, null);
+        } else if (e != null) {
           LOG.warn("Reviving partition {} of {} failed: {}", loc.getPartitionId(), table.shuffleKey(), e.toString());
           // The driver could not answer now: wait like a busy worker, then try the whole thing again.
-          client.retryTimerSchedule(() -> failed(push, attempt + 1, err), backoff(attempt));
+          retryLater(push, () -> failed(push, attempt + 1, err), backoff(attempt));
         } else {
-          client.retryTimerSchedule(() -> send(Push.single(n, push.body, push), attempt + 1), 0);
+          retryLater(push, () -> send(Push.single(n, push.body, push), attempt + 1), 0);
         }
       });
       return;
@@ -588,8 +608,7 @@ public final class MapOutputWriter {
     LOG.info("Push of {} refused ({}: {}); retry {} of {} in {} ms", what, status, err.getMessage(), attempt + 1,
         retries, wait);
     // Sent to the partition's location as it is then: another task may have moved it meanwhile.
-    client.retryTimerSchedule(() -> send(Push.single(table.get(loc.getPartitionId()), push.body, push), attempt + 1),
-        wait);
+    retryLater(push, () -> send(Push.single(table.get(loc.getPartitionId()), push.body, push), attempt + 1), wait);
   }
 
   /** A failed merged push becomes one single push per partition, each going through the failure handling above. */
@@ -608,7 +627,7 @@ public final class MapOutputWriter {
         // Only some partitions may be full, on a failed disk or have a failed replica, or the worker was briefly
         // busy: let each single find out for itself.
         long wait = status == StatusCode.RETRY_LATER ? backoff(attempt) : 0;
-        client.retryTimerSchedule(() -> send(single, attempt + 1), wait);
+        retryLater(single, () -> send(single, attempt + 1), wait);
       } else {
         failed(single, attempt, err);
       }
