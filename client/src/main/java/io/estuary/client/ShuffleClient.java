@@ -4,6 +4,7 @@ import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.ReviveBatcher;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetReducerFileGroupRequest;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
@@ -49,9 +50,17 @@ public final class ShuffleClient implements Closeable {
   private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
   private final Set<PendingRetry> pendingRetries = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private final long fileGroupWaitMs;
+  private final long registerWaitMs;
 
   public ShuffleClient(EstuaryConf conf) {
     this.conf = conf;
+    long rpc = conf.get(NetworkConfig.RPC_TIMEOUT);
+    // The driver answers where partitions are only once their commit ended, which takes up to the commit timeout;
+    // it answers a registration once the master placed the shuffle and its workers reserved it (up to 3 tries,
+    // each waiting for the master and for the workers).
+    this.fileGroupWaitMs = conf.get(ClientConfig.COMMIT_TIMEOUT) + rpc;
+    this.registerWaitMs = 3 * (conf.get(ClientConfig.MASTER_WAIT) + 2 * rpc) + rpc;
     this.connections = new TransportClientFactory(conf, "estuary-client");
     this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
     this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
@@ -141,7 +150,7 @@ public final class ShuffleClient implements Closeable {
         RegisterShuffleResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setRegisterShuffle(
             RegisterShuffleRequest.newBuilder().setShuffleId(spec.shuffleId).setNumMappers(spec.numMappers)
                 .setNumPartitions(spec.numPartitions).setStageAttempt(stageAttempt).setIndeterminate(indeterminate)),
-            RegisterShuffleResponse.parser());
+            RegisterShuffleResponse.parser(), registerWaitMs);
         mine.complete(new LocationTable(spec.appId, r.getEstuaryShuffleId(), r.getLocationsList()));
       } catch (RemoteException | RuntimeException e) {
         tables.remove(key, mine); // the next task tries again
@@ -185,14 +194,15 @@ public final class ShuffleClient implements Closeable {
 
   /**
    * Where partitions [start, end) of the newest generation were committed, which attempt of each map counts, and
-   * what maps [startMap, endMap) wrote to each partition. Waits for the commit.
+   * what maps [startMap, endMap) wrote to each partition. Waits for the commit, as long as the driver may take to
+   * commit ({@code estuary.client.commit.timeout}) and to answer.
    */
   public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition,
       int startMap, int endMap) throws RemoteException {
     return ControlClient.ask(driver(spec), Request.newBuilder().setGetReducerFileGroup(
         GetReducerFileGroupRequest.newBuilder().setShuffleId(spec.shuffleId).setStartPartition(startPartition)
             .setEndPartition(endPartition).setStartMap(startMap).setEndMap(endMap).setNumMappers(spec.numMappers)
-            .setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser());
+            .setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser(), fileGroupWaitMs);
   }
 
   /** Tells the driver a generation cannot be read, before the engine is told to rerun its maps. */

@@ -66,6 +66,7 @@ public final class MapOutputWriter {
   private final int retries;
   private final long retryWaitMs;
   private final long awaitMs;
+  private final long pushTimeoutMs;
   private final PushTracker tracker;
   private final long congestionMaxDelayMs;
   /** How long acknowledged pushes hold their permits while workers say this application pushes too fast. */
@@ -112,7 +113,11 @@ public final class MapOutputWriter {
     this.maxBuffered = conf.get(ClientConfig.PUSH_MAX_BUFFERED);
     this.retries = conf.get(ClientConfig.PUSH_RETRIES);
     this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
-    this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2) + MAX_BACKOFF_MS * retries;
+    // A primary answers a push once its replica has the data, and gives the replica up to its own request timeout:
+    // waiting only as long, a writer would often time out together with the primary and blame a live worker for
+    // its stopped replica. So a push waits for two request timeouts.
+    this.pushTimeoutMs = 2 * conf.get(NetworkConfig.RPC_TIMEOUT);
+    this.awaitMs = pushTimeoutMs * (retries + 2) + MAX_BACKOFF_MS * retries;
     this.tracker = new PushTracker(conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT));
     this.congestionMaxDelayMs = conf.get(ClientConfig.CONGESTION_MAX_DELAY);
     int n = spec.numPartitions;
@@ -449,10 +454,10 @@ public final class MapOutputWriter {
       return (i + 1 < offsets.length ? offsets[i + 1] : size) - offsets[i];
     }
 
-    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey) {
+    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey, long timeoutMs) {
       NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
       if (!isMerged()) {
-        return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf);
+        return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf, timeoutMs);
       }
       int n = locations.length;
       int[] ids = new int[n];
@@ -461,7 +466,7 @@ public final class MapOutputWriter {
         ids[i] = locations[i].getPartitionId();
         epochs[i] = locations[i].getEpoch();
       }
-      return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf);
+      return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf, timeoutMs);
     }
 
     String describe(String shuffleKey, int mapId, int attemptId) {
@@ -475,7 +480,7 @@ public final class MapOutputWriter {
   private void send(Push push, int attempt) {
     CompletableFuture<ByteBuf> f;
     try {
-      f = push.sendOn(client.pushClient(push.worker()), table.shuffleKey());
+      f = push.sendOn(client.pushClient(push.worker()), table.shuffleKey(), pushTimeoutMs);
     } catch (RemoteException | RuntimeException e) {
       f = new CompletableFuture<>();
       f.completeExceptionally(e);
