@@ -25,10 +25,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A worker stopped with SIGSTOP (its own JVM: connections open, nothing answered) while the driver commits shuffles
- * that have copies on it. Each commit waits for it, up to its timeout; meanwhile the driver must go on registering
- * other shuffles and answering revives (commits have their own threads), and a reducer asking where its partitions
- * are must wait for the commit instead of timing out before it (its wait agrees with the commit timeout).
+ * A worker stopped with SIGSTOP (its own JVM: connections open, nothing answered). While the driver commits
+ * shuffles that have copies on it, each commit waits for it, up to its timeout; meanwhile the driver must go on
+ * registering other shuffles and answering revives (commits have their own threads), and a reducer asking where its
+ * partitions are must wait for the commit instead of timing out before it (its wait agrees with the commit timeout).
+ * While maps push, a live primary whose replica is the stopped worker answers its writers once its forward times
+ * out, before they stop waiting, so no writer blames it.
  */
 class StoppedWorkerCommitTest {
   /** More shuffles committing at once than the driver's 8 threads for everything else. */
@@ -100,6 +102,71 @@ class StoppedWorkerCommitTest {
           assertEquals(expected[s][1], got[1], "checksum of shuffle " + s);
         }
         assertEquals(SHUFFLES, driver.commitsFinished());
+      } finally {
+        signal("CONT", victim);
+        tasks.shutdownNow();
+        client.close();
+        driver.close();
+      }
+    }
+  }
+
+  @Test
+  void aStoppedReplicaGetsNoLivePrimaryBlamed() throws Exception {
+    // One report excludes a worker: a writer that blamed a live primary would show in the master's view.
+    EstuaryConf strict = new EstuaryConf().set(io.estuary.common.config.MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD,
+        "1");
+    try (MiniCluster master = new MiniCluster(0, 1, strict);
+        WorkerProcesses workers = new WorkerProcesses(3, master.masterEndpoint(),
+            "estuary.network.rpc.timeout=10s")) {
+      workers.awaitRegistered(master);
+      // The commit gives the stopped worker up after one unanswered ask.
+      EstuaryConf conf = master.clientConf().set(NetworkConfig.RPC_TIMEOUT, "10s")
+          .set(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT, "0s").set(ClientConfig.PUSH_RETRY_WAIT, "100ms");
+      LifecycleManager driver = new LifecycleManager("app-stopped-replica-" + System.nanoTime(), conf, "127.0.0.1");
+      ShuffleClient client = new ShuffleClient(conf);
+      ExecutorService tasks = Executors.newFixedThreadPool(SHUFFLES);
+      long victim = workers.process(0).pid();
+      try {
+        List<ShuffleSpec> specs = new ArrayList<>();
+        List<MapOutputWriter> maps = new ArrayList<>();
+        long[][] expected = new long[SHUFFLES][2];
+        for (int s = 0; s < SHUFFLES; s++) {
+          ShuffleSpec spec = new ShuffleSpec(driver.appId(), s, 1, PARTITIONS, "127.0.0.1", driver.port());
+          LocationTable t = client.register(spec, 0, false);
+          List<Integer> replicatedToVictim = new ArrayList<>();
+          for (int p = 0; p < PARTITIONS; p++) {
+            PartitionLocation l = t.get(p);
+            if (l.getWorker().getRpcPort() != workers.rpcPort(0) && l.hasPeer()
+                && l.getPeer().getWorker().getRpcPort() == workers.rpcPort(0)) {
+              replicatedToVictim.add(p);
+            }
+          }
+          assertFalse(replicatedToVictim.isEmpty(), "some partition of " + spec + " should be replicated to the victim");
+          MapOutputWriter w = new MapOutputWriter(client, spec, 0, 0);
+          for (int i = 0; i < RECORDS; i++) { // only into partitions whose live primary forwards to the victim
+            byte[] r = record(s, i);
+            w.write(replicatedToVictim.get(i % replicatedToVictim.size()), r, 0, r.length);
+            expected[s][0]++;
+            expected[s][1] += hash(r);
+          }
+          specs.add(spec);
+          maps.add(w);
+        }
+        signal("STOP", victim);
+        List<Future<?>> ended = new ArrayList<>();
+        for (MapOutputWriter w : maps) ended.add(tasks.submit(() -> w.finish()));
+        for (Future<?> f : ended) f.get(180, TimeUnit.SECONDS);
+        for (int i = 1; i < 3; i++) {
+          String id = workers.workerId(i);
+          assertEquals(io.estuary.common.protocol.WorkerState.WORKER_ACTIVE,
+              master.master().state(st -> st.workerState(id)), "live worker " + id + " was blamed and excluded");
+        }
+        for (int s = 0; s < SHUFFLES; s++) {
+          long[] got = readAll(client, specs.get(s));
+          assertEquals(expected[s][0], got[0], "records of shuffle " + s);
+          assertEquals(expected[s][1], got[1], "checksum of shuffle " + s);
+        }
       } finally {
         signal("CONT", victim);
         tasks.shutdownNow();
