@@ -4,6 +4,7 @@ import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.ReviveBatcher;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetReducerFileGroupRequest;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
@@ -25,14 +26,15 @@ import io.estuary.network.rpc.ControlClient;
 import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The executor side of Estuary, one per process and shared by all tasks and shuffles: connections to workers and
@@ -46,9 +48,19 @@ public final class ShuffleClient implements Closeable {
   private final ScheduledExecutorService retryTimer;
   private final ReviveBatcher revives;
   private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
+  private final Set<PendingRetry> pendingRetries = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+  private final long fileGroupWaitMs;
+  private final long registerWaitMs;
 
   public ShuffleClient(EstuaryConf conf) {
     this.conf = conf;
+    long rpc = conf.get(NetworkConfig.RPC_TIMEOUT);
+    // The driver answers where partitions are only once their commit ended, which takes up to the commit timeout;
+    // it answers a registration once the master placed the shuffle and its workers reserved it (up to 3 tries,
+    // each waiting for the master and for the workers).
+    this.fileGroupWaitMs = conf.get(ClientConfig.COMMIT_TIMEOUT) + rpc;
+    this.registerWaitMs = 3 * (conf.get(ClientConfig.MASTER_WAIT) + 2 * rpc) + rpc;
     this.connections = new TransportClientFactory(conf, "estuary-client");
     this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
     this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
@@ -58,12 +70,56 @@ public final class ShuffleClient implements Closeable {
     return conf;
   }
 
-  /** Runs a push retry later on the process's one retry thread. */
-  public void retryTimerSchedule(Runnable r, long delayMs) {
+  /**
+   * Runs {@code retry} after {@code delayMs} on the process's one retry thread, or, if this client closes first (or
+   * is closed already), runs {@code dropped} instead, on the closing (or calling) thread: exactly one of the two
+   * runs. A retry holds a push's buffer and a task waits for it, so a close may not simply forget it.
+   */
+  public void retryTimerSchedule(Runnable retry, long delayMs, Runnable dropped) {
+    PendingRetry p = new PendingRetry(retry, dropped);
+    pendingRetries.add(p);
+    if (closed) { // close() may have swept the set before p was added
+      p.drop();
+      return;
+    }
     try {
-      retryTimer.schedule(r, delayMs, TimeUnit.MILLISECONDS);
+      retryTimer.schedule(p::run, delayMs, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      ForkJoinPool.commonPool().execute(r); // closing: try once more, off the event loop
+      p.drop(); // closing
+    }
+  }
+
+  /** Retries scheduled and not yet run or dropped (for tests). */
+  int pendingRetries() {
+    return pendingRetries.size();
+  }
+
+  /** Revives waiting for the batch window to send them (for tests). */
+  int pendingRevives() {
+    return revives.pending();
+  }
+
+  /** A scheduled retry that either runs or is dropped, once. */
+  private final class PendingRetry {
+    private final Runnable retry;
+    private final Runnable dropped;
+    private final AtomicBoolean settled = new AtomicBoolean();
+
+    PendingRetry(Runnable retry, Runnable dropped) {
+      this.retry = retry;
+      this.dropped = dropped;
+    }
+
+    void run() {
+      if (!settled.compareAndSet(false, true)) return;
+      pendingRetries.remove(this);
+      retry.run();
+    }
+
+    void drop() {
+      if (!settled.compareAndSet(false, true)) return;
+      pendingRetries.remove(this);
+      dropped.run();
     }
   }
 
@@ -100,7 +156,7 @@ public final class ShuffleClient implements Closeable {
             RegisterShuffleRequest.newBuilder().setShuffleId(spec.shuffleId).setNumMappers(spec.numMappers)
                 .setNumPartitions(spec.numPartitions).setStageId(stageId).setStageAttempt(stageAttempt)
                 .setIndeterminate(indeterminate)),
-            RegisterShuffleResponse.parser());
+            RegisterShuffleResponse.parser(), registerWaitMs);
         mine.complete(new LocationTable(spec.appId, r.getEstuaryShuffleId(), r.getLocationsList()));
       } catch (RemoteException | RuntimeException e) {
         tables.remove(key, mine); // the next task tries again
@@ -150,14 +206,15 @@ public final class ShuffleClient implements Closeable {
 
   /**
    * Where partitions [start, end) of the newest generation were committed, which attempt of each map counts, and
-   * what maps [startMap, endMap) wrote to each partition. Waits for the commit.
+   * what maps [startMap, endMap) wrote to each partition. Waits for the commit, as long as the driver may take to
+   * commit ({@code estuary.client.commit.timeout}) and to answer.
    */
   public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition,
       int startMap, int endMap) throws RemoteException {
     return ControlClient.ask(driver(spec), Request.newBuilder().setGetReducerFileGroup(
         GetReducerFileGroupRequest.newBuilder().setShuffleId(spec.shuffleId).setStartPartition(startPartition)
             .setEndPartition(endPartition).setStartMap(startMap).setEndMap(endMap).setNumMappers(spec.numMappers)
-            .setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser());
+            .setNumPartitions(spec.numPartitions)), GetReducerFileGroupResponse.parser(), fileGroupWaitMs);
   }
 
   /** Tells the driver a generation cannot be read, before the engine is told to rerun its maps. */
@@ -175,8 +232,15 @@ public final class ShuffleClient implements Closeable {
     tables.keySet().removeIf(k -> k.startsWith(prefix));
   }
 
+  /**
+   * Closes the connections. Revives not yet answered fail, and retries not yet run are dropped (their pushes settle
+   * as failed and release their buffers), so tasks still writing fail at once instead of waiting out their timeouts.
+   */
   @Override
   public void close() {
+    closed = true;
+    revives.close();
+    for (PendingRetry p : pendingRetries.toArray(new PendingRetry[0])) p.drop();
     retryTimer.shutdownNow();
     connections.close();
   }

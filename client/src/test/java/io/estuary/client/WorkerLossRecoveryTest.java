@@ -299,6 +299,39 @@ class WorkerLossRecoveryTest {
   }
 
   @Test
+  void aRetriedMapWhoseReviveFindsTheStageEndedEndsQuietly() throws Exception {
+    try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+      ShuffleSpec spec = s.spec(1, 4);
+      MapOutputWriter first = new MapOutputWriter(s.client, spec, 0, 0);
+      long count = 0;
+      long sum = 0;
+      for (int i = 0; i < 400; i++) {
+        byte[] r = framed(0, i, 80);
+        first.write(i % 4, r, 0, r.length);
+        count++;
+        sum += hash(r);
+      }
+      first.finish();
+      s.client.reducerFiles(spec, 0, 4, 0, 1); // the commit is done
+      // The worker of partition 0's primary dies: the replicas on the other worker serve readers. A retried copy
+      // of the map, late, finds that worker gone; its revive is answered STAGE_ENDED by the driver.
+      LocationTable t = s.client.register(spec, 0, false);
+      workerOf(s, t).close();
+      MapOutputWriter late = new MapOutputWriter(s.client, spec, 0, 1);
+      for (int i = 0; i < 400; i++) {
+        byte[] r = framed(7, i, 80);
+        late.write(i % 4, r, 0, r.length);
+      }
+      late.finish(); // must not fail: the attempt that won already ended
+      assertTrue(late.stageEnded(), "the late attempt should know the stage ended");
+      assertTrue(s.lifecycle.reviveRequests() > 0, "the late attempt's pushes to the dead worker were revived");
+      long[] got = readAll(s.client, spec, 0, 4);
+      assertEquals(count, got[0]);
+      assertEquals(sum, got[1]);
+    }
+  }
+
+  @Test
   void concurrentRevivesNeverGiveTwoLocationsOneEpoch() throws Exception {
     try (Setup s = new Setup(3, new EstuaryConf(), true)) {
       ShuffleSpec spec = s.spec(1, 4);

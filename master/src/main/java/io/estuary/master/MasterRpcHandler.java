@@ -69,7 +69,10 @@ final class MasterRpcHandler extends ControlRpcHandler {
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
       LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics, WorkerFailureTracker failures,
       io.estuary.network.rpc.RequestLimits limits) {
-    super("master", limits);
+    // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
+    super("master", limits.withListCap(ReviveSlotsRequest.getDescriptor().findFieldByName("partition_ids"),
+        io.estuary.network.rpc.SlotRequestCaps.revivePartitions(Runtime.getRuntime().maxMemory()),
+        io.estuary.network.rpc.SlotRequestCaps.reason(Runtime.getRuntime().maxMemory(), "partition")));
     this.metrics = metrics;
     this.durableState = !(log instanceof io.estuary.master.state.LocalStateLog);
     this.log = log;

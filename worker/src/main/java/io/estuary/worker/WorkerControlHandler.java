@@ -19,11 +19,19 @@ final class WorkerControlHandler extends ControlRpcHandler {
 
   WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion,
       io.estuary.network.rpc.RequestLimits limits) {
-    super("worker", limits);
+    super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
     this.registry = registry;
     this.gate = gate;
     this.congestion = congestion;
     this.commits = new CommitHandler(registry);
+  }
+
+  /** Each reserved location costs a partition writer: a reservation may hold only what the heap can. */
+  static io.estuary.network.rpc.RequestLimits capReservations(io.estuary.network.rpc.RequestLimits limits,
+      long maxHeapBytes) {
+    return limits.withListCap(ReserveSlotsRequest.getDescriptor().findFieldByName("locations"),
+        io.estuary.network.rpc.SlotRequestCaps.reserveLocations(maxHeapBytes),
+        io.estuary.network.rpc.SlotRequestCaps.reason(maxHeapBytes, "location"));
   }
 
   @Override

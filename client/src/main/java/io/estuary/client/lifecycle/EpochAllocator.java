@@ -10,6 +10,7 @@ import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.network.rpc.SlotRequestCaps;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -57,6 +58,18 @@ final class EpochAllocator {
     Batch(ShuffleState shuffle, EpochTable table) {
       this.shuffle = shuffle;
       this.table = table;
+    }
+
+    /** This batch as batches of at most {@code max} partitions each, in order. */
+    List<Batch> split(int max) {
+      if (partitions.size() <= max) return java.util.Collections.singletonList(this);
+      List<Batch> out = new ArrayList<>();
+      Batch cur = null;
+      for (Map.Entry<Integer, Set<String>> e : partitions.entrySet()) {
+        if (cur == null || cur.partitions.size() == max) out.add(cur = new Batch(shuffle, table));
+        cur.partitions.put(e.getKey(), e.getValue());
+      }
+      return out;
     }
   }
 
@@ -142,10 +155,13 @@ final class EpochAllocator {
           return;
         }
       }
-      try {
-        place(b);
-      } catch (RuntimeException e) {
-        for (int p : b.partitions.keySet()) b.table.abandon(p, e);
+      // The master takes at most so many partitions per request (each becomes a location in its answer).
+      for (Batch part : b.split(SlotRequestCaps.PER_REQUEST)) {
+        try {
+          place(part);
+        } catch (RuntimeException e) {
+          for (int p : part.partitions.keySet()) part.table.abandon(p, e);
+        }
       }
     }
   }

@@ -45,6 +45,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,7 +73,14 @@ public final class LifecycleManager implements Closeable {
   private final boolean replicate;
   private final TransportServer server;
   private final String host;
+  /** Registrations, revives, reports to the master: short waits, never a commit. */
   private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
+  /**
+   * Commits, one thread each while it runs: a commit may wait for a worker up to the commit timeout, and must hold
+   * up neither registrations and revives nor the commits of other shuffles. Few stages end at once.
+   */
+  private final ExecutorService commits = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-commit"));
+  private final AtomicLong commitsFinished = new AtomicLong();
   private final ScheduledExecutorService heartbeat =
       Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
   private final ShuffleGenerations generations = new ShuffleGenerations();
@@ -108,6 +116,7 @@ public final class LifecycleManager implements Closeable {
     } catch (RemoteException e) {
       connections.close();
       work.shutdownNow();
+      commits.shutdownNow();
       heartbeat.shutdownNow();
       throw new EstuaryException("Estuary cannot start for application " + appId + ": " + e.getMessage()
           + ". Check " + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.", e);
@@ -172,6 +181,11 @@ public final class LifecycleManager implements Closeable {
 
   public long reviveMasterRequests() {
     return epochs.masterRequests();
+  }
+
+  /** Commits that ended (successfully or not) so far (for tests and metrics). */
+  public long commitsFinished() {
+    return commitsFinished.get();
   }
 
   private void reportFailedWorkers(List<WorkerAddress> workers) {
@@ -254,9 +268,13 @@ public final class LifecycleManager implements Closeable {
     slots.thenAcceptAsync(table -> {
       long t0 = System.nanoTime();
       List<PartitionLocation> all = table.all();
-      s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
+      try {
+        s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
+      } finally {
+        commitsFinished.incrementAndGet();
+      }
       LOG.info("{} committed ({} locations) in {} ms", s, all.size(), (System.nanoTime() - t0) / 1_000_000);
-    }, work).exceptionally(e -> {
+    }, commits).exceptionally(e -> {
       LOG.error("Commit of {} failed", s, e);
       s.commit.completeExceptionally(cause(e));
       return null;
@@ -439,6 +457,7 @@ public final class LifecycleManager implements Closeable {
       LOG.warn("Unregistering application {} failed: {}; the master will expire it", appId, e.getMessage());
     }
     work.shutdownNow();
+    commits.shutdownNow();
     server.close();
     connections.close();
   }

@@ -9,6 +9,7 @@ import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
+import io.estuary.network.rpc.SlotRequestCaps;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,16 +40,22 @@ final class SlotReserver {
     for (List<PartitionLocation> locs : byWorker.values()) {
       WorkerAddress w = locs.get(0).getWorker();
       workers.add(w);
-      CompletableFuture<Empty> f;
-      try {
-        TransportClient c = connections.client(w.getHost(), w.getRpcPort());
-        f = ControlClient.askAsync(c, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
-            .setAppId(appId).setUser(user).setShuffleId(shuffleId).addAllLocations(locs)), Empty.parser());
-      } catch (RemoteException | RuntimeException e) {
-        f = new CompletableFuture<>();
-        f.completeExceptionally(e);
+      // A worker takes at most so many locations per request (each becomes a partition writer on its heap).
+      List<CompletableFuture<Empty>> parts = new ArrayList<>();
+      for (int from = 0; from < locs.size(); from += SlotRequestCaps.PER_REQUEST) {
+        List<PartitionLocation> part = locs.subList(from, Math.min(locs.size(), from + SlotRequestCaps.PER_REQUEST));
+        CompletableFuture<Empty> f;
+        try {
+          TransportClient c = connections.client(w.getHost(), w.getRpcPort());
+          f = ControlClient.askAsync(c, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
+              .setAppId(appId).setUser(user).setShuffleId(shuffleId).addAllLocations(part)), Empty.parser());
+        } catch (RemoteException | RuntimeException e) {
+          f = new CompletableFuture<>();
+          f.completeExceptionally(e);
+        }
+        parts.add(f);
       }
-      calls.add(f);
+      calls.add(CompletableFuture.allOf(parts.toArray(new CompletableFuture[0])).thenApply(v -> Empty.getDefaultInstance()));
     }
     Map<WorkerAddress, String> failed = new LinkedHashMap<>();
     for (int i = 0; i < calls.size(); i++) {

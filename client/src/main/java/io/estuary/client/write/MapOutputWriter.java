@@ -15,6 +15,7 @@ import io.estuary.common.util.EstuaryException;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
+import io.estuary.network.protocol.PushMergedData;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -66,6 +67,7 @@ public final class MapOutputWriter {
   private final int retries;
   private final long retryWaitMs;
   private final long awaitMs;
+  private final long pushTimeoutMs;
   private final PushTracker tracker;
   private final long congestionMaxDelayMs;
   /** How long acknowledged pushes hold their permits while workers say this application pushes too fast. */
@@ -115,7 +117,11 @@ public final class MapOutputWriter {
     this.maxBuffered = conf.get(ClientConfig.PUSH_MAX_BUFFERED);
     this.retries = conf.get(ClientConfig.PUSH_RETRIES);
     this.retryWaitMs = conf.get(ClientConfig.PUSH_RETRY_WAIT);
-    this.awaitMs = conf.get(NetworkConfig.RPC_TIMEOUT) * (retries + 2) + MAX_BACKOFF_MS * retries;
+    // A primary answers a push once its replica has the data, and gives the replica up to its own request timeout:
+    // waiting only as long, a writer would often time out together with the primary and blame a live worker for
+    // its stopped replica. So a push waits for two request timeouts.
+    this.pushTimeoutMs = 2 * conf.get(NetworkConfig.RPC_TIMEOUT);
+    this.awaitMs = pushTimeoutMs * (retries + 2) + MAX_BACKOFF_MS * retries;
     this.tracker = new PushTracker(conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT));
     this.congestionMaxDelayMs = conf.get(ClientConfig.CONGESTION_MAX_DELAY);
     int n = spec.numPartitions;
@@ -252,7 +258,7 @@ public final class MapOutputWriter {
     q.batches.add(batch);
     q.bytes += batch.readableBytes();
     heldBytes += batch.readableBytes();
-    if (q.bytes >= mergedSize) sendQueued(worker);
+    if (q.bytes >= mergedSize || q.batches.size() >= PushMergedData.MAX_ENTRIES) sendQueued(worker);
   }
 
   private void sendQueued(String worker) {
@@ -334,8 +340,13 @@ public final class MapOutputWriter {
       long size = 0;
       for (PartitionLocation loc : parts) {
         ByteBuf b = takeBatch(loc.getPartitionId());
-        if (size > 0 && size + b.readableBytes() > mergedSize) {
-          sendMerged(locs, group);
+        if (size > 0 && (size + b.readableBytes() > mergedSize || group.size() >= PushMergedData.MAX_ENTRIES)) {
+          try {
+            sendMerged(locs, group); // releases the group if it throws (e.g. the task was interrupted)
+          } catch (RuntimeException | Error e) {
+            b.release(); // taken but in no push yet
+            throw e;
+          }
           group = new ArrayList<>();
           locs = new ArrayList<>();
           size = 0;
@@ -447,10 +458,10 @@ public final class MapOutputWriter {
       return (i + 1 < offsets.length ? offsets[i + 1] : size) - offsets[i];
     }
 
-    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey) {
+    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey, long timeoutMs) {
       NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
       if (!isMerged()) {
-        return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf);
+        return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf, timeoutMs);
       }
       int n = locations.length;
       int[] ids = new int[n];
@@ -459,7 +470,7 @@ public final class MapOutputWriter {
         ids[i] = locations[i].getPartitionId();
         epochs[i] = locations[i].getEpoch();
       }
-      return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf);
+      return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf, timeoutMs);
     }
 
     String describe(String shuffleKey, int mapId, int attemptId) {
@@ -473,7 +484,7 @@ public final class MapOutputWriter {
   private void send(Push push, int attempt) {
     CompletableFuture<ByteBuf> f;
     try {
-      f = push.sendOn(client.pushClient(push.worker()), table.shuffleKey());
+      f = push.sendOn(client.pushClient(push.worker()), table.shuffleKey(), pushTimeoutMs);
     } catch (RemoteException | RuntimeException e) {
       f = new CompletableFuture<>();
       f.completeExceptionally(e);
@@ -513,7 +524,17 @@ public final class MapOutputWriter {
     congestedAcks.incrementAndGet();
     long delay = congestionDelayMs.updateAndGet(d -> Math.min(congestionMaxDelayMs, Math.max(50, d * 2)));
     congestionHeldMs.addAndGet(delay);
-    client.retryTimerSchedule(() -> resolved(push, null), delay);
+    Runnable release = () -> resolved(push, null);
+    client.retryTimerSchedule(release, delay, release); // acknowledged: a closing client releases it at once
+  }
+
+  /**
+   * Runs {@code retry} of {@code push} after {@code delayMs}; if the client closes first, the push is settled as
+   * failed instead, so its buffer is released and a task waiting for its pushes fails at once rather than time out.
+   */
+  private void retryLater(Push push, Runnable retry, long delayMs) {
+    client.retryTimerSchedule(retry, delayMs, () -> resolved(push, new EstuaryException("push of "
+        + push.describe(table.shuffleKey(), mapId, attemptId) + " abandoned: the shuffle client closed")));
   }
 
   /** Acknowledgements that told this writer to slow down. */
@@ -577,12 +598,17 @@ public final class MapOutputWriter {
             err.getMessage(), loc.getPartitionId());
       }
       client.revive(spec, table, loc.getPartitionId(), loc.getEpoch(), failedWorker, false).whenComplete((n, e) -> {
-        if (e != null) {
+        if (e != null && RemoteException.statusOf(e) == StatusCode.STAGE_ENDED) {
+          // The driver already commits this shuffle (another attempt of this map ended first): nothing of this
+          // attempt is read, so it ends quietly, as when a push says so.
+          stageEnded = true;
+          resolved(push, null);
+        } else if (e != null) {
           LOG.warn("Reviving partition {} of {} failed: {}", loc.getPartitionId(), table.shuffleKey(), e.toString());
           // The driver could not answer now: wait like a busy worker, then try the whole thing again.
-          client.retryTimerSchedule(() -> failed(push, attempt + 1, err), backoff(attempt));
+          retryLater(push, () -> failed(push, attempt + 1, err), backoff(attempt));
         } else {
-          client.retryTimerSchedule(() -> send(Push.single(n, push.body, push), attempt + 1), 0);
+          retryLater(push, () -> send(Push.single(n, push.body, push), attempt + 1), 0);
         }
       });
       return;
@@ -591,8 +617,7 @@ public final class MapOutputWriter {
     LOG.info("Push of {} refused ({}: {}); retry {} of {} in {} ms", what, status, err.getMessage(), attempt + 1,
         retries, wait);
     // Sent to the partition's location as it is then: another task may have moved it meanwhile.
-    client.retryTimerSchedule(() -> send(Push.single(table.get(loc.getPartitionId()), push.body, push), attempt + 1),
-        wait);
+    retryLater(push, () -> send(Push.single(table.get(loc.getPartitionId()), push.body, push), attempt + 1), wait);
   }
 
   /** A failed merged push becomes one single push per partition, each going through the failure handling above. */
@@ -611,7 +636,7 @@ public final class MapOutputWriter {
         // Only some partitions may be full, on a failed disk or have a failed replica, or the worker was briefly
         // busy: let each single find out for itself.
         long wait = status == StatusCode.RETRY_LATER ? backoff(attempt) : 0;
-        client.retryTimerSchedule(() -> send(single, attempt + 1), wait);
+        retryLater(single, () -> send(single, attempt + 1), wait);
       } else {
         failed(single, attempt, err);
       }

@@ -5,6 +5,7 @@ import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.ReviveRequest;
 import io.estuary.common.protocol.ReviveResponse;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
 import java.util.ArrayList;
@@ -27,6 +28,8 @@ public final class ReviveBatcher {
   private final ScheduledExecutorService timer;
   private final long windowMs;
   private final Map<Key, Pending> pending = new HashMap<>();
+  /** Guarded by {@code pending}. */
+  private boolean closed;
 
   private static final class Key {
     final LocationTable table;
@@ -74,6 +77,11 @@ public final class ReviveBatcher {
     if (now.getEpoch() > failedEpoch) return CompletableFuture.completedFuture(now);
     Key key = new Key(table, split);
     synchronized (pending) {
+      if (closed) {
+        CompletableFuture<PartitionLocation> f = new CompletableFuture<>();
+        f.completeExceptionally(closedError());
+        return f;
+      }
       Pending p = pending.get(key);
       if (p == null) {
         p = new Pending(driver);
@@ -84,6 +92,35 @@ public final class ReviveBatcher {
       if (failedWorker != null) p.failedWorkers.put(failedWorker.getHost() + ":" + failedWorker.getRpcPort(), failedWorker);
       return p.futures.computeIfAbsent(partition, k -> new CompletableFuture<>());
     }
+  }
+
+  /** Revives waiting for their window to end. */
+  public int pending() {
+    synchronized (pending) {
+      int n = 0;
+      for (Pending p : pending.values()) n += p.futures.size();
+      return n;
+    }
+  }
+
+  /**
+   * Fails every revive not yet sent, and every later one: the client is closing and its timer will not send them.
+   * Revives already sent fail as their connection closes.
+   */
+  public void close() {
+    List<Pending> dropped;
+    synchronized (pending) {
+      closed = true;
+      dropped = new ArrayList<>(pending.values());
+      pending.clear();
+    }
+    for (Pending p : dropped) {
+      for (CompletableFuture<PartitionLocation> f : p.futures.values()) f.completeExceptionally(closedError());
+    }
+  }
+
+  private static EstuaryException closedError() {
+    return new EstuaryException("revive abandoned: the shuffle client closed");
   }
 
   private void flush(Key key) {

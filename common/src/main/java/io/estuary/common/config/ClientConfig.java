@@ -118,7 +118,8 @@ public final class ClientConfig {
           .defaultValue("300s").scope(CLIENT).check(ConfigType.positive())
           .doc("How long the driver spends committing a shuffle at stage end, over all tries on all workers. A "
               + "worker that has not confirmed within this time counts as failed for every location it holds: "
-              + "those partitions are read from their replica, or the stage reruns.")
+              + "those partitions are read from their replica, or the stage reruns. Reducers asking where their "
+              + "partitions are wait for the commit this long plus estuary.network.rpc.timeout.")
           .build();
 
   public static final ConfigEntry<Integer> COMMIT_RETRIES =

@@ -17,7 +17,9 @@ public final class NetworkConfig {
   public static final ConfigEntry<Long> RPC_TIMEOUT =
       ConfigEntry.builder("estuary.network.rpc.timeout", ConfigType.DURATION_MS)
           .defaultValue("120s").scope(BOTH).check(ConfigType.positive())
-          .doc("How long a caller waits for the answer to a request (RPC, push, chunk fetch) before it fails.")
+          .doc("How long a caller waits for the answer to a request (RPC, push, chunk fetch) before it fails. A map "
+              + "task waits twice this for a push (the primary waits up to this for its replica), and a reducer "
+              + "waits estuary.client.commit.timeout plus this for the driver to say where its partitions are.")
           .build();
 
   public static final ConfigEntry<Long> CONNECT_TIMEOUT =

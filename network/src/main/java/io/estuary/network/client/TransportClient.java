@@ -52,8 +52,16 @@ public final class TransportClient implements Closeable {
 
   /** Sends a request; the future gets the response body (the caller releases it) or the failure. */
   public CompletableFuture<ByteBuf> sendRpc(ByteBuf body) {
+    return sendRpc(body, timeoutMs);
+  }
+
+  /**
+   * As {@link #sendRpc(ByteBuf)}, waiting {@code timeoutMs} for the answer instead of the connection's timeout: for
+   * a request the server answers only once some longer wait of its own is over (e.g. a commit).
+   */
+  public CompletableFuture<ByteBuf> sendRpc(ByteBuf body, long timeoutMs) {
     long id = nextRequestId();
-    return send(id, new RpcRequest(id, new NettyManagedBuffer(body)));
+    return send(id, new RpcRequest(id, new NettyManagedBuffer(body)), timeoutMs);
   }
 
   /** Sends a request and waits for its answer. */
@@ -69,8 +77,21 @@ public final class TransportClient implements Closeable {
 
   public CompletableFuture<ByteBuf> pushMergedData(String shuffleKey, int[] partitionIds, int[] epochs,
       int[] offsets, ManagedBuffer body) {
+    return pushMergedData(shuffleKey, partitionIds, epochs, offsets, body, timeoutMs);
+  }
+
+  /** As {@link #pushData(String, int, int, ManagedBuffer)}, waiting {@code timeoutMs} for the answer. */
+  public CompletableFuture<ByteBuf> pushData(String shuffleKey, int partitionId, int epoch, ManagedBuffer body,
+      long timeoutMs) {
     long id = nextRequestId();
-    return send(id, new PushMergedData(id, shuffleKey, partitionIds, epochs, offsets, body));
+    return send(id, new PushData(id, shuffleKey, partitionId, epoch, body), timeoutMs);
+  }
+
+  /** As {@link #pushMergedData(String, int[], int[], int[], ManagedBuffer)}, waiting {@code timeoutMs}. */
+  public CompletableFuture<ByteBuf> pushMergedData(String shuffleKey, int[] partitionIds, int[] epochs,
+      int[] offsets, ManagedBuffer body, long timeoutMs) {
+    long id = nextRequestId();
+    return send(id, new PushMergedData(id, shuffleKey, partitionIds, epochs, offsets, body), timeoutMs);
   }
 
   public void send(ByteBuf oneWay) {
@@ -79,6 +100,10 @@ public final class TransportClient implements Closeable {
 
   /** Sends any message and tracks the answer under {@code requestId}. Exposed for protocol tests. */
   public CompletableFuture<ByteBuf> send(long requestId, Message msg) {
+    return send(requestId, msg, timeoutMs);
+  }
+
+  private CompletableFuture<ByteBuf> send(long requestId, Message msg, long timeoutMs) {
     CompletableFuture<ByteBuf> f = new CompletableFuture<>();
     handler.addRpc(requestId, f);
     channel.writeAndFlush(msg).addListener(w -> {
@@ -92,7 +117,7 @@ public final class TransportClient implements Closeable {
       if (!f.isDone()) {
         handler.removeRpc(requestId);
         f.completeExceptionally(RemoteException.noAnswer("no answer from " + remote + " within " + timeoutMs
-            + " ms (estuary.network.rpc.timeout)", null));
+            + " ms" + (timeoutMs == this.timeoutMs ? " (estuary.network.rpc.timeout)" : ""), null));
       }
     }, timeoutMs, TimeUnit.MILLISECONDS);
     f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks

@@ -9,6 +9,15 @@ import io.netty.buffer.ByteBuf;
  * task ends with many small buffers. {@code forwarded} as for {@link PushData}.
  */
 public final class PushMergedData extends AbstractMessage {
+  /**
+   * The most partitions one merged push may carry. A worker holds about 200 bytes of heap per entry until it has
+   * answered (the decoded arrays, a slice of the body per entry, the groups forwarded to replicas): at this cap a
+   * push costs about 13 MB of heap, where the frame size alone would allow about eleven million entries (over
+   * 2 GB). A frame with more is refused (BAD_REQUEST) before anything is allocated for its entries; clients split
+   * larger merges.
+   */
+  public static final int MAX_ENTRIES = 65_536;
+
   public final long requestId;
   public final String shuffleKey;
   public final int[] partitionIds;
@@ -65,6 +74,9 @@ public final class PushMergedData extends AbstractMessage {
     Codec.need(in, 5, t);
     boolean forwarded = Codec.readPushFlags(in, t);
     int n = in.readInt();
+    if (n > MAX_ENTRIES) {
+      throw new ProtocolException(t + " frame of " + n + " partitions: a merged push carries at most " + MAX_ENTRIES);
+    }
     if (n <= 0 || (long) n * 12 > in.readableBytes()) {
       throw new ProtocolException("malformed " + t + " frame: " + n + " partitions do not fit in the "
           + in.readableBytes() + " bytes left");

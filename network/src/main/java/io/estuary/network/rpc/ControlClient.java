@@ -31,6 +31,13 @@ public final class ControlClient {
     return TransportClient.await(askAsync(client, request, parser));
   }
 
+  /** As {@link #ask(TransportClient, Request.Builder, Parser)}, waiting up to {@code timeoutMs} for the answer. */
+  public static <T extends MessageLite> T ask(TransportClient client, Request.Builder request, Parser<T> parser,
+      long timeoutMs) throws RemoteException {
+    return TransportClient.await(client.sendRpc(encode(request), timeoutMs)
+        .thenApply(buf -> parse(buf, parser, client.remoteAddress())));
+  }
+
   static <T> T parse(ByteBuf buf, Parser<T> parser, String remote) {
     try (ByteBufInputStream in = new ByteBufInputStream(buf, true)) {
       return parser.parseFrom(in);

@@ -32,17 +32,46 @@ public final class RequestLimits {
   private final int maxListEntries;
   private final int maxPartitions;
   private final int maxMappers;
+  /** Tighter caps on particular lists, set by the server that has to hold what they ask for. */
+  private final Map<FieldDescriptor, ListCap> listCaps;
 
-  private RequestLimits(int maxStringBytes, int maxListEntries, int maxPartitions, int maxMappers) {
+  /** At most {@code max} entries in one list field; {@code why} says where the number comes from. */
+  private static final class ListCap {
+    final int max;
+    final String why;
+
+    ListCap(int max, String why) {
+      this.max = max;
+      this.why = why;
+    }
+  }
+
+  private RequestLimits(int maxStringBytes, int maxListEntries, int maxPartitions, int maxMappers,
+      Map<FieldDescriptor, ListCap> listCaps) {
     this.maxStringBytes = maxStringBytes;
     this.maxListEntries = maxListEntries;
     this.maxPartitions = maxPartitions;
     this.maxMappers = maxMappers;
+    this.listCaps = listCaps;
+  }
+
+  /**
+   * These limits, with the repeated field {@code field} (of any request type) held to at most {@code max} entries
+   * (when that is below the list limit), checked on the bytes like every other limit. For a server that builds
+   * something large per entry: it derives {@code max} from what it can hold; {@code why} (e.g. "what this worker's
+   * heap holds") ends up in the refusal.
+   */
+  public RequestLimits withListCap(FieldDescriptor field, int max, String why) {
+    if (!field.isRepeated()) throw new IllegalArgumentException(field.getFullName() + " is not a list");
+    Map<FieldDescriptor, ListCap> caps = new java.util.HashMap<>(listCaps);
+    caps.put(field, new ListCap(max, why));
+    return new RequestLimits(maxStringBytes, maxListEntries, maxPartitions, maxMappers,
+        java.util.Collections.unmodifiableMap(caps));
   }
 
   public static RequestLimits from(EstuaryConf conf) {
     return new RequestLimits(conf.get(NetworkConfig.MAX_STRING_BYTES), conf.get(NetworkConfig.MAX_LIST_ENTRIES),
-        conf.get(NetworkConfig.MAX_PARTITIONS), conf.get(NetworkConfig.MAX_MAPPERS));
+        conf.get(NetworkConfig.MAX_PARTITIONS), conf.get(NetworkConfig.MAX_MAPPERS), java.util.Collections.emptyMap());
   }
 
   public int maxStringBytes() {
@@ -131,6 +160,10 @@ public final class RequestLimits {
         entries[f.getIndex()] += packed ? packedCount(in) : 1;
         if (entries[f.getIndex()] > maxListEntries) {
           return over(Path.of(path, f, -1) + " has too many entries", NetworkConfig.MAX_LIST_ENTRIES, maxListEntries);
+        }
+        ListCap cap = listCaps.isEmpty() ? null : listCaps.get(f);
+        if (cap != null && entries[f.getIndex()] > cap.max) {
+          return Path.of(path, f, -1) + " has more than " + cap.max + " entries: " + cap.why;
         }
         if (packed) continue; // counted and consumed
       }

@@ -39,6 +39,15 @@ public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCall
   }
 
   /**
+   * The leaks found so far (after a garbage collection), taken from the record so the class-level check does not
+   * report them again: for a test that asserts, in the test itself, that a path releases what it took.
+   */
+  public static List<String> leaksNow() throws InterruptedException {
+    collectGarbage();
+    return RecordingLeakDetector.drain();
+  }
+
+  /**
    * Collects garbage until the reference handler has caught up, then allocates: at the paranoid level every
    * allocation makes Netty look for buffers collected unreleased, and report them.
    */

@@ -33,6 +33,9 @@ public final class Replicator implements Closeable {
   private final TransportClientFactory connections;
   private final Listener listener;
   private final ExecutorService senders = new GuardedThreadPool("worker-replicate", 2);
+  /** Connections being opened, by host and push port. */
+  private final java.util.Map<String, CompletableFuture<TransportClient>> opening =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public Replicator(TransportClientFactory connections, Listener listener) {
     this.connections = connections;
@@ -55,20 +58,41 @@ public final class Replicator implements Closeable {
       send(open, shuffleKey, partitions, epochs, offsets, data, done);
       return done;
     }
+    connecting(w).whenComplete((c, e) -> {
+      if (e != null) {
+        data.release();
+        done.completeExceptionally(e);
+      } else {
+        send(c, shuffleKey, partitions, epochs, offsets, data, done);
+      }
+    });
+    return done;
+  }
+
+  /**
+   * The connection being opened to {@code w}'s push port, opening it if nobody is. Forwards that arrive meanwhile
+   * wait for that one attempt: a replica that does not answer (stopped, or its host gone) then costs them one
+   * connect timeout together, not one each in turn on the few sender threads, which would keep primaries from
+   * answering their writers long after the writers stopped waiting.
+   */
+  private CompletableFuture<TransportClient> connecting(WorkerAddress w) {
+    String key = w.getHost() + ":" + w.getPushPort();
+    CompletableFuture<TransportClient> mine = new CompletableFuture<>();
+    CompletableFuture<TransportClient> pending = opening.putIfAbsent(key, mine);
+    if (pending != null) return pending;
+    mine.whenComplete((c, e) -> opening.remove(key, mine));
     try {
       senders.execute(() -> {
         try {
-          send(connections.client(w.getHost(), w.getPushPort()), shuffleKey, partitions, epochs, offsets, data, done);
+          mine.complete(connections.client(w.getHost(), w.getPushPort()));
         } catch (Exception e) {
-          data.release();
-          done.completeExceptionally(e);
+          mine.completeExceptionally(e);
         }
       });
     } catch (RejectedExecutionException e) { // shutting down
-      data.release();
-      done.completeExceptionally(e);
+      mine.completeExceptionally(e);
     }
-    return done;
+    return mine;
   }
 
   private static void send(TransportClient c, String shuffleKey, int[] partitions, int[] epochs, int[] offsets,

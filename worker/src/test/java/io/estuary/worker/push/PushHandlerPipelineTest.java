@@ -218,6 +218,33 @@ class PushHandlerPipelineTest {
   }
 
   @Test
+  void aMergedPushPastTheEntryCapIsRefusedAndTheWorkerServesOn() {
+    reserve(0, 0, LocationRole.PRIMARY);
+    EmbeddedPushPort bad = connect();
+    EmbeddedPushPort good = connect();
+    int over = PushMergedData.MAX_ENTRIES + 1;
+    bad.send(merged(1, over));
+    RpcFailure f = refusal(bad.reply(), RpcFailure.CONNECTION_ERROR, StatusCode.BAD_REQUEST);
+    assertTrue(f.error.contains(over + " partitions: a merged push carries at most " + PushMergedData.MAX_ENTRIES),
+        f.error);
+    assertFalse(bad.server.isOpen(), "the connection is closed");
+    assertEquals(0, registry.writer(KEY, 0, 0).size(), "nothing of the refused push was written");
+
+    good.send(merged(2, PushMergedData.MAX_ENTRIES)); // at the cap: every entry is taken
+    ack(good.reply(), 2);
+    assertEquals(PushMergedData.MAX_ENTRIES, registry.writer(KEY, 0, 0).size());
+    assertTrue(good.server.isActive());
+  }
+
+  /** A merged push of {@code entries} one-byte pieces, all for partition 0 epoch 0. */
+  private PushMergedData merged(long id, int entries) {
+    int[] offsets = new int[entries];
+    for (int i = 0; i < entries; i++) offsets[i] = i;
+    return new PushMergedData(id, KEY, new int[entries], new int[entries], offsets,
+        new NettyManagedBuffer(data(entries, (int) id)));
+  }
+
+  @Test
   void unknownHeaderFlagsAreAMalformedFrame() {
     reserve(0, 0, LocationRole.PRIMARY);
     EmbeddedPushPort port = connect();
