@@ -161,6 +161,11 @@ public final class LifecycleManager implements Closeable {
     return epochs.masterRequests();
   }
 
+  /** Partitions given new epochs by the driver itself because no master answered (no quorum). */
+  public long reviveDriverPlacements() {
+    return epochs.driverPlacements();
+  }
+
   private void reportFailedWorkers(List<WorkerAddress> workers) {
     work.execute(() -> {
       try {
