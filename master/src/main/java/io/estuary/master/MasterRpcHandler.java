@@ -62,6 +62,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final boolean durableState;
   /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
   private final Map<String, WorkerInfo> latestReports = new ConcurrentHashMap<>();
+  /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
+  private final java.util.concurrent.atomic.AtomicLong placementIds =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() ^ System.currentTimeMillis() << 20);
   /** Shuffles workers hold that the state does not know; expired after the application timeout. */
   private final UnknownShuffles unknown;
   /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
@@ -325,7 +328,9 @@ final class MasterRpcHandler extends ControlRpcHandler {
   /** Logs a placement, in as many entries as its size needs, each after the previous one committed. */
   private CompletableFuture<Void> logPlacement(String app, int shuffleId, List<PartitionLocation> chosen) {
     CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
-    for (SlotsAllocated part : PlacementEntries.split(app, shuffleId, chosen, PlacementEntries.MAX_ENTRY_BYTES)) {
+    long placementId = placementIds.incrementAndGet();
+    for (SlotsAllocated part : PlacementEntries.split(app, shuffleId, chosen, PlacementEntries.MAX_ENTRY_BYTES,
+        placementId)) {
       done = done.thenCompose(v -> log.submit(command(c -> c.setSlotsAllocated(part))));
     }
     return done;

@@ -58,10 +58,12 @@ public final class MasterState {
 
   /** The parts of a placement applied so far. */
   static final class PartialPlacement {
+    final long id;
     final int total;
     final List<PartitionLocation> locations = new ArrayList<>();
 
-    PartialPlacement(int total) {
+    PartialPlacement(long id, int total) {
+      this.id = id;
       this.total = total;
     }
   }

@@ -175,9 +175,10 @@ public final class MasterStateMachine {
         state.partialPlacements.computeIfAbsent(c.getAppId(), a -> new TreeMap<>());
     MasterState.PartialPlacement p = partial.get(c.getShuffleId());
     if (c.getFirstLocation() == 0) {
-      p = new MasterState.PartialPlacement(c.getTotalLocations());
+      p = new MasterState.PartialPlacement(c.getPlacementId(), c.getTotalLocations());
       partial.put(c.getShuffleId(), p);
-    } else if (p == null || p.total != c.getTotalLocations() || p.locations.size() != c.getFirstLocation()) {
+    } else if (p == null || p.id != c.getPlacementId() || p.total != c.getTotalLocations()
+        || p.locations.size() != c.getFirstLocation()) {
       if (partial.isEmpty()) state.partialPlacements.remove(c.getAppId());
       return;
     }
@@ -211,7 +212,7 @@ public final class MasterStateMachine {
       if (partial != null) {
         for (java.util.Map.Entry<Integer, MasterState.PartialPlacement> sh : partial.entrySet()) {
           a.addPartial(ShuffleSlots.newBuilder().setShuffleId(sh.getKey()).addAllLocations(sh.getValue().locations)
-              .setTotalLocations(sh.getValue().total));
+              .setTotalLocations(sh.getValue().total).setPlacementId(sh.getValue().id));
         }
       }
       b.addApplications(a);
@@ -243,7 +244,8 @@ public final class MasterStateMachine {
       for (ShuffleSlots sh : a.getShufflesList()) shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
       state.applications.put(a.getAppId(), shuffles);
       for (ShuffleSlots sh : a.getPartialList()) {
-        MasterState.PartialPlacement p = new MasterState.PartialPlacement(sh.getTotalLocations());
+        MasterState.PartialPlacement p =
+            new MasterState.PartialPlacement(sh.getPlacementId(), sh.getTotalLocations());
         p.locations.addAll(sh.getLocationsList());
         state.partialPlacements.computeIfAbsent(a.getAppId(), x -> new TreeMap<>()).put(sh.getShuffleId(), p);
       }

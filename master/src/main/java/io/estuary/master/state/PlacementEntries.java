@@ -17,9 +17,12 @@ public final class PlacementEntries {
 
   private PlacementEntries() {}
 
-  /** The entries that log {@code locations}, in the order they must be logged (each after the previous). */
+  /**
+   * The entries that log {@code locations}, in the order they must be logged (each after the previous);
+   * {@code placementId} tells this placement's parts from those of any other (an interrupted one).
+   */
   public static List<SlotsAllocated> split(String appId, int shuffleId, List<PartitionLocation> locations,
-      int maxEntryBytes) {
+      int maxEntryBytes, long placementId) {
     List<SlotsAllocated> out = new ArrayList<>();
     SlotsAllocated.Builder part = SlotsAllocated.newBuilder().setAppId(appId).setShuffleId(shuffleId);
     int bytes = 0;
@@ -37,7 +40,9 @@ public final class PlacementEntries {
     out.add(part.build());
     if (out.size() == 1) return out; // one entry: the whole placement (total_locations 0)
     List<SlotsAllocated> parts = new ArrayList<>(out.size());
-    for (SlotsAllocated p : out) parts.add(p.toBuilder().setTotalLocations(locations.size()).build());
+    for (SlotsAllocated p : out) {
+      parts.add(p.toBuilder().setTotalLocations(locations.size()).setPlacementId(placementId).build());
+    }
     return parts;
   }
 }
