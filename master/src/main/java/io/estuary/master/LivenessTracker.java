@@ -22,6 +22,11 @@ final class LivenessTracker {
     lastSeen.put(id, nowMs);
   }
 
+  /** The last heartbeat of {@code id}, or null when none is tracked (never heard, forgotten, or a reset). */
+  Long lastSeen(String id) {
+    return lastSeen.get(id);
+  }
+
   void forget(String id) {
     lastSeen.remove(id);
   }

@@ -81,9 +81,12 @@ public final class Master implements Closeable {
     }
     this.workerLiveness = new LivenessTracker(conf.get(MasterConfig.WORKER_TIMEOUT));
     this.appLiveness = new LivenessTracker(conf.get(MasterConfig.APPLICATION_TIMEOUT));
+    long lateAfterMs = conf.get(MasterConfig.WORKER_TIMEOUT) / 4;
     WorkerFailureTracker failures = this.failures = new WorkerFailureTracker(log,
         conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD), conf.get(MasterConfig.WORKER_FAILURE_WINDOW),
-        conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE), System::currentTimeMillis);
+        conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE),
+        conf.get(MasterConfig.WORKER_FAILURE_MAX_EXCLUDED_FRACTION),
+        id -> ownHeartbeatsTroubled(id, lateAfterMs), System::currentTimeMillis);
     MasterRpcHandler handler = this.handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
         conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures, io.estuary.network.rpc.RequestLimits.from(conf));
     log.onLeadershipChange(() -> {
@@ -183,6 +186,22 @@ public final class Master implements Closeable {
     return log.stateMachine().read(reader);
   }
 
+  /**
+   * Whether a worker's own heartbeats show trouble: none for a quarter of the worker timeout (a few missed beats),
+   * or its latest report has a disk that is not healthy.
+   */
+  private boolean ownHeartbeatsTroubled(String workerId, long lateAfterMs) {
+    Long last = workerLiveness.lastSeen(workerId);
+    // Nothing tracked (a new leader not yet heard from it) is no evidence either way.
+    if (last != null && System.currentTimeMillis() - last > lateAfterMs) return true;
+    WorkerInfo report = handler == null ? null : handler.latestReport(workerId);
+    if (report == null) return false;
+    for (io.estuary.common.protocol.DiskInfo d : report.getDisksList()) {
+      if (d.getStatus() != io.estuary.common.protocol.DiskStatus.DISK_HEALTHY) return true;
+    }
+    return false;
+  }
+
   void checkLiveness() {
     if (!log.isLeader()) return; // only the leader decides what is lost
     try {
@@ -207,6 +226,7 @@ public final class Master implements Closeable {
             .build());
       }
       changes.addAll(failures.readmissions());
+      handler.pruneUnknownShuffles(now);
       // Everything one check found goes into the log as one entry.
       if (changes.size() == 1) log.submit(changes.get(0));
       else if (changes.size() > 1) {

@@ -30,6 +30,7 @@ import io.estuary.common.util.ShuffleKey;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocator;
 import io.estuary.master.state.MasterState;
+import io.estuary.master.state.PlacementEntries;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.rpc.ControlRpcHandler;
@@ -59,10 +60,13 @@ final class MasterRpcHandler extends ControlRpcHandler {
   private final long applicationTimeoutMs;
   private final MasterMetrics metrics;
   private final boolean durableState;
-  /** When this master last became leader: before a full application timeout has passed, it may not know every app. */
-  private volatile long leaderSinceMs = System.currentTimeMillis();
   /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
   private final Map<String, WorkerInfo> latestReports = new ConcurrentHashMap<>();
+  /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
+  private final java.util.concurrent.atomic.AtomicLong placementIds =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() ^ System.currentTimeMillis() << 20);
+  /** Shuffles workers hold that the state does not know; expired after the application timeout. */
+  private final UnknownShuffles unknown;
   /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
   private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
@@ -81,6 +85,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
     this.workerLiveness = workerLiveness;
     this.appLiveness = appLiveness;
     this.applicationTimeoutMs = applicationTimeoutMs;
+    this.unknown = new UnknownShuffles(applicationTimeoutMs);
+  }
+
+  /** Forgets unknown shuffles no worker reported for a while; run periodically. */
+  void pruneUnknownShuffles(long nowMs) {
+    unknown.prune(nowMs);
+  }
+
+  /** The newest report (disks, load) of a worker since this master leads, or null. */
+  WorkerInfo latestReport(String workerId) {
+    return latestReports.get(workerId);
   }
 
   /** Forgets the load report of a worker declared lost. */
@@ -90,8 +105,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
 
   /** Called when this master gains or loses leadership. */
   void leadershipChanged() {
-    leaderSinceMs = System.currentTimeMillis();
     latestReports.clear();
+    unknown.reset();
   }
 
   @Override
@@ -190,17 +205,24 @@ final class MasterRpcHandler extends ControlRpcHandler {
     workerLiveness.touch(id, now);
     latestReports.put(id, r.getWorker());
     WorkerHeartbeatResponse.Builder resp = WorkerHeartbeatResponse.newBuilder().setRegistered(true);
-    boolean longUp = now - leaderSinceMs > applicationTimeoutMs;
     log.stateMachine().read(s -> {
       for (String key : r.getShuffleKeysList()) {
         String app = ShuffleKey.appId(key);
         int shuffle = ShuffleKey.shuffleId(key);
-        // An app this master has never heard of is only expired once a live app would have re-registered.
-        // What the log recorded as removed is expired. An app never heard of is expired only by a single master,
-        // whose state does not survive a restart; replicated state always knows, and a deposed leader answering
-        // from stale state must not condemn data it never heard of.
-        boolean expired = s.wasRemoved(app) || s.isShuffleUnregistered(app, shuffle)
-            || (!durableState && !s.hasApplication(app) && longUp);
+        boolean expired;
+        if (s.wasRemoved(app) || s.isShuffleUnregistered(app, shuffle)) {
+          expired = true; // what the log recorded as gone
+        } else if (s.isShufflePlaced(app, shuffle)
+            || (s.hasApplication(app) && !durableState)) {
+          // A single master's state does not survive a restart: a live application's shuffles it never heard of
+          // are not garbage. Replicated state always knows every shuffle it placed.
+          expired = false;
+          unknown.known(key);
+        } else {
+          // Unknown: forgotten (the records of removals are bounded) or never placed. Expired once reported so
+          // for a whole application timeout on this leader.
+          expired = unknown.reportedUnknown(key, now);
+        }
         if (expired) resp.addExpiredShuffleKeys(key);
       }
       return null;
@@ -297,14 +319,24 @@ final class MasterRpcHandler extends ControlRpcHandler {
       LOG.info("Shuffle {} of {}: partitions on lost, inactive or excluded workers placed anew", r.getShuffleId(),
           r.getAppId());
     }
-    return log.submit(command(c -> c.setSlotsAllocated(SlotsAllocated.newBuilder()
-        .setAppId(r.getAppId()).setShuffleId(r.getShuffleId()).addAllLocations(chosen)))).thenApply(v -> {
+    return logPlacement(r.getAppId(), r.getShuffleId(), chosen).thenApply(v -> {
           if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
             throw new EstuaryException("application " + r.getAppId() + " expired while shuffle " + r.getShuffleId()
                 + " was being placed; it registers again with its next request");
           }
           return chosen;
         });
+  }
+
+  /** Logs a placement, in as many entries as its size needs, each after the previous one committed. */
+  private CompletableFuture<Void> logPlacement(String app, int shuffleId, List<PartitionLocation> chosen) {
+    CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+    long placementId = placementIds.incrementAndGet();
+    for (SlotsAllocated part : PlacementEntries.split(app, shuffleId, chosen, PlacementEntries.MAX_ENTRY_BYTES,
+        placementId)) {
+      done = done.thenCompose(v -> log.submit(command(c -> c.setSlotsAllocated(part))));
+    }
+    return done;
   }
 
   /**

@@ -24,6 +24,12 @@ import org.slf4j.LoggerFactory;
  * afterwards. A worker that is dead is declared lost by the heartbeat timeout anyway; this catches workers that
  * heartbeat but fail their clients (a bad NIC, a stuck disk), and does so sooner.
  *
+ * <p>Reports alone exclude at most {@code maxExcludedFraction} of the registered workers (at least one): when
+ * applications report many workers at once the fault is more likely between them (a switch, the applications' own
+ * network) than in the workers, and excluding them all would leave every new shuffle without slots. Past that cap a
+ * reported worker is excluded only when its own heartbeats corroborate the reports ({@link OwnEvidence}). Whatever
+ * the evidence, an exclusion never leaves fewer than {@link #MIN_SERVING} workers that can take new slots.
+ *
  * <p>Only exclusions made here are lifted here. Which ones those are is recorded in the log, as the reason's
  * {@link #REASON_PREFIX}: an operator who excludes or decommissions the worker meanwhile replaces the reason, so
  * their decision stands, and a new leader lifts its predecessor's automatic exclusions (after a full grace of its
@@ -35,19 +41,36 @@ final class WorkerFailureTracker {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerFailureTracker.class);
   static final String REASON_PREFIX = "reported failing by ";
   private static final int MAX_REASON_CHARS = 300;
+  /** Workers that must stay able to take new slots: a replicated shuffle needs two. */
+  static final int MIN_SERVING = 2;
+
+  /** What a worker's own heartbeats say about it; called under this tracker's lock, must not block. */
+  interface OwnEvidence {
+    OwnEvidence NONE = id -> false;
+
+    /** Whether the worker's heartbeats show trouble too (late, or a disk not healthy). */
+    boolean troubled(String workerId);
+  }
 
   private final StateLog log;
   private final int threshold;
   private final long windowMs;
   private final long graceMs;
   private final LongSupplier clock;
+  private final double maxExcludedFraction;
+  private final OwnEvidence evidence;
   /** Worker id to (application to the time of its latest report), within the window. */
   private final Map<String, Map<String, Long>> reports = new HashMap<>();
   /** Automatic exclusions, by worker id, to when they began (or when this leader first saw them). */
   private final Map<String, Long> excludedSince = new HashMap<>();
+  /** Exclusions logged but not committed yet: they count against the cap and the floor already. */
+  private final Set<String> pendingExclusions = new HashSet<>();
 
-  WorkerFailureTracker(StateLog log, int threshold, long windowMs, long graceMs, LongSupplier clock) {
+  WorkerFailureTracker(StateLog log, int threshold, long windowMs, long graceMs, double maxExcludedFraction,
+      OwnEvidence evidence, LongSupplier clock) {
     this.log = log;
+    this.maxExcludedFraction = maxExcludedFraction;
+    this.evidence = evidence;
     this.threshold = threshold;
     this.windowMs = windowMs;
     this.graceMs = graceMs;
@@ -55,8 +78,9 @@ final class WorkerFailureTracker {
   }
 
   /**
-   * Counts one application's report about some workers; excludes those that reach the threshold. Completes when
-   * the exclusions are committed. Workers the master does not know, or that are not ACTIVE, are ignored.
+   * Counts one application's report about some workers; excludes those that reach the threshold, within the cap
+   * and the floor (see the class doc). Completes when the exclusions are committed. Workers the master does not
+   * know, or that are not ACTIVE, are ignored.
    */
   synchronized CompletableFuture<Void> report(String appId, List<WorkerAddress> workers, String reason) {
     long now = clock.getAsLong();
@@ -71,13 +95,64 @@ final class WorkerFailureTracker {
       byApp.put(appId, now);
       prune(byApp, now);
       if (byApp.size() < threshold) continue;
-      String why = REASON_PREFIX + byApp.size() + " applications: " + shorten(reason);
+      boolean troubled = evidence.troubled(id);
+      String refusal = refusal(id, troubled);
+      if (refusal != null) {
+        // Kept in the reports: the worker is excluded once the cap or the floor allows it (and reports continue).
+        LOG.warn("Worker {} reported failing by {} applications is not excluded: {}", id, byApp.size(), refusal);
+        continue;
+      }
+      String why = REASON_PREFIX + byApp.size() + " applications" + (troubled ? " and its own heartbeats" : "")
+          + ": " + shorten(reason);
       reports.remove(id);
       excludedSince.put(id, now);
       LOG.warn("Worker {} excluded from placement for {} ms: {}", id, graceMs, why);
-      logged.add(log.submit(stateChange(known.getAddress(), WorkerState.WORKER_EXCLUDED, why)));
+      pendingExclusions.add(id);
+      logged.add(log.submit(stateChange(known.getAddress(), WorkerState.WORKER_EXCLUDED, why))
+          .whenComplete((v, e) -> committed(id)));
     }
     return CompletableFuture.allOf(logged.toArray(new CompletableFuture<?>[0]));
+  }
+
+  private synchronized void committed(String id) {
+    pendingExclusions.remove(id);
+  }
+
+  /** Why excluding the worker now would break the cap or the floor; null when it may be excluded. */
+  private String refusal(String id, boolean troubled) {
+    int[] counts = log.stateMachine().read(s -> {
+      int registered = 0;
+      int serving = 0;
+      int automatic = 0;
+      for (WorkerInfo w : s.workers()) {
+        String wid = WorkerId.of(w.getAddress());
+        registered++;
+        WorkerState st = s.workerState(wid);
+        boolean pending = pendingExclusions.contains(wid);
+        if (st == WorkerState.WORKER_ACTIVE && !pending && hasHealthyDisk(w)) serving++;
+        if (pending || (st == WorkerState.WORKER_EXCLUDED && s.workerStateReason(wid).startsWith(REASON_PREFIX))) {
+          automatic++;
+        }
+      }
+      return new int[] {registered, serving, automatic};
+    });
+    if (counts[1] - 1 < MIN_SERVING) {
+      return "it would leave fewer than " + MIN_SERVING + " workers that can take new slots";
+    }
+    int cap = Math.max(1, (int) Math.floor(maxExcludedFraction * counts[0]));
+    if (!troubled && counts[2] >= cap) {
+      return counts[2] + " workers are excluded on reports already, the most "
+          + "estuary.master.workerFailure.maxExcludedFraction allows of " + counts[0] + ", and its own heartbeats "
+          + "are healthy";
+    }
+    return null;
+  }
+
+  private static boolean hasHealthyDisk(WorkerInfo w) {
+    for (io.estuary.common.protocol.DiskInfo d : w.getDisksList()) {
+      if (d.getStatus() == io.estuary.common.protocol.DiskStatus.DISK_HEALTHY) return true;
+    }
+    return false;
   }
 
   /**
@@ -109,6 +184,7 @@ final class WorkerFailureTracker {
   synchronized void leadershipChanged() {
     reports.clear();
     excludedSince.clear();
+    pendingExclusions.clear();
   }
 
   private static Map<String, WorkerAddress> automaticExclusions(MasterState s) {

@@ -35,14 +35,64 @@ class WorkerFailureTrackerTest {
   void cluster() {
     log = new LocalStateLog();
     now = 1_000_000;
-    for (int i = 0; i < 3; i++) {
+    register(6);
+  }
+
+  private void register(int workers) {
+    for (int i = 0; i < workers; i++) {
       log.submit(MasterCommand.newBuilder().setWorkerRegistered(WorkerRegistered.newBuilder()
-          .setWorker(WorkerInfo.newBuilder().setAddress(addr(i)))).build()).join();
+          .setWorker(WorkerInfo.newBuilder().setAddress(addr(i)).addDisks(io.estuary.common.protocol.DiskInfo
+              .newBuilder().setMountPoint("/d1")))).build()).join();
     }
   }
 
+  /** Without a cap on the excluded fraction, as the cases below the cap need. */
   private WorkerFailureTracker tracker(int threshold) {
-    return new WorkerFailureTracker(log, threshold, WINDOW, GRACE, () -> now);
+    return new WorkerFailureTracker(log, threshold, WINDOW, GRACE, 1.0, WorkerFailureTracker.OwnEvidence.NONE,
+        () -> now);
+  }
+
+  private int excluded(int workers) {
+    int n = 0;
+    for (int i = 0; i < workers; i++) if (state(i) == WorkerState.WORKER_EXCLUDED) n++;
+    return n;
+  }
+
+  /**
+   * The probe: a fault between the applications and the workers (a switch) makes two applications report every
+   * worker. Reports alone exclude no more than the cap; workers whose own heartbeats show trouble may go past it;
+   * the last two workers that can serve never go.
+   */
+  @Test
+  void reportsOfEveryWorkerExcludeNoMoreThanTheCap() {
+    register(10);
+    java.util.Set<Integer> troubled = new java.util.HashSet<>();
+    WorkerFailureTracker t = new WorkerFailureTracker(log, 2, WINDOW, GRACE, 0.3,
+        id -> troubled.contains(Integer.parseInt(id.substring(1, id.indexOf(':')))), () -> now);
+    List<WorkerAddress> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 10; i++) all.add(addr(i));
+    t.report("app-a", all, "connection timed out").join();
+    t.report("app-b", all, "connection timed out").join();
+    System.out.printf("EXCLUSION PROBE: two applications reported all 10 workers: %d excluded%n", excluded(10));
+    assertEquals(3, excluded(10), "30% of 10 workers");
+    // A worker whose own heartbeats are late is excluded past the cap.
+    troubled.add(9);
+    t.report("app-c", one(9), "connection timed out").join();
+    assertEquals(WorkerState.WORKER_EXCLUDED, state(9));
+    assertTrue(reason(9).contains("its own heartbeats"), reason(9));
+    // Once an exclusion is lifted, a reported worker may take its place under the cap.
+    now += GRACE;
+    assertEquals(4, check(t));
+    t.report("app-a", one(5), "x").join();
+    t.report("app-b", one(5), "x").join();
+    assertEquals(WorkerState.WORKER_EXCLUDED, state(5));
+
+    // However troubled, the last two workers that can serve stay.
+    check(t);
+    for (int i = 0; i < 10; i++) troubled.add(i);
+    t.report("app-a", all, "x").join();
+    t.report("app-b", all, "x").join();
+    assertEquals(8, excluded(10));
   }
 
   private WorkerState state(int i) {
@@ -118,7 +168,7 @@ class WorkerFailureTrackerTest {
     assertEquals(WorkerState.WORKER_EXCLUDED, state(2));
     assertTrue(reason(2).startsWith("reported failing by 1 applications: "), reason(2));
     assertTrue(t.reported().isEmpty(), "nothing is kept about an unknown worker");
-    assertEquals(3, (int) log.stateMachine().read(s -> s.workers().size()));
+    assertEquals(6, (int) log.stateMachine().read(s -> s.workers().size()));
   }
 
   @Test

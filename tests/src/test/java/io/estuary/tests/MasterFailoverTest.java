@@ -25,6 +25,7 @@ import scala.Tuple2;
 class MasterFailoverTest {
   private Checksum expectedChained;
   private Checksum expectedSingle;
+  private Checksum expectedPaused;
   private MiniCluster cluster;
   private SparkSession spark;
 
@@ -41,12 +42,45 @@ class MasterFailoverTest {
     return Checksum.of(rdd.reduceByKey(Long::sum, 3).map(Tuple2::toString));
   }
 
+  /**
+   * One shuffle without map-side combine, so maps push as they go: each map pushes half its records, pauses for
+   * {@code pauseMs} (when masters and workers can fail), then pushes the rest.
+   */
+  static Checksum pausedHalfway(SparkSession s, long pauseMs) {
+    JavaPairRDD<Integer, Long> rdd = ShuffleJobs.pairs(s, 400_000, 4_000, 4).mapPartitionsToPair(it -> {
+      java.util.List<Tuple2<Integer, Long>> all = new java.util.ArrayList<>();
+      it.forEachRemaining(all::add);
+      return new java.util.Iterator<Tuple2<Integer, Long>>() {
+        private int i;
+
+        @Override
+        public boolean hasNext() {
+          if (i == all.size() / 2 && pauseMs > 0) {
+            try {
+              Thread.sleep(pauseMs);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return i < all.size();
+        }
+
+        @Override
+        public Tuple2<Integer, Long> next() {
+          return all.get(i++);
+        }
+      };
+    }, true).partitionBy(new org.apache.spark.HashPartitioner(5));
+    return Checksum.of(rdd.map(Tuple2::toString));
+  }
+
   @BeforeAll
   void nativeResults() {
     SparkSession nat = SparkSessions.start(SparkSessions.base("local[2]", "native"));
     try {
       expectedChained = chained(nat, 4, 0);
       expectedSingle = chained(nat, 1, 0);
+      expectedPaused = pausedHalfway(nat, 0);
     } finally {
       nat.stop();
     }
@@ -138,6 +172,21 @@ class MasterFailoverTest {
     assertEquals(expectedSingle, next.get(5, TimeUnit.MINUTES));
   }
 
+  /**
+   * Two of three masters down, then a worker dies while the maps push: a running shuffle still gets new locations
+   * (the driver places the revived partitions on the shuffle's surviving workers itself when no master answers),
+   * and the output is exact. See "Without a master quorum" in the README.
+   */
+  @Test
+  void aWorkerLossWithTwoMastersDownIsRevivedWithoutAMaster() throws Exception {
+    CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> pausedHalfway(spark, 10_000));
+    await("the maps have registered their shuffle and pushed", () -> registeredShuffles() >= 1);
+    int leader = cluster.awaitLeader();
+    cluster.stopMaster(leader);
+    cluster.stopMaster((leader + 1) % 3);
+    cluster.workers().get(0).close(); // as a crash: its open locations are never committed
+    assertEquals(expectedPaused, job.get(5, TimeUnit.MINUTES), "output after a worker loss without a quorum");
+  }
 
   /** Masters as separate processes: the leader is killed with SIGKILL while the job runs. */
   @Test

@@ -35,6 +35,13 @@ import org.slf4j.LoggerFactory;
 final class EpochAllocator {
   private static final Logger LOG = LoggerFactory.getLogger(EpochAllocator.class);
   private static final int PLACEMENT_TRIES = 4;
+  /**
+   * How long a revive waits for a master before the driver places the partitions itself: a writer is waiting, and
+   * with no quorum no master will answer however long it waits.
+   */
+  static final long REVIVE_MASTER_WAIT_MS = 5_000;
+  /** After no master answered, revives go straight to the driver's own placement for this long. */
+  static final long MASTER_DOWN_MEMORY_MS = 30_000;
 
   private final String appId;
   private final MasterClient master;
@@ -48,6 +55,9 @@ final class EpochAllocator {
   private final Set<Integer> running = new HashSet<>();
   private final AtomicLong masterRequests = new AtomicLong();
   private final AtomicLong reviveRequests = new AtomicLong();
+  private final AtomicLong driverPlacements = new AtomicLong();
+  /** Until when revives skip the masters (none answered recently). */
+  private volatile long mastersDownUntilMs;
 
   /** Partitions of one shuffle waiting for the next master request, with workers to avoid for splits. */
   private static final class Batch {
@@ -93,6 +103,11 @@ final class EpochAllocator {
 
   long masterRequests() {
     return masterRequests.get();
+  }
+
+  /** Partitions placed by the driver itself because no master answered. */
+  long driverPlacements() {
+    return driverPlacements.get();
   }
 
   /**
@@ -176,24 +191,21 @@ final class EpochAllocator {
       // the master's own view of live workers decides, and reservations weed out the dead.
       Set<String> excluded = new HashSet<>(trustMasterOnly ? new ArrayList<>() : failedWorkers.ids());
       if (attempt == 0) for (Set<String> avoid : left.values()) excluded.addAll(avoid);
-      List<PartitionLocation> locs;
+      List<PartitionLocation> raw;
       try {
-        masterRequests.incrementAndGet();
-        RequestSlotsResponse r = master.ask(Request.newBuilder().setReviveSlots(ReviveSlotsRequest.newBuilder()
-            .setAppId(appId).setShuffleId(b.shuffle.shuffleId).addAllPartitionIds(parts).setReplicate(replicate)
-            .addAllExcludedWorkers(excluded)), RequestSlotsResponse.parser(), masterWaitMs);
-        locs = new ArrayList<>();
-        for (int i = 0; i < parts.size(); i++) {
-          locs.add(EpochTable.withEpoch(r.getLocations(i).toBuilder().setPartitionId(parts.get(i)).build(),
-              b.table.nextEpoch(parts.get(i))));
-        }
+        raw = placement(b, parts, excluded, attempt);
       } catch (RemoteException | RuntimeException e) {
-        LOG.warn("No new locations for partitions {} of {} from the master (avoiding {}): {}", parts, b.shuffle,
-            excluded, e.toString());
+        LOG.warn("No new locations for partitions {} of {} (avoiding {}): {}", parts, b.shuffle, excluded,
+            e.toString());
         trustMasterOnly = attempt > 0;
         last = new StatusException(StatusCode.RETRY_LATER, "no new location for partitions " + parts + " of "
             + b.shuffle + ": " + e.getMessage(), e);
         continue; // a split that excluded every worker tries again anywhere
+      }
+      List<PartitionLocation> locs = new ArrayList<>();
+      for (int i = 0; i < parts.size(); i++) {
+        locs.add(EpochTable.withEpoch(raw.get(i).toBuilder().setPartitionId(parts.get(i)).build(),
+            b.table.nextEpoch(parts.get(i))));
       }
       Map<WorkerAddress, String> refused = reserver.reserve(b.shuffle.shuffleId, locs);
       if (!refused.isEmpty()) {
@@ -213,6 +225,45 @@ final class EpochAllocator {
       }
     }
     for (int p : left.keySet()) b.table.abandon(p, last);
+  }
+
+  /**
+   * Where the partitions go: the master's choice, or, when no master answers (no quorum), the driver's own among
+   * the shuffle's workers ({@link DriverPlacement}). A master that answers with a refusal is obeyed.
+   */
+  private List<PartitionLocation> placement(Batch b, List<Integer> parts, Set<String> excluded, int attempt)
+      throws RemoteException {
+    if (System.currentTimeMillis() >= mastersDownUntilMs) {
+      try {
+        masterRequests.incrementAndGet();
+        RequestSlotsResponse r = master.ask(Request.newBuilder().setReviveSlots(ReviveSlotsRequest.newBuilder()
+            .setAppId(appId).setShuffleId(b.shuffle.shuffleId).addAllPartitionIds(parts).setReplicate(replicate)
+            .addAllExcludedWorkers(excluded)), RequestSlotsResponse.parser(),
+            Math.min(masterWaitMs, REVIVE_MASTER_WAIT_MS));
+        return r.getLocationsList();
+      } catch (RemoteException e) {
+        if (!noMasterAnswers(e)) throw e;
+        mastersDownUntilMs = System.currentTimeMillis() + MASTER_DOWN_MEMORY_MS;
+        LOG.warn("No master answers ({}); {} places partitions {} of {} itself, on the shuffle's own workers, "
+            + "until one does", e.getMessage(), appId, parts, b.shuffle);
+      }
+    }
+    List<PartitionLocation> locs = DriverPlacement.place(parts, b.table.currentAll(), excluded, replicate,
+        attempt + (int) driverPlacements.get());
+    driverPlacements.addAndGet(parts.size());
+    return locs;
+  }
+
+  /** Whether the failure means no master could answer (none reachable, or none leading), not a refusal. */
+  static boolean noMasterAnswers(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof RemoteException) {
+        RemoteException r = (RemoteException) t;
+        if (r.status() == StatusCode.NOT_LEADER || r.isConnectionFailure()) return true;
+      }
+      if (t.getCause() == t) break;
+    }
+    return false;
   }
 
   private static boolean onAny(PartitionLocation loc, Set<WorkerAddress> workers) {

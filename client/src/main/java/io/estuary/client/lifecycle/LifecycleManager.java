@@ -188,6 +188,11 @@ public final class LifecycleManager implements Closeable {
     return commitsFinished.get();
   }
 
+  /** Partitions given new epochs by the driver itself because no master answered (no quorum). */
+  public long reviveDriverPlacements() {
+    return epochs.driverPlacements();
+  }
+
   private void reportFailedWorkers(List<WorkerAddress> workers) {
     work.execute(() -> {
       try {

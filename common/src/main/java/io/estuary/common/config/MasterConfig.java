@@ -174,5 +174,15 @@ public final class MasterConfig {
               + "this way.")
           .build();
 
+  public static final ConfigEntry<Double> WORKER_FAILURE_MAX_EXCLUDED_FRACTION =
+      ConfigEntry.builder("estuary.master.workerFailure.maxExcludedFraction", ConfigType.DOUBLE)
+          .defaultValue("0.3").check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
+          .doc("At most this fraction of the registered workers (at least one) is excluded on failure reports "
+              + "alone, so a fault between clients and workers (a switch) that makes applications report every "
+              + "worker cannot empty the cluster. Past it, a reported worker is excluded only if its own heartbeats "
+              + "show trouble (late, or a disk not healthy). Never are the last two workers that can take new slots "
+              + "excluded this way.")
+          .build();
+
   static void touch() {}
 }

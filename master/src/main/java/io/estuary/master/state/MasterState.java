@@ -29,15 +29,44 @@ public final class MasterState {
   final Map<String, String> workerStateReasons = new TreeMap<>();
   /** Application ids currently registered. */
   final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
-  /** Applications removed recently; their data is expired even though the master no longer knows them. */
+  /**
+   * Applications removed recently, the newest {@link #MAX_RECENTLY_REMOVED}: workers are told at once to delete
+   * their data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows
+   * nothing of, and those expire after the application timeout (see the leader's UnknownShuffles).
+   */
   final Map<String, Boolean> recentlyRemoved = new LinkedHashMap<String, Boolean>() {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
-      return size() > 100_000;
+      return size() > MAX_RECENTLY_REMOVED;
     }
   };
-  /** Shuffles unregistered while their application lives on. */
-  final Map<String, Map<Integer, Boolean>> unregisteredShuffles = new HashMap<>();
+  static final int MAX_RECENTLY_REMOVED = 10_000;
+  /**
+   * Shuffles unregistered while their application lives on, the {@link #MAX_UNREGISTERED_PER_APP} highest ids of
+   * each (the newest: ids grow): workers are told at their next heartbeat to delete the data. An id dropped from
+   * here expires as an unknown shuffle does, after the application timeout, so a long-lived application's state
+   * stays bounded without leaking worker data.
+   */
+  final Map<String, java.util.TreeSet<Integer>> unregisteredShuffles = new HashMap<>();
+  static final int MAX_UNREGISTERED_PER_APP = 1_000;
+  /**
+   * Placements logged in several entries whose last part has not been applied yet, by application and shuffle. An
+   * interrupted one (the leader failed between parts) stays until the shuffle is placed again, unregistered or its
+   * application removed.
+   */
+  final Map<String, Map<Integer, PartialPlacement>> partialPlacements = new TreeMap<>();
+
+  /** The parts of a placement applied so far. */
+  static final class PartialPlacement {
+    final long id;
+    final int total;
+    final List<PartitionLocation> locations = new ArrayList<>();
+
+    PartialPlacement(long id, int total) {
+      this.id = id;
+      this.total = total;
+    }
+  }
 
   public List<WorkerInfo> workers() {
     return new ArrayList<>(workers.values());
@@ -89,8 +118,24 @@ public final class MasterState {
   }
 
   public boolean isShuffleUnregistered(String appId, int shuffleId) {
-    Map<Integer, Boolean> s = unregisteredShuffles.get(appId);
-    return s != null && s.containsKey(shuffleId);
+    java.util.Set<Integer> s = unregisteredShuffles.get(appId);
+    return s != null && s.contains(shuffleId);
+  }
+
+  /** Whether the shuffle is placed (or being placed) for a registered application. */
+  public boolean isShufflePlaced(String appId, int shuffleId) {
+    Map<Integer, List<PartitionLocation>> s = applications.get(appId);
+    if (s == null) return false;
+    if (s.containsKey(shuffleId)) return true;
+    Map<Integer, PartialPlacement> p = partialPlacements.get(appId);
+    return p != null && p.containsKey(shuffleId);
+  }
+
+  /** Unregistered shuffle ids remembered, over all applications (bounded per application). */
+  public int unregisteredShuffleCount() {
+    int n = 0;
+    for (java.util.Set<Integer> ids : unregisteredShuffles.values()) n += ids.size();
+    return n;
   }
 
   static boolean usable(DiskInfo d) {

@@ -104,7 +104,8 @@ public final class RatisStateLog implements StateLog {
         .setServerId(RaftPeerId.valueOf(selfId))
         .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
         .setProperties(p)
-        .setStateMachine(new RatisStateMachine(stateMachine, this::leadershipChanged))
+        .setStateMachine(new RatisStateMachine(stateMachine, this::leadershipChanged,
+            why -> applyFailed(why, onRaftLost)))
         .setOption(RaftStorage.StartupOption.RECOVER)
         .build();
     server.start();
@@ -115,6 +116,23 @@ public final class RatisStateLog implements StateLog {
       }
     }, 1, 1, TimeUnit.SECONDS);
     LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
+  }
+
+  /** A committed entry could not be applied: stop the Raft server (not on the apply thread) and the master. */
+  private void applyFailed(String why, Runnable onRaftLost) {
+    if (closing) return;
+    closing = true; // the watchdog must not report it a second time
+    Thread t = new Thread(() -> {
+      LOG.error("Stopping this master: {}", why);
+      try {
+        server.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Closing the Raft server failed", e);
+      }
+      onRaftLost.run();
+    }, "master-apply-failed");
+    t.setDaemon(true);
+    t.start();
   }
 
   private DivisionInfo info() {
@@ -138,6 +156,12 @@ public final class RatisStateLog implements StateLog {
   @Override
   public CompletableFuture<Void> submit(MasterCommand command) {
     CompletableFuture<Void> done = new CompletableFuture<>();
+    try {
+      MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
+    } catch (RuntimeException e) {
+      done.completeExceptionally(e);
+      return done;
+    }
     if (!isLeader()) {
       done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
       return done;

@@ -39,10 +39,19 @@ final class RatisStateMachine extends BaseStateMachine {
   private final MasterStateMachine state;
   private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
   private final Runnable leadershipListener;
+  private final java.util.function.Consumer<String> applyFailed;
+  /** Set (on the apply thread) once an entry could not be applied: nothing after it is applied either. */
+  private volatile String stoppedBecause;
 
-  RatisStateMachine(MasterStateMachine state, Runnable leadershipListener) {
+  /**
+   * {@code applyFailed} is told, once, why a committed entry could not be applied; the master must stop (it is
+   * called on Ratis's apply thread and must not block).
+   */
+  RatisStateMachine(MasterStateMachine state, Runnable leadershipListener,
+      java.util.function.Consumer<String> applyFailed) {
     this.state = state;
     this.leadershipListener = leadershipListener;
+    this.applyFailed = applyFailed;
   }
 
   @Override
@@ -92,6 +101,7 @@ final class RatisStateMachine extends BaseStateMachine {
   @Override
   public long takeSnapshot() throws IOException {
     // Runs on the apply thread, so no command is applied while the state is copied.
+    if (stoppedBecause != null) throw new IOException("no snapshot: " + stoppedBecause);
     TermIndex ti = getLastAppliedTermIndex();
     MasterSnapshot snap = state.snapshot();
     File f = storage.getSnapshotFile(ti.getTerm(), ti.getIndex());
@@ -116,20 +126,34 @@ final class RatisStateMachine extends BaseStateMachine {
     return ti.getIndex();
   }
 
+  /**
+   * Applies a committed entry. An entry that cannot be applied is never skipped: the applied index stays before it,
+   * nothing after it is applied, and the master is told to stop (loudly), since going on would leave its state
+   * different from the other masters' with nobody noticing. Fix the cause (usually: this master is older than the
+   * one that wrote the entry) and restart it; it then applies the entry with the rest of the log.
+   */
   @Override
   public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
     LogEntryProto e = trx.getLogEntry();
+    if (stoppedBecause != null) return failed(new IllegalStateException(stoppedBecause));
     try {
       state.apply(MasterCommand.parseFrom(e.getStateMachineLogEntry().getLogData().asReadOnlyByteBuffer()));
-      return CompletableFuture.completedFuture(Message.EMPTY);
-    } catch (Exception ex) {
-      // Never throw from here: Ratis would close the group. A failed future fails only this request.
-      CompletableFuture<Message> f = new CompletableFuture<>();
-      f.completeExceptionally(ex);
-      return f;
-    } finally {
-      updateLastAppliedTermIndex(e.getTerm(), e.getIndex());
+    } catch (Exception | LinkageError ex) {
+      String why = "cannot apply log entry index " + e.getIndex() + " (term " + e.getTerm() + "): " + ex.getMessage()
+          + "; this master stops rather than skip it and differ from the other masters";
+      stoppedBecause = why;
+      LOG.error(why, ex);
+      applyFailed.accept(why);
+      return failed(ex);
     }
+    updateLastAppliedTermIndex(e.getTerm(), e.getIndex());
+    return CompletableFuture.completedFuture(Message.EMPTY);
+  }
+
+  private static CompletableFuture<Message> failed(Throwable t) {
+    CompletableFuture<Message> f = new CompletableFuture<>();
+    f.completeExceptionally(t);
+    return f;
   }
 
   @Override

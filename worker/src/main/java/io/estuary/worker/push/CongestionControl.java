@@ -40,7 +40,10 @@ public final class CongestionControl {
   private final MemoryTracker memory;
   private final Map<String, PushRateWindow> apps = new ConcurrentHashMap<>();
   private final Map<String, PushRateWindow> users = new ConcurrentHashMap<>();
-  private final Map<String, String> userOfApp = new ConcurrentHashMap<>();
+  /** Who runs each application; forgotten once it has neither reserved nor pushed for {@link #FORGET_USER_MS}. */
+  private final Map<String, AppUser> userOfApp = new ConcurrentHashMap<>();
+  /** Long enough to outlast pauses between an application's stages, short enough that departed ones go. */
+  static final long FORGET_USER_MS = 10 * 60_000;
   private volatile Set<String> congestedApps = Collections.emptySet();
   private final java.util.concurrent.ScheduledExecutorService timer;
 
@@ -68,18 +71,49 @@ public final class CongestionControl {
     if (timer != null) timer.shutdownNow();
   }
 
+  private static final class AppUser {
+    final String user;
+    volatile long lastActiveMs;
+
+    AppUser(String user, long nowMs) {
+      this.user = user;
+      this.lastActiveMs = nowMs;
+    }
+  }
+
   /** Remembers who runs an application (from its slot reservations). */
   public void applicationUser(String appId, String user) {
-    if (!user.isEmpty()) userOfApp.put(appId, user);
+    applicationUser(appId, user, System.currentTimeMillis());
+  }
+
+  void applicationUser(String appId, String user, long nowMs) {
+    if (enabled && !user.isEmpty()) userOfApp.put(appId, new AppUser(user, nowMs));
   }
 
   public void recordPush(String shuffleKey, long bytes) {
+    recordPush(shuffleKey, bytes, System.currentTimeMillis());
+  }
+
+  void recordPush(String shuffleKey, long bytes, long now) {
     if (!enabled) return;
-    long now = System.currentTimeMillis();
     String app = ShuffleKey.appId(shuffleKey);
     apps.computeIfAbsent(app, a -> new PushRateWindow(windowSeconds)).record(bytes, now);
-    users.computeIfAbsent(userOfApp.getOrDefault(app, UNKNOWN_USER), u -> new PushRateWindow(windowSeconds))
+    AppUser u = userOfApp.get(app);
+    if (u != null) u.lastActiveMs = now;
+    users.computeIfAbsent(u == null ? UNKNOWN_USER : u.user, x -> new PushRateWindow(windowSeconds))
         .record(bytes, now);
+  }
+
+  private String userOf(String app, String unknown) {
+    AppUser u = userOfApp.get(app);
+    return u == null ? unknown : u.user;
+  }
+
+  /** Applications this worker keeps anything about (rates or user), for tests of its bounds. */
+  int applicationsTracked() {
+    java.util.Set<String> all = new HashSet<>(apps.keySet());
+    all.addAll(userOfApp.keySet());
+    return all.size();
   }
 
   /** Whether pushes of the shuffle's application should be told to slow down. */
@@ -90,20 +124,24 @@ public final class CongestionControl {
 
   /** Recomputes the congested applications from the rates now; forgets applications idle for a whole window. */
   public void evaluate() {
+    evaluate(System.currentTimeMillis());
+  }
+
+  void evaluate(long now) {
     if (!enabled) return;
-    long now = System.currentTimeMillis();
+    userOfApp.values().removeIf(u -> now - u.lastActiveMs > FORGET_USER_MS);
     Map<String, Long> appRates = rates(apps, now);
     Map<String, Long> userRates = rates(users, now);
     boolean loaded = memory.held() >= memory.watermarks().resume();
     Set<String> hotUsers = over(userRates, userMaxRate, loaded);
     Set<String> next = over(appRates, appMaxRate, loaded);
     for (String app : appRates.keySet()) {
-      if (hotUsers.contains(userOfApp.getOrDefault(app, UNKNOWN_USER))) next.add(app);
+      if (hotUsers.contains(userOf(app, UNKNOWN_USER))) next.add(app);
     }
     for (String app : next) {
       if (!congestedApps.contains(app)) {
         LOG.info("Application {} (user {}) pushes {} bytes/s: told to slow down", app,
-            userOfApp.getOrDefault(app, "unknown"), appRates.get(app));
+            userOf(app, "unknown"), appRates.get(app));
       }
     }
     for (String app : congestedApps) {

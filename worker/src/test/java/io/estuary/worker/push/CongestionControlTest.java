@@ -74,4 +74,28 @@ class CongestionControlTest {
       c.close();
     }
   }
+
+  /** A worker lives through many applications: what it keeps per application goes once they have gone quiet. */
+  @Test
+  void whatIsKeptPerApplicationIsForgottenOnceItGoesQuiet() {
+    CongestionControl c = new CongestionControl(conf(), new MemoryTracker(1L << 30));
+    try {
+      long t = System.currentTimeMillis(); // the timer evaluates too, on the real clock
+      for (int i = 0; i < 10_000; i++) {
+        c.applicationUser("app" + i, "user" + (i % 7), t);
+        if (i % 2 == 0) c.recordPush("app" + i + "-0", 1_000, t);
+      }
+      c.applicationUser("busy", "carol", t);
+      c.evaluate(t);
+      assertEquals(10_001, c.applicationsTracked());
+      // Ten minutes and more later, only the application still pushing is known, with its user.
+      long later = t + CongestionControl.FORGET_USER_MS + 1;
+      c.recordPush("busy-3", 1_000, later - 1_000);
+      c.recordPush("busy-3", 1_000, later);
+      c.evaluate(later);
+      assertEquals(1, c.applicationsTracked());
+    } finally {
+      c.close();
+    }
+  }
 }

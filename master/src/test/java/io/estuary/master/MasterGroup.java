@@ -1,0 +1,107 @@
+package io.estuary.master;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
+import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.rpc.MasterClient;
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+/** Three real masters forming a Ratis group on loopback ports, in this JVM; for tests. Close it when done. */
+final class MasterGroup implements AutoCloseable {
+  final Master[] masters = new Master[3];
+  final List<String> rpcEndpoints = new ArrayList<>();
+  final TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test");
+  private final Path dir;
+  private final UnaryOperator<EstuaryConf> tune;
+  private String nodes;
+
+  MasterGroup(UnaryOperator<EstuaryConf> tune) throws IOException {
+    this.tune = tune;
+    this.dir = Files.createTempDirectory("estuary-raft");
+    // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
+    for (int attempt = 0; ; attempt++) {
+      List<String> n = new ArrayList<>();
+      rpcEndpoints.clear();
+      for (int i = 0; i < 3; i++) {
+        int rpc = freePort();
+        n.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+        rpcEndpoints.add("127.0.0.1:" + rpc);
+      }
+      nodes = String.join(",", n);
+      try {
+        for (int i = 0; i < 3; i++) masters[i] = start(i);
+        return;
+      } catch (IOException | RuntimeException e) {
+        for (int i = 0; i < 3; i++) {
+          if (masters[i] != null) masters[i].halt();
+          masters[i] = null;
+        }
+        if (attempt == 4) throw e;
+      }
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  Master start(int i) throws IOException {
+    EstuaryConf conf = new EstuaryConf()
+        .set(MasterConfig.HA_NODES, nodes)
+        .set(MasterConfig.HA_ID, "m" + i)
+        .set(MasterConfig.HA_DIR, dir.toString())
+        .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
+        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
+        .set(MasterConfig.HTTP_PORT, "0");
+    return new Master(tune.apply(conf), () -> { });
+  }
+
+  MasterClient client() {
+    return new MasterClient(clients, rpcEndpoints);
+  }
+
+  static void waitFor(String what, long timeoutMs, BooleanSupplier c) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (!c.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
+      Thread.sleep(50);
+    }
+  }
+
+  int awaitLeader() throws InterruptedException {
+    int[] leader = {-1};
+    waitFor("a leader is elected", 60_000, () -> {
+      for (int i = 0; i < 3; i++) {
+        if (masters[i] != null && masters[i].isLeader()) {
+          leader[0] = i;
+          return true;
+        }
+      }
+      return false;
+    });
+    return leader[0];
+  }
+
+  @Override
+  public void close() throws IOException {
+    clients.close();
+    for (Master m : masters) if (m != null) m.halt();
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+    }
+  }
+}
