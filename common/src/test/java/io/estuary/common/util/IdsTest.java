@@ -9,12 +9,12 @@ class IdsTest {
   @Test
   void applicationIds() {
     for (String ok : new String[] {"app-20261125-0001", "local-1700000000000", "application_1700_0001_1",
-        "a..b", "x".repeat(Ids.MAX_APP_ID_BYTES), "café"}) {
+        "a..b", repeat("x", Ids.MAX_APP_ID_BYTES), "café"}) {
       assertNull(Ids.appIdProblem("app_id", ok), ok);
     }
     assertTrue(Ids.appIdProblem("app_id", "").contains("app_id is empty"));
-    assertTrue(Ids.appIdProblem("app_id", "x".repeat(Ids.MAX_APP_ID_BYTES + 1)).contains("256 bytes long"));
-    assertTrue(Ids.appIdProblem("app_id", "é".repeat(128)).contains("256 bytes long"), "bytes, not characters");
+    assertTrue(Ids.appIdProblem("app_id", repeat("x", Ids.MAX_APP_ID_BYTES + 1)).contains("256 bytes long"));
+    assertTrue(Ids.appIdProblem("app_id", repeat("é", 128)).contains("256 bytes long"), "bytes, not characters");
     assertTrue(Ids.appIdProblem("app_id", "a/b").contains("path separator ('/') at index 1"));
     assertTrue(Ids.appIdProblem("app_id", "a\\b").contains("path separator"));
     assertTrue(Ids.appIdProblem("app_id", "..").contains("names a directory"));
@@ -43,5 +43,11 @@ class IdsTest {
     assertNull(Ids.nameProblem("user", ""));
     assertNull(Ids.nameProblem("user", "DOMAIN\\alice/x"));
     assertTrue(Ids.nameProblem("user", "eve\r\n").contains("U+000D"));
+  }
+
+  private static String repeat(String s, int n) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < n; i++) b.append(s);
+    return b.toString();
   }
 }

@@ -238,7 +238,7 @@ public final class PartitionFileWriter {
       return;
     }
     // The disk may have failed since this partition began, after its flusher gave up what was queued then.
-    if (disk.failures() != diskFailuresAtStart) w.abandon("its disk " + disk.mountPoint() + " failed");
+    if (disk.failures() != diskFailuresAtStart) w.abandon("the partition's disk failed while it was written");
   }
 
   /** One flush buffer on its way to the file. */

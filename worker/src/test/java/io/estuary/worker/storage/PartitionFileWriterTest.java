@@ -153,7 +153,11 @@ class PartitionFileWriterTest {
     assertTrue(w.bufferedBytes() > 0);
     w.destroy();
     assertEquals(0, memory.held());
-    assertFalse(new File(dir.toFile(), "0-0.data").exists());
+    File f = new File(dir.toFile(), "0-0.data");
+    while (f.exists()) { // deleted on the disk's cleaner thread
+      assertTrue(System.currentTimeMillis() < deadline, f + " was not deleted");
+      Thread.sleep(5);
+    }
     StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
     assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
   }
