@@ -35,6 +35,8 @@ import scala.Tuple2;
 class HungDiskTest {
   static final int MAPS = 8;
   static final int RECORDS_PER_MAP = 60_000;
+  /** A normal run takes well under a minute here; a wedged one never ends. */
+  static final long JOB_MINUTES = 4;
 
   static JavaPairRDD<Integer, String> input(SparkSession s) {
     List<Integer> seeds = new ArrayList<>();
@@ -79,8 +81,19 @@ class HungDiskTest {
       try {
         Checksum expected = Checksum.of(input(spark).map(kv -> kv._1() + "=" + kv._2()));
         long t0 = System.nanoTime();
-        Checksum got = CompletableFuture.supplyAsync(() -> Checksum.of(input(spark)
-            .partitionBy(new HashPartitioner(32)).map(kv -> kv._1() + "=" + kv._2()))).get(5, TimeUnit.MINUTES);
+        CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> Checksum.of(input(spark)
+            .partitionBy(new HashPartitioner(32)).map(kv -> kv._1() + "=" + kv._2())));
+        Checksum got;
+        try {
+          got = job.get(JOB_MINUTES, TimeUnit.MINUTES);
+        } catch (java.util.concurrent.TimeoutException e) {
+          fail(String.format("the job did not finish within %d min (the disk hung %d s ago): worker paused %s, %d of %d "
+              + "bytes held, %d writes waiting for the hung disk, disk %s (%s)", JOB_MINUTES,
+              (System.nanoTime() - hungAt.get()) / 1_000_000_000L, worker.storage().memory().paused(),
+              worker.storage().memory().held(), worker.storage().memory().limit(), hung.flusher().outstandingWrites(),
+              hung.status(), hung.reason()));
+          return;
+        }
         long jobMs = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(hungAt.get() != 0, "the disk hung during the job");
         assertEquals(expected, got, "what the reducers read must be what the maps wrote");

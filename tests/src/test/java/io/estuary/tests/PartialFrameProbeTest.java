@@ -76,8 +76,8 @@ class PartialFrameProbeTest {
         for (int i = 0; i < SOCKETS; i++) probes.add(probe(worker));
         long sentAt = System.nanoTime();
         waitFor(memory::paused, 60_000, "the probe's unfinished pushes pause the worker");
-        System.out.printf("PROBE: %d connections hold %d of %d MiB announced each; worker paused, %d bytes held of "
-            + "%d%n", SOCKETS, SENT >> 20, ANNOUNCED >> 20, memory.held(), memory.limit());
+        System.out.printf("PROBE: %d connections hold %.1f of %d MiB announced each; worker paused, %d bytes held of "
+            + "%d%n", SOCKETS, SENT / 1048576.0, ANNOUNCED >> 20, memory.held(), memory.limit());
         long t0 = System.nanoTime();
         // Started while the worker is paused; its pushes wait with everyone else's until the worker resumes.
         CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> Checksum.of(
