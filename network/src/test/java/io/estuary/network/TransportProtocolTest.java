@@ -254,8 +254,13 @@ class TransportProtocolTest {
           Empty.parser()));
       assertTrue(e.getMessage().contains("does not handle MAPPER_END"), e.getMessage());
 
-      assertNotNull(ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.getDefaultInstance()),
-          Empty.parser()));
+      e = assertThrows(RemoteException.class, () -> ControlClient.ask(c,
+          Request.newBuilder().setOpenStream(OpenStreamRequest.getDefaultInstance()), Empty.parser()));
+      assertEquals(io.estuary.common.status.StatusCode.BAD_REQUEST, e.status());
+      assertTrue(e.getMessage().contains("open_stream.app_id is empty"), e.getMessage());
+
+      assertNotNull(ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
+          .setAppId("app-1")), Empty.parser()));
     }
   }
 }

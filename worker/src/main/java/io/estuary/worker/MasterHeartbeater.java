@@ -22,7 +22,10 @@ import org.slf4j.LoggerFactory;
  * Keeps the master informed: registers, then reports disks and held shuffles every interval, registers again
  * when the master no longer knows this worker, and deletes the shuffles the master says have expired. Each report
  * carries the worker's own state (active, decommissioning, shutting down); when the master holds DECOMMISSIONING
- * for an active worker (an operator asked the master), {@code onDecommission} runs. Beats run on one timer thread.
+ * for an active worker (an operator asked the master), {@code onDecommission} runs. Beats run on one timer thread,
+ * which never does disk I/O: expired shuffles are handed to a thread of their own (their records), whose file
+ * deletions go to each disk's cleaner thread, so a hung disk can never stop the heartbeats (and get the worker
+ * declared lost). A malformed key in the master's answer is logged and skipped.
  */
 final class MasterHeartbeater {
   private static final Logger LOG = LoggerFactory.getLogger(MasterHeartbeater.class);
@@ -36,6 +39,12 @@ final class MasterHeartbeater {
   private final ScheduledExecutorService timer = new GuardedScheduledExecutor(
       "worker-heartbeat");
   private volatile boolean registered;
+  /** Removes expired shuffles (their records, then their files on each disk's cleaner thread). */
+  private final java.util.concurrent.ExecutorService remover =
+      new io.estuary.common.util.GuardedThreadPool("worker-shuffle-remover", 1);
+  /** Expired shuffles handed to the remover and not yet removed: asked again, they are not queued twice. */
+  private final java.util.Set<String> removing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
 
   MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs) {
     this(master, self, registry, intervalMs, () -> WorkerState.WORKER_ACTIVE, () -> { });
@@ -89,21 +98,20 @@ final class MasterHeartbeater {
         master.ask(Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(self.get())
             .addAllShuffleKeys(registry.shuffleKeys()).setState(mine)), Empty.parser(), intervalMs);
         registered = true;
+        answered.incrementAndGet();
         LOG.info("Registered with the master");
         return true;
       }
       WorkerHeartbeatResponse r = master.ask(Request.newBuilder().setWorkerHeartbeat(WorkerHeartbeatRequest
           .newBuilder().setWorker(self.get()).addAllShuffleKeys(registry.shuffleKeys()).setState(mine)),
           WorkerHeartbeatResponse.parser(), intervalMs);
+      answered.incrementAndGet();
       if (!r.getRegistered()) {
         LOG.warn("The master does not know this worker; registering again");
         registered = false;
         timer.execute(this::beat);
       }
-      for (String key : r.getExpiredShuffleKeysList()) {
-        LOG.info("Deleting expired shuffle {}", key);
-        registry.remove(key);
-      }
+      for (String key : r.getExpiredShuffleKeysList()) removeLater(key);
       if (r.getRegistered() && r.getState() == WorkerState.WORKER_DECOMMISSIONING
           && mine == WorkerState.WORKER_ACTIVE) {
         onDecommission.run();
@@ -115,7 +123,36 @@ final class MasterHeartbeater {
     }
   }
 
+  private void removeLater(String key) {
+    String bad = io.estuary.common.util.Ids.shuffleKeyProblem("expired shuffle key", key);
+    if (bad != null) {
+      LOG.warn("The master named a malformed expired shuffle: {}; skipped", bad);
+      return;
+    }
+    if (!registry.hasShuffle(key) || !removing.add(key)) return;
+    try {
+      remover.execute(() -> {
+        try {
+          LOG.info("Deleting expired shuffle {}", key);
+          registry.remove(key);
+        } catch (RuntimeException e) {
+          LOG.warn("Deleting expired shuffle {} failed", key, e);
+        } finally {
+          removing.remove(key);
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      removing.remove(key);
+    }
+  }
+
+  /** Heartbeats (and registrations) the master has answered. */
+  long answered() {
+    return answered.get();
+  }
+
   void close() {
     timer.shutdownNow();
+    remover.shutdownNow();
   }
 }

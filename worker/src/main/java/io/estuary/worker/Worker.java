@@ -109,9 +109,12 @@ public final class Worker implements Closeable {
     TransportServer fetch = null;
     try {
       rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry, gate, congestion, limits), admin.observer("rpc"));
+          new WorkerControlHandler(registry, gate, congestion, limits,
+          conf.get(WorkerConfig.COMMIT_MAX_WAIT)), admin.observer("rpc"));
       push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate),
+          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate,
+              new io.estuary.network.server.RpcHandler.FrameLimit(Math.min(conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
+                  storage.memory().limit() / 4), WorkerConfig.PUSH_MAX_UNFINISHED.key())),
           admin.observer("push"));
       fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler,
           admin.observer("fetch"));
@@ -181,6 +184,11 @@ public final class Worker implements Closeable {
 
   public boolean registeredWithMaster() {
     return heartbeater.registered();
+  }
+
+  /** Heartbeats and registrations the master has answered so far. */
+  public long heartbeatsAnswered() {
+    return heartbeater.answered();
   }
 
   public PartitionRegistry registry() {

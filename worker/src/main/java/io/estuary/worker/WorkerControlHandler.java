@@ -18,12 +18,12 @@ final class WorkerControlHandler extends ControlRpcHandler {
   private final PushGate gate;
 
   WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion,
-      io.estuary.network.rpc.RequestLimits limits) {
+      io.estuary.network.rpc.RequestLimits limits, long commitMaxWaitMs) {
     super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
     this.registry = registry;
     this.gate = gate;
     this.congestion = congestion;
-    this.commits = new CommitHandler(registry);
+    this.commits = new CommitHandler(registry, commitMaxWaitMs);
   }
 
   /** Each reserved location costs a partition writer: a reservation may hold only what the heap can. */

@@ -53,9 +53,12 @@ public final class NetworkConfig {
       ConfigEntry.builder("estuary.network.server.idleTimeout", ConfigType.DURATION_MS)
           .defaultValue("10min").check(ConfigType.positive())
           .doc("A server closes a connection that has carried nothing either way for this long, unless it still "
-              + "owes the peer an answer (a push, request or chunk not yet answered) or has paused reading from it "
-              + "(back-pressure). Clients reconnect on their next request. Keep it at least as long as the longest "
-              + "pause between a reader's chunk fetches (a worker drops streams unused for 10 minutes anyway).")
+              + "owes the peer an answer (a push, request or chunk not yet answered). A connection the server has "
+              + "paused reading from (back-pressure) is read once at the timeout: a peer with data waiting stays, a "
+              + "silent one is closed one timeout later, so a peer that sent part of a frame and nothing more cannot "
+              + "hold its bytes (and the pause) for good. Clients reconnect on their next request. Keep it at least "
+              + "as long as the longest pause between a reader's chunk fetches (a worker drops streams unused for "
+              + "10 minutes anyway).")
           .build();
 
   public static final ConfigEntry<String> VERSION_OVERRIDE =

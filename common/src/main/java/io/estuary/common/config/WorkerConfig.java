@@ -96,6 +96,17 @@ public final class WorkerConfig {
               + "stream is refused with UNKNOWN_STREAM, and the reader opens the stream again and goes on from there.")
           .build();
 
+  public static final ConfigEntry<Long> PUSH_MAX_UNFINISHED =
+      ConfigEntry.builder("estuary.worker.push.maxUnfinishedBytes", ConfigType.BYTES)
+          .defaultValue("128m").check(v -> v >= 1024 && v <= Integer.MAX_VALUE ? null : "must be between 1k and 2g")
+          .doc("Most bytes one push-port connection may hold of a frame not yet fully received: the largest push "
+              + "(one batch, so above the largest record) a client or another worker may send. Lowered to a quarter "
+              + "of the memory limit (estuary.worker.memory.maxBuffered) when that is smaller, and never above "
+              + "estuary.network.maxFrameSize. A larger frame is refused (BAD_REQUEST) and its connection closed. A "
+              + "connection in the middle of a frame is read on until the frame is whole even while the worker "
+              + "pauses reading, and one that then sends nothing is closed after estuary.network.server.idleTimeout.")
+          .build();
+
   public static final ConfigEntry<Long> MAX_BUFFERED_BYTES =
       ConfigEntry.builder("estuary.worker.memory.maxBuffered", ConfigType.BYTES)
           .defaultValue("1g").check(ConfigType.positive())
@@ -232,6 +243,16 @@ public final class WorkerConfig {
           .doc("Directory of the worker's metadata store (RocksDB): every committed partition file, so a worker "
               + "restarted on the same host, ports and disks serves them again. Empty means a .estuary-meta "
               + "directory inside the first storage directory.")
+          .build();
+
+  public static final ConfigEntry<Long> COMMIT_MAX_WAIT =
+      ConfigEntry.builder("estuary.worker.commit.maxWait", ConfigType.DURATION_MS)
+          .defaultValue("60s").check(ConfigType.positive())
+          .doc("A commit is answered within this long with what is on disk by then; locations whose writes have not "
+              + "finished are reported failed (the driver asks again within estuary.client.commit.timeout, and a "
+              + "location that never commits is read from its replica, or its stage reruns). Writes waiting for a "
+              + "disk declared failed or hung are given up at once. Keep it below estuary.network.rpc.timeout, so "
+              + "the driver gets an answer rather than a timeout.")
           .build();
 
   public static final ConfigEntry<Long> SHUTDOWN_TIMEOUT =

@@ -13,16 +13,29 @@ import java.util.List;
  * shuffle key is longer than the configured maximum string raises a {@link ProtocolException}; the channel handler
  * then reports it to the peer and closes the connection.
  *
- * <p>Optionally reports how many received bytes it holds that are not yet a whole frame (the receive buffers a
- * server holds for this connection), as changes, so a server can count them against its memory bound; everything
- * is given back when the connection goes. Confined to the channel's event loop, as every Netty handler.
+ * <p>Optionally reports, after every read, how many received bytes it holds that are not yet a whole frame (the
+ * receive buffers a server holds for this connection) and how many frames the read completed, so a server can count
+ * the bytes against its memory bound and finish reading a frame already started while it holds other connections
+ * back; everything is given back when the connection goes. The largest frame accepted can carry its own
+ * configuration key, named in the refusal. Confined to the channel's event loop, as every Netty handler.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
   public static final int LENGTH_FIELD = 4;
 
+  /** Told what a connection holds short of a whole frame; called on the connection's event loop, must be quick. */
+  public interface Progress {
+    /**
+     * After each read: {@code heldChange} is the change in the bytes held short of a whole frame (0 when none),
+     * {@code held} what is held now, {@code framesCompleted} how many whole frames the read completed. Also called
+     * once with everything given back when the connection goes.
+     */
+    void received(long heldChange, long held, int framesCompleted);
+  }
+
   private final long maxFrameSize;
+  private final String maxFrameKey;
   private final int maxHeaderString;
-  private final java.util.function.LongConsumer heldChanges;
+  private final Progress progress;
   private long heldReported;
   private boolean failed;
 
@@ -33,36 +46,49 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
   /** A decoder whose push headers carry at most {@code maxHeaderString} bytes of shuffle key. */
   public FrameDecoder(long maxFrameSize, int maxHeaderString) {
-    this(maxFrameSize, maxHeaderString, null);
+    this(maxFrameSize, maxHeaderString, (java.util.function.LongConsumer) null);
   }
 
   /** As above, telling {@code heldChanges} (may be null) each change in the bytes held short of a whole frame. */
   public FrameDecoder(long maxFrameSize, int maxHeaderString, java.util.function.LongConsumer heldChanges) {
+    this(maxFrameSize, "estuary.network.maxFrameSize", maxHeaderString,
+        heldChanges == null ? null : (change, held, frames) -> {
+          if (change != 0) heldChanges.accept(change);
+        });
+  }
+
+  /**
+   * A decoder refusing frames over {@code maxFrameSize} with a message naming {@code maxFrameKey}, telling
+   * {@code progress} (may be null) after every read.
+   */
+  public FrameDecoder(long maxFrameSize, String maxFrameKey, int maxHeaderString, Progress progress) {
     this.maxFrameSize = maxFrameSize;
+    this.maxFrameKey = maxFrameKey;
     this.maxHeaderString = maxHeaderString;
-    this.heldChanges = heldChanges;
+    this.progress = progress;
     setCumulator(COMPOSITE_CUMULATOR);
   }
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    int before = out.size();
     try {
       decodeFrames(in, out);
     } finally {
-      reportHeld(in.readableBytes());
+      report(in.readableBytes(), out.size() - before);
     }
   }
 
   @Override
   protected void handlerRemoved0(ChannelHandlerContext ctx) {
-    reportHeld(0); // the connection is gone and its buffers with it
+    report(0, 0); // the connection is gone and its buffers with it
   }
 
-  private void reportHeld(long held) {
-    if (heldChanges == null || held == heldReported) return;
+  private void report(long held, int frames) {
+    if (progress == null || (held == heldReported && frames == 0)) return;
     long change = held - heldReported;
     heldReported = held;
-    heldChanges.accept(change);
+    progress.received(change, held, frames);
   }
 
   private void decodeFrames(ByteBuf in, List<Object> out) {
@@ -73,7 +99,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     while (in.readableBytes() >= LENGTH_FIELD) {
       long frameLength = in.getUnsignedInt(in.readerIndex());
       if (frameLength > maxFrameSize) {
-        throw fail("frame of " + frameLength + " bytes exceeds estuary.network.maxFrameSize (" + maxFrameSize + ")");
+        throw fail("frame of " + frameLength + " bytes exceeds " + maxFrameKey + " (" + maxFrameSize + ")");
       }
       if (frameLength < 1) {
         throw fail("frame of length 0 has no type byte");

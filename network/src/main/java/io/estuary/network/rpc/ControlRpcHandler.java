@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Base of every server's control-request handler: parses the {@link Request}, refuses other protocol versions by
- * name and requests over the {@link RequestLimits} with BAD_REQUEST (before the handler sees them), and turns
+ * name, requests over the {@link RequestLimits} and requests with malformed identifiers ({@link RequestIds}) with
+ * BAD_REQUEST (before the handler sees them), and turns
  * exceptions into failures that carry their message to the caller.
  */
 public abstract class ControlRpcHandler implements RpcHandler {
@@ -64,6 +65,13 @@ public abstract class ControlRpcHandler implements RpcHandler {
     if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
       callback.onFailure(StatusCode.BAD_REQUEST, serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
           + "version " + request.getProtocolVersion() + "; upgrade the older side");
+      return;
+    }
+    String badId = RequestIds.problem(request);
+    if (badId != null) {
+      LOG.warn("{}: refused a request from {}: {}", serverName, channel == null ? null : channel.remoteAddress(),
+          badId);
+      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + badId);
       return;
     }
     Reply reply = new Reply(callback);

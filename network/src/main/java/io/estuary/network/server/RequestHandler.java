@@ -38,10 +38,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Also the connection's limits: a connection beyond the server's {@link ConnectionLimit} is told why
  * ({@link StatusCode#RETRY_LATER}) and closed before the handler hears of it. A connection is closed as idle when
- * it has carried no traffic either way for the timeout <em>and</em> has not been busy for the timeout: busy means
- * the server owes it an answer (requests, pushes and chunk fetches count from arrival until their answer is
- * written) or has paused reading from it (back-pressure). A client waiting on a slow answer, or held back by the
- * server, is never idle; nor is one just let go, whose next request may still sit unread in the socket. A
+ * it has carried no traffic either way for the timeout <em>and</em> the server has owed it no answer for the
+ * timeout (requests, pushes and chunk fetches count from arrival until their answer is written): a client waiting
+ * on a slow answer is never idle. Whether the server has paused reading from it (back-pressure) does not keep a
+ * connection open: a paused connection that reaches the timeout is read once, so a client held back with data
+ * waiting in its socket shows traffic and stays, and one that sent nothing is closed one timeout later (else a peer
+ * holding an unfinished frame and sending nothing more would keep its bytes, and the pause, for good). A
  * {@link VirtualMachineError} reaching this handler goes to {@link FatalErrors#check}.
  *
  * <p>One instance per connection; its events run on the connection's event loop, answers may be written from any
@@ -59,8 +61,10 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   private final AtomicInteger outstanding = new AtomicInteger();
   /** Whether this connection holds a place in the limit (false: refused, being closed). */
   private boolean admitted;
-  /** Whether it was busy (owed an answer, or paused) at the previous idle report. */
-  private boolean busyAtLastIdleReport;
+  /** Whether it was owed an answer at the previous idle report. */
+  private boolean owedAtLastIdleReport;
+  /** Whether the previous idle report read a paused connection once to see whether its peer sends anything. */
+  private boolean readAtLastIdleReport;
 
   RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer, ConnectionLimit connections,
       long idleMs) {
@@ -90,17 +94,25 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
     if (evt instanceof IdleStateEvent) {
       Channel ch = ctx.channel();
-      boolean busy = outstanding.get() > 0 || !ch.config().isAutoRead();
-      boolean wasBusy = !((IdleStateEvent) evt).isFirst() && busyAtLastIdleReport;
-      busyAtLastIdleReport = busy;
-      // Reports come every timeout while there is no traffic: close only after a whole timeout not busy.
-      if (admitted && !busy && !wasBusy) {
-        LOG.info("{}: closing connection from {}: idle for {} ms ({})", serverName, ch.remoteAddress(), idleMs,
-            NetworkConfig.IDLE_TIMEOUT.key());
-        ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, serverName
-            + " closed the connection after " + idleMs + " ms without traffic (" + NetworkConfig.IDLE_TIMEOUT.key()
-            + ")")).addListener(ChannelFutureListener.CLOSE);
+      boolean first = ((IdleStateEvent) evt).isFirst();
+      boolean owed = outstanding.get() > 0;
+      boolean wasOwed = !first && owedAtLastIdleReport;
+      boolean wasRead = !first && readAtLastIdleReport;
+      owedAtLastIdleReport = owed;
+      readAtLastIdleReport = false;
+      // Reports come every timeout while there is no traffic: close only after a whole timeout owing nothing.
+      if (!admitted || owed || wasOwed) return;
+      if (!ch.config().isAutoRead() && !wasRead) {
+        // Paused by the server: a peer with data waiting shows it now (traffic restarts the timer).
+        readAtLastIdleReport = true;
+        ctx.read();
+        return;
       }
+      LOG.info("{}: closing connection from {}: idle for {} ms ({})", serverName, ch.remoteAddress(), idleMs,
+          NetworkConfig.IDLE_TIMEOUT.key());
+      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, serverName
+          + " closed the connection after " + idleMs + " ms without traffic (" + NetworkConfig.IDLE_TIMEOUT.key()
+          + ")")).addListener(ChannelFutureListener.CLOSE);
       return;
     }
     super.userEventTriggered(ctx, evt);

@@ -38,6 +38,37 @@ public interface RpcHandler {
     return null;
   }
 
+  /**
+   * What this server tells the frame decoder of {@code channel} to report after every read (bytes held short of a
+   * whole frame, frames completed), or null. By default the changes go to {@link #receiveBufferChanges()}.
+   */
+  default io.estuary.network.protocol.FrameDecoder.Progress receiveProgress(Channel channel) {
+    java.util.function.LongConsumer changes = receiveBufferChanges();
+    if (changes == null) return null;
+    return (change, held, frames) -> {
+      if (change != 0) changes.accept(change);
+    };
+  }
+
+  /**
+   * The largest frame this server takes, when it takes less than {@code estuary.network.maxFrameSize} (what one
+   * connection may hold unfinished), or null. A larger frame is refused and its connection closed.
+   */
+  default FrameLimit frameLimit() {
+    return null;
+  }
+
+  /** A server's own bound on frames, and the configuration key that sets it. Immutable. */
+  final class FrameLimit {
+    public final long bytes;
+    public final String key;
+
+    public FrameLimit(long bytes, String key) {
+      this.bytes = bytes;
+      this.key = key;
+    }
+  }
+
   /** A connection opened. */
   default void channelActive(Channel channel) {}
 

@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A Netty server on one port. Binds the configured host, or every interface only when asked to. Holds at most
  * {@code estuary.network.server.maxConnections} connections and closes those idle for
- * {@code estuary.network.server.idleTimeout} (see {@link RequestHandler} for what counts as idle).
+ * {@code estuary.network.server.idleTimeout} (see {@link RequestHandler} for what counts as idle). Frames are bounded
+ * by {@code estuary.network.maxFrameSize}, or by the handler's own lower {@link RpcHandler#frameLimit()}.
  */
 public final class TransportServer implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
@@ -99,14 +100,21 @@ public final class TransportServer implements Closeable {
         new ConnectionLimit(serverName, Integer.MAX_VALUE), 0);
   }
 
-  /** The pipeline with every bound: header strings, connections, idle time (0: never idle). */
+  /**
+   * The pipeline with every bound: header strings, connections, idle time (0: never idle), and the handler's own
+   * frame limit when it is lower than the server's.
+   */
   static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, int maxHeaderString, String serverName,
       RpcHandler handler, TransportObserver observer, ConnectionLimit connections, long idleMs) {
     // Next to the socket, so it sees every read and write.
     if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
+    RpcHandler.FrameLimit own = handler.frameLimit();
+    boolean ownLimit = own != null && own.bytes < maxFrameSize;
     pipeline
         .addLast("encoder", MessageEncoder.INSTANCE)
-        .addLast("decoder", new FrameDecoder(maxFrameSize, maxHeaderString, handler.receiveBufferChanges()))
+        .addLast("decoder", new FrameDecoder(ownLimit ? own.bytes : maxFrameSize,
+            ownLimit ? own.key : NetworkConfig.MAX_FRAME_SIZE.key(), maxHeaderString,
+            handler.receiveProgress(pipeline.channel())))
         .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
   }
 

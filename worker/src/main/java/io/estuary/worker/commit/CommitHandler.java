@@ -12,6 +12,8 @@ import io.estuary.worker.storage.PartitionFileWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Stage end: flushes every listed location and reports each as committed or failed. A location this worker does
@@ -20,12 +22,23 @@ import java.util.concurrent.CompletableFuture;
  * restarted) is reported committed from its record, unless the restart found its file missing or changed (then it
  * failed: its replica, or a stage rerun, stands in). Its bytes are checked against the recorded checksum when it is
  * first read, not here: a commit never reads files.
+ *
+ * <p>The answer comes within {@code maxWaitMs}: a location whose writes have not finished by then (a slow or hung
+ * disk) is reported failed, not waited for; its commit goes on, and a later ask finds it committed. Writes waiting
+ * for a disk declared failed or hung are given up by the storage layer, so such locations fail at once.
+ * Thread-safe; answers are written from whichever thread completes the last write.
  */
 public final class CommitHandler {
   private final PartitionRegistry registry;
+  private final long maxWaitMs;
 
   public CommitHandler(PartitionRegistry registry) {
+    this(registry, Long.MAX_VALUE);
+  }
+
+  public CommitHandler(PartitionRegistry registry, long maxWaitMs) {
     this.registry = registry;
+    this.maxWaitMs = maxWaitMs;
   }
 
   public void commit(CommitFilesRequest r, Reply reply) {
@@ -60,9 +73,17 @@ public final class CommitHandler {
         }
         continue;
       }
-      pending.add(w.commit().handle((CommittedFile f, Throwable e) -> {
+      CompletableFuture<CommittedFile> commit = w.commit();
+      // A copy: the time limit is this answer's, the commit itself goes on.
+      if (maxWaitMs < Long.MAX_VALUE) commit = commit.copy().orTimeout(maxWaitMs, TimeUnit.MILLISECONDS);
+      pending.add(commit.handle((CommittedFile f, Throwable e) -> {
         synchronized (resp) {
-          if (e != null) {
+          if (e instanceof TimeoutException || e != null && e.getCause() instanceof TimeoutException) {
+            resp.addFailed(loc);
+            reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
+                .append(" of ").append(key).append(" is not on disk after ").append(maxWaitMs).append(" ms (")
+                .append("estuary.worker.commit.maxWait): its disk is slow or hangs; ");
+          } else if (e != null) {
             resp.addFailed(loc);
             reasons.append(e.getMessage()).append("; ");
           } else {

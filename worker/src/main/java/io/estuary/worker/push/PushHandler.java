@@ -47,6 +47,7 @@ public final class PushHandler implements RpcHandler {
   private final long softSplit;
   private final long hardSplit;
   private final PushGate gate;
+  private final FrameLimit frameLimit;
 
   public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
       CongestionControl congestion, long softSplitBytes, long hardSplitBytes) {
@@ -56,6 +57,13 @@ public final class PushHandler implements RpcHandler {
   /** With a gate: once it closes (the worker is stopping), pushes are refused with {@code HARD_SPLIT}. */
   public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
       CongestionControl congestion, long softSplitBytes, long hardSplitBytes, PushGate gate) {
+    this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, gate, null);
+  }
+
+  /** With a bound on what one connection may hold unfinished (its largest frame; null: the network's). */
+  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
+      CongestionControl congestion, long softSplitBytes, long hardSplitBytes, PushGate gate, FrameLimit frameLimit) {
+    this.frameLimit = frameLimit;
     this.gate = gate;
     this.congestion = congestion;
     this.registry = registry;
@@ -76,13 +84,23 @@ public final class PushHandler implements RpcHandler {
     return throttle;
   }
 
-  /** Pushes received but not yet a whole frame count against the memory bound too. */
+  /**
+   * Pushes received but not yet a whole frame count against the memory bound too, and a connection in the middle of
+   * a frame is read on until it is whole (see {@link PushReadThrottle}).
+   */
   @Override
-  public java.util.function.LongConsumer receiveBufferChanges() {
-    return change -> {
+  public io.estuary.network.protocol.FrameDecoder.Progress receiveProgress(Channel channel) {
+    return (change, held, frames) -> {
       if (change > 0) memory.add(change);
-      else memory.release(-change);
+      else if (change < 0) memory.release(-change);
+      throttle.received(channel, held, frames);
     };
+  }
+
+  /** What one connection may hold unfinished: its largest frame. */
+  @Override
+  public FrameLimit frameLimit() {
+    return frameLimit;
   }
 
   @Override

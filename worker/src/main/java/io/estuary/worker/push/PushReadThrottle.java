@@ -14,15 +14,31 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link MemoryPressure#PAUSE_ALL}. A paused client simply waits for its acknowledgements; its socket buffers fill
  * and TCP slows it down.
  *
+ * <p>A frame already started is finished first: a connection that holds part of a frame when its reading would
+ * stop (or that receives part of one while paused) is read on until that frame is whole, then paused. The bytes of
+ * an unfinished frame count as held memory and are freed only when the frame completes (or the connection goes), so
+ * a paused connection stuck mid-frame would keep the worker paused for good. What one connection may hold unfinished
+ * is bounded by the push port's frame limit; a peer that sends part of a frame and then nothing is closed by the
+ * server's idle timeout (being read, it is not held back, so its silence is its own).
+ *
  * <p>Thread-safe. Every connection is tracked from the moment it opens, so one opened during a pause starts paused
  * and resumes with the rest. A connection's reading is decided under its own lock from the current level, so the
  * last decision always reflects the newest level; {@link MemoryTracker#tick} repeats it regularly besides.
  */
 public final class PushReadThrottle implements MemoryTracker.Listener {
   private final MemoryTracker memory;
-  /** Open push-port connections: whether each carries replication. */
-  private final Map<Channel, Boolean> channels = new ConcurrentHashMap<>();
+  /** Open push-port connections. */
+  private final Map<Channel, Connection> channels = new ConcurrentHashMap<>();
   private final AtomicLong pausedReads = new AtomicLong();
+
+  /** What the throttle knows of one connection; guarded by the channel's lock. */
+  private static final class Connection {
+    volatile boolean replication;
+    /** Bytes received short of a whole frame. */
+    long unfinished;
+    /** Read on while paused: it holds a frame started before (or while) it was paused. */
+    volatile boolean finishing;
+  }
 
   public PushReadThrottle(MemoryTracker memory) {
     this.memory = memory;
@@ -30,13 +46,32 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
   }
 
   public void opened(Channel ch) {
-    channels.put(ch, Boolean.FALSE);
+    channels.put(ch, new Connection());
     apply(ch);
   }
 
   /** Marks a connection as carrying replicas (seen from the locations it pushes to). */
   public void carriesReplicas(Channel ch) {
-    if (channels.replace(ch, Boolean.FALSE, Boolean.TRUE)) apply(ch);
+    Connection c = channels.get(ch);
+    if (c != null && !c.replication) {
+      c.replication = true;
+      apply(ch);
+    }
+  }
+
+  /**
+   * What the connection's frame decoder reports after each read: the bytes it holds short of a whole frame and the
+   * frames the read completed. A read that completed no frame but holds part of one is in the middle of a frame: it
+   * is read on. One that completed a frame has finished what it started, and pauses if the level says so.
+   */
+  public void received(Channel ch, long unfinished, int framesCompleted) {
+    Connection c = channels.get(ch);
+    if (c == null) return;
+    synchronized (ch) {
+      c.unfinished = unfinished;
+      c.finishing = unfinished > 0 && framesCompleted == 0;
+      apply(ch, false);
+    }
   }
 
   public void closed(Channel ch) {
@@ -49,15 +84,31 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
   }
 
   private void apply(Channel ch) {
+    apply(ch, true);
+  }
+
+  /** @param levelCheck the level may have changed: a connection read until now finishes the frame it holds */
+  private void apply(Channel ch, boolean levelCheck) {
     synchronized (ch) {
-      Boolean replication = channels.get(ch);
-      if (replication == null) return; // closed
-      boolean read = memory.level().reads(replication);
+      Connection c = channels.get(ch);
+      if (c == null) return; // closed
+      boolean allowed = memory.level().reads(c.replication);
+      // Stopping now would strand part of a frame: finish it first.
+      if (levelCheck && !allowed && ch.config().isAutoRead() && c.unfinished > 0) c.finishing = true;
+      if (allowed) c.finishing = false;
+      boolean read = allowed || c.finishing;
       if (ch.config().isAutoRead() != read) {
         if (!read) pausedReads.incrementAndGet();
         ch.config().setAutoRead(read);
       }
     }
+  }
+
+  /** Connections read on while paused to finish a frame they started. */
+  public int finishingConnections() {
+    int n = 0;
+    for (Connection c : channels.values()) if (c.finishing) n++;
+    return n;
   }
 
   /** Open connections not being read now. */

@@ -106,6 +106,17 @@ public final class BufferedDataFlusher implements MemoryTracker.Listener {
     }
   }
 
+  /** Drops the buffered data of every partition on a failed disk; returns how many partitions held some. */
+  int diskFailed(Disk disk, String why) {
+    int n = 0;
+    for (PartitionFileWriter w : writers) {
+      if (w.disk() != disk) continue;
+      if (w.bufferedBytes() > 0) n++;
+      w.diskFailed(why);
+    }
+    return n;
+  }
+
   /** Buffers written before they were full (pressure or age). Read on the flusher's thread or in tests. */
   public long earlyFlushes() {
     return earlyFlushes;

@@ -11,7 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>The health is what the {@link DiskChecker}'s last probe found, or {@code DISK_FAILED} once a write on it failed
  * with a disk error (until a probe finds it healthy again). Reading the health does no I/O, so the heartbeat and the
  * push path never touch a disk that may hang. Every entry into the failed state counts in {@link #failures()}: data
- * written on the disk before a failure is not trusted afterwards, even once the disk is used again. Thread-safe.
+ * written on the disk before a failure is not trusted afterwards, even once the disk is used again. Entering the
+ * failed state tells the {@link #onFailure} listeners, which give up the writes waiting for the disk. Deletions run
+ * on the disk's own cleaner thread ({@link #deleteLater}). Thread-safe.
  */
 public final class Disk {
   private final File dir;
@@ -23,12 +25,17 @@ public final class Disk {
   private volatile String reason = "not probed yet";
   private volatile long usableBytes;
   private volatile Runnable onChange = () -> { };
+  private final java.util.List<Runnable> onFailure = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Deletes files of expired shuffles: a hung disk stalls only its own deletions, never a heartbeat. */
+  private final io.estuary.common.util.GuardedThreadPool cleaner;
   private volatile double recentFetchMicros;
 
   public Disk(File dir, int flushThreads, int readThreads) {
     this.dir = dir;
     this.flusher = new DiskFlusher(dir.getName(), flushThreads);
     this.readers = new DiskReaders(dir.getName(), readThreads);
+    this.cleaner = new io.estuary.common.util.GuardedThreadPool("disk-cleaner-" + dir.getName(), 1);
+    cleaner.allowCoreThreadTimeOut(true); // a disk with nothing to delete holds no thread
     this.usableBytes = dir.getUsableSpace();
   }
 
@@ -63,6 +70,31 @@ public final class Disk {
     this.onChange = listener;
   }
 
+  /**
+   * Runs {@code delete} (file deletions on this disk) on the disk's own cleaner thread, behind earlier ones; dropped
+   * once the disk is closed.
+   */
+  public void deleteLater(Runnable delete) {
+    try {
+      cleaner.execute(delete);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // the worker is stopping: what is left goes at the next expiry after a restart
+    }
+  }
+
+  /** Deletions queued or running on this disk. */
+  public int pendingDeletions() {
+    return cleaner.getQueue().size() + cleaner.getActiveCount();
+  }
+
+  /**
+   * Called (on the thread that changed the state, after {@link #onChange}) each time the disk enters the failed
+   * state: the worker releases what waits for the disk. Must not block.
+   */
+  void onFailure(Runnable listener) {
+    onFailure.add(listener);
+  }
+
   /** Marks the disk failed after an I/O error on it; it gets no new slots until a probe finds it healthy. */
   public void markFailed(String why) {
     DiskStatus before = set(DiskStatus.DISK_FAILED, why);
@@ -80,6 +112,7 @@ public final class Disk {
       status = next;
     }
     onChange.run();
+    if (next == DiskStatus.DISK_FAILED) for (Runnable l : onFailure) l.run();
     return before;
   }
 
@@ -126,6 +159,7 @@ public final class Disk {
   void close() {
     flusher.close();
     readers.close();
+    cleaner.shutdownNow();
   }
 
   @Override

@@ -2,16 +2,21 @@ package io.estuary.worker.storage;
 
 import io.estuary.common.util.GuardedThreadPool;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 
 /**
  * The threads that write one disk. Each disk has its own queue and thread limit, so a slow or failing disk delays
- * only the partitions on it.
+ * only the partitions on it. Writes of partition buffers ({@link QueuedWrite}) are tracked until settled, so that
+ * when the disk fails or hangs {@link #abandonAll} gives every one of them up at once: their memory is released
+ * and their partitions fail, instead of waiting behind a write that never returns. Thread-safe.
  */
 public final class DiskFlusher {
   private final ExecutorService threads;
+  /** Writes queued or running, not yet settled. */
+  private final java.util.Set<QueuedWrite> outstanding = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final AtomicLong flushes = new AtomicLong();
   /** Told each flush's time in nanoseconds (the worker's metrics); set once at startup. */
   private volatile LongConsumer flushTimes = nanos -> { };
@@ -20,6 +25,40 @@ public final class DiskFlusher {
 
   public DiskFlusher(String diskName, int threadCount) {
     this.threads = new GuardedThreadPool("flusher-" + diskName, threadCount);
+  }
+
+  /** Queues a partition buffer's write; it stays tracked until its write returns or it is abandoned. */
+  void submit(QueuedWrite write) {
+    write.queuedOn(this);
+    outstanding.add(write);
+    try {
+      submit((Runnable) write);
+    } catch (RejectedExecutionException e) {
+      outstanding.remove(write);
+      throw e;
+    }
+  }
+
+  void settled(QueuedWrite write) {
+    outstanding.remove(write);
+  }
+
+  /**
+   * Gives up every write queued or running on this disk (it failed or hangs): queued ones never run, running ones
+   * stop counting (their buffers are freed when, if ever, they return). Returns how many were given up.
+   */
+  int abandonAll(String why) {
+    int n = 0;
+    for (QueuedWrite w : outstanding) {
+      w.abandon(why);
+      n++;
+    }
+    return n;
+  }
+
+  /** Writes queued or running, not yet settled. */
+  public int outstandingWrites() {
+    return outstanding.size();
   }
 
   public void submit(Runnable flush) {

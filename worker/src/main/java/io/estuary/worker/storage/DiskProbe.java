@@ -57,6 +57,7 @@ public final class DiskProbe {
     long usable = dir.getUsableSpace();
     Path probe = dir.toPath().resolve(PROBE_FILE);
     try {
+      DiskHangInjection.await(probe.toFile());
       try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
           StandardOpenOption.TRUNCATE_EXISTING)) {
         ByteBuffer b = ByteBuffer.allocate(PROBE_BYTES);

@@ -42,7 +42,10 @@ import java.util.concurrent.RejectedExecutionException;
  * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
  * the partition elsewhere without blaming the worker. A write that fails with a disk error marks the disk failed;
  * a full file system or running out of file descriptors fails only this partition. A partition whose disk failed
- * during its life does not commit: its bytes may not be on the disk (its replica, if any, serves readers).
+ * during its life does not commit: its bytes may not be on the disk (its replica, if any, serves readers). When
+ * the disk is declared failed or hung, its buffered data is dropped ({@link #diskFailed}) and its queued writes are
+ * given up ({@link QueuedWrite}), so their memory is released, no pause waits for them and a commit answers (failed)
+ * at once.
  */
 public final class PartitionFileWriter {
   private static final PooledByteBufAllocator ALLOC = io.estuary.network.NettyUtils.allocator();
@@ -223,40 +226,83 @@ public final class PartitionFileWriter {
     contents.written(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
     flushesInFlight++;
     memory.flushQueued(counted);
+    QueuedWrite w = new BufferWrite(buf, counted, position);
     try {
-      disk.flusher().submit(() -> write(buf, counted, position));
+      disk.flusher().submit(w);
     } catch (RejectedExecutionException e) { // the worker is shutting down
       flushesInFlight--;
       memory.flushDone(counted);
       memory.release(counted);
       buf.release();
       if (error == null) error = e;
+      return;
     }
+    // The disk may have failed since this partition began, after its flusher gave up what was queued then.
+    if (disk.failures() != diskFailuresAtStart) w.abandon("the partition's disk failed while it was written");
   }
 
-  private void write(ByteBuf buf, int counted, long position) {
-    try (FileChannel ch = open()) {
-      long p = position;
-      for (ByteBuffer b : buf.nioBuffers()) {
-        while (b.hasRemaining()) p += ch.write(b, p);
+  /** One flush buffer on its way to the file. */
+  private final class BufferWrite extends QueuedWrite {
+    private final ByteBuf buf;
+    private final int counted;
+    private final long position;
+
+    BufferWrite(ByteBuf buf, int counted, long position) {
+      this.buf = buf;
+      this.counted = counted;
+      this.position = position;
+    }
+
+    @Override
+    void write() throws IOException {
+      DiskHangInjection.await(file);
+      try (FileChannel ch = open()) {
+        long p = position;
+        for (ByteBuffer b : buf.nioBuffers()) {
+          while (b.hasRemaining()) p += ch.write(b, p);
+        }
       }
-    } catch (IOException | RuntimeException e) {
-      synchronized (this) {
-        if (error == null) error = e;
-      }
-      // ENOSPC and EMFILE fail this partition only; the disk probe decides whether the disk is full.
-      if (!destroyed && DiskErrors.classify(e) == DiskErrors.Kind.DISK_ERROR) {
+    }
+
+    @Override
+    void freeBuffer() {
+      buf.release();
+    }
+
+    @Override
+    void finished(Throwable e, boolean abandoned) {
+      if (e != null && !abandoned && !destroyed && DiskErrors.classify(e) == DiskErrors.Kind.DISK_ERROR) {
+        // ENOSPC and EMFILE fail this partition only; the disk probe decides whether the disk is full.
         disk.markFailed("writing " + file + " failed: " + e);
       }
-    } finally {
-      buf.release();
       memory.flushDone(counted);
       memory.release(counted);
-      synchronized (this) {
+      synchronized (PartitionFileWriter.this) {
+        if (e != null && error == null) {
+          error = abandoned ? new StatusException(StatusCode.DISK_FAILED, "its disk " + disk.mountPoint()
+              + " failed or hangs; its write was given up: " + e.getMessage()) : e;
+        }
         flushesInFlight--;
         finishCommitIfDone();
       }
     }
+  }
+
+  /**
+   * The disk failed (or hangs): drops the data buffered and not yet queued, releasing its memory, and takes no more;
+   * a commit fails. Writes already queued are given up by the disk's flusher.
+   */
+  synchronized void diskFailed(String why) {
+    if (error == null) error = new StatusException(StatusCode.DISK_FAILED, name + ": its disk " + disk.mountPoint()
+        + " failed: " + why);
+    if (pending != null) {
+      dropped += pending.readableBytes();
+      memory.release(pendingCounted);
+      pendingCounted = 0;
+      pending.release();
+      pending = null;
+    }
+    finishCommitIfDone();
   }
 
   /**
@@ -317,7 +363,7 @@ public final class PartitionFileWriter {
     }
   }
 
-  /** Drops buffered data and deletes the file. */
+  /** Drops buffered data and deletes the file (later, on the disk's cleaner thread). */
   public void destroy() {
     synchronized (this) {
       if (destroyed) return;
@@ -329,9 +375,17 @@ public final class PartitionFileWriter {
         pending = null;
       }
     }
-    synchronized (fileLock) {
-      if (!file.delete() && file.exists()) file.deleteOnExit();
-    }
+    // The file goes on the disk's own thread: a hung disk must not hold up the caller (a heartbeat).
+    disk.deleteLater(() -> {
+      try {
+        DiskHangInjection.await(file);
+      } catch (java.io.InterruptedIOException e) {
+        return;
+      }
+      synchronized (fileLock) {
+        if (!file.delete() && file.exists()) file.deleteOnExit();
+      }
+    });
   }
 
   @Override

@@ -63,12 +63,26 @@ public final class StorageManager {
         throw new EstuaryException(WorkerConfig.STORAGE_DIRS.key() + ": cannot create directory " + dir);
       }
       Disk disk = new Disk(dir, threads, readThreads);
+      disk.onFailure(() -> releaseFailed(disk));
       disks.put(disk.mountPoint(), disk);
     }
     DiskProbe probe = new DiskProbe(reserve, conf.get(WorkerConfig.DISK_SLOW_THRESHOLD));
     this.checker = new DiskChecker(new ArrayList<>(disks.values()), d -> probe.probe(d.dir()),
         conf.get(WorkerConfig.DISK_CHECK_INTERVAL), conf.get(WorkerConfig.DISK_CHECK_TIMEOUT));
     checker.start();
+  }
+
+  /**
+   * A disk failed or hangs: what waits for it is given up, so that its memory is released (a hung disk must not
+   * keep the whole worker paused) and its partitions' commits fail at once; writers then move those partitions
+   * elsewhere (pushes get DISK_FAILED, the client revives them), and the other disks serve on.
+   */
+  private void releaseFailed(Disk disk) {
+    String why = disk.failure() != null ? disk.failure() : "failed";
+    int writes = disk.flusher().abandonAll(why);
+    int partitions = bufferedData.diskFailed(disk, why);
+    LOG.warn("Disk {} failed: gave up {} queued writes and the buffers of {} partitions ({} bytes still held)",
+        disk.mountPoint(), writes, partitions, memory.held());
   }
 
   /** Probes the disks; the worker listens to it to report a disk's change of state at once. */
@@ -130,17 +144,27 @@ public final class StorageManager {
     return appId.replace('/', '_').replace('\\', '_').replace("..", "__");
   }
 
-  /** Deletes every file of a shuffle on every disk, and the application's directory once it is empty. */
+  /**
+   * Deletes every file of a shuffle on every disk, and the application's directory once it is empty. Returns at
+   * once: each disk deletes on its own cleaner thread, so a hung disk holds up only its own deletions.
+   */
   public void deleteShuffle(String appId, int shuffleId) {
     for (Disk d : disks.values()) {
-      deleteTree(shuffleDir(d, appId, shuffleId).toPath());
-      File appDir = new File(d.dir(), safe(appId));
-      String[] left = appDir.list();
-      if (left != null && left.length == 0) appDir.delete();
+      d.deleteLater(() -> {
+        deleteTree(shuffleDir(d, appId, shuffleId).toPath());
+        File appDir = new File(d.dir(), safe(appId));
+        String[] left = appDir.list();
+        if (left != null && left.length == 0) appDir.delete();
+      });
     }
   }
 
   static void deleteTree(Path root) {
+    try {
+      DiskHangInjection.await(root.toFile());
+    } catch (java.io.InterruptedIOException e) {
+      return; // the worker is stopping
+    }
     if (!Files.exists(root)) return;
     try {
       Files.walkFileTree(root, new SimpleFileVisitor<Path>() {

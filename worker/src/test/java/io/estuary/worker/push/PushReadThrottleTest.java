@@ -59,4 +59,40 @@ class PushReadThrottleTest {
     assertTrue(ch.config().isAutoRead());
     ch.finishAndReleaseAll();
   }
+
+  @Test
+  void aConnectionInTheMiddleOfAFrameIsReadUntilTheFrameIsWholeThenPaused() {
+    MemoryTracker m = new MemoryTracker(1000);
+    PushReadThrottle t = new PushReadThrottle(m);
+    EmbeddedChannel midFrame = new EmbeddedChannel();
+    EmbeddedChannel between = new EmbeddedChannel();
+    t.opened(midFrame);
+    t.opened(between);
+    t.received(midFrame, 300, 0); // holds 300 bytes of a frame not yet whole
+
+    m.add(860); // PAUSE_PUSH
+    assertFalse(between.config().isAutoRead(), "a connection between frames pauses");
+    assertTrue(midFrame.config().isAutoRead(), "one in the middle of a frame is read on: stopping strands its bytes");
+    assertEquals(1, t.finishingConnections());
+    m.tick();
+    assertTrue(midFrame.config().isAutoRead(), "ticks do not stop it");
+
+    t.received(midFrame, 500, 0); // more of the same frame
+    assertTrue(midFrame.config().isAutoRead());
+    t.received(midFrame, 40, 1); // the frame is whole (40 bytes of the next one came with it): now it pauses
+    assertFalse(midFrame.config().isAutoRead());
+    assertEquals(0, t.finishingConnections());
+    m.tick();
+    assertFalse(midFrame.config().isAutoRead(), "the next frame waits for the pause to end");
+
+    t.received(between, 100, 0); // a paused connection read once (the idle check) that got part of a frame
+    assertTrue(between.config().isAutoRead(), "a frame started while paused is finished too");
+    t.received(between, 0, 1);
+    assertFalse(between.config().isAutoRead());
+
+    m.release(300); // 560: everyone resumes
+    assertTrue(midFrame.config().isAutoRead());
+    assertTrue(between.config().isAutoRead());
+    for (EmbeddedChannel c : new EmbeddedChannel[] {midFrame, between}) c.finishAndReleaseAll();
+  }
 }

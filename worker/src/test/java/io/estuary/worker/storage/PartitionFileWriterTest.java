@@ -153,7 +153,11 @@ class PartitionFileWriterTest {
     assertTrue(w.bufferedBytes() > 0);
     w.destroy();
     assertEquals(0, memory.held());
-    assertFalse(new File(dir.toFile(), "0-0.data").exists());
+    File f = new File(dir.toFile(), "0-0.data");
+    while (f.exists()) { // deleted on the disk's cleaner thread
+      assertTrue(System.currentTimeMillis() < deadline, f + " was not deleted");
+      Thread.sleep(5);
+    }
     StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
     assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
   }
@@ -190,5 +194,38 @@ class PartitionFileWriterTest {
     assertEquals(0, f.length());
     assertEquals(0, f.numChunks());
     assertTrue(Arrays.equals(new byte[0], f.file().exists() ? Files.readAllBytes(f.file().toPath()) : new byte[0]));
+  }
+
+  @Test
+  void aHungDisksQueuedWritesAreGivenUpTheirMemoryReleasedAndTheCommitAnswered() throws Exception {
+    PartitionFileWriter w = writer(4 << 10, 1 << 20);
+    // As the storage manager does: a failed disk gives up what waits for it.
+    disk.onFailure(() -> {
+      disk.flusher().abandonAll("the disk hangs");
+      w.diskFailed("the disk hangs");
+    });
+    DiskHangInjection.hang(dir.toFile());
+    try {
+      for (int i = 0; i < 12; i++) w.append(data(batches(2, 5, 2000, i))); // ~48 KB: writes queue behind hung ones
+      w.append(data(batches(1, 1, 100, 99))); // and some buffered, not yet queued
+      assertTrue(disk.flusher().outstandingWrites() > 2, "writes wait for the hung disk");
+      assertTrue(memory.held() > 0);
+      java.util.concurrent.CompletableFuture<CommittedFile> commit = w.commit();
+      assertFalse(commit.isDone(), "a commit waits for the hung writes");
+
+      disk.markFailed("the disk hangs");
+      assertEquals(0, memory.held(), "nothing waiting for the hung disk counts as held any more");
+      assertEquals(0, disk.flusher().outstandingWrites());
+      ExecutionException e = assertThrows(ExecutionException.class, () -> commit.get(10, java.util.concurrent
+          .TimeUnit.SECONDS), "the commit answers at once");
+      assertTrue(e.getCause().getMessage().contains("DISK_FAILED") || e.getCause().getCause() instanceof
+          StatusException, e.getCause().toString());
+      StatusException refused = assertThrows(StatusException.class, () -> w.append(data(batches(1, 1, 10, 7))));
+      assertEquals(StatusCode.DISK_FAILED, refused.status());
+    } finally {
+      DiskHangInjection.heal(dir.toFile()); // the writes that were running return and free their buffers
+    }
+    disk.flusher().close();
+    assertEquals(0, memory.held());
   }
 }

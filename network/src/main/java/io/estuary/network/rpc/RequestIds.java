@@ -1,0 +1,64 @@
+package io.estuary.network.rpc;
+
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.OneofDescriptor;
+import com.google.protobuf.Message;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.util.Ids;
+import java.util.List;
+
+/**
+ * The identifiers of a control request, checked before any handler sees it (see {@link Ids} for the rules): every
+ * {@code app_id} (required wherever a request has one: an absent one reads as empty), the {@code shuffle_id} next to
+ * it (never negative), every shuffle key a worker reports, and the names that are only shown or compared (user,
+ * excluded workers, a worker's host). Works on the request's payload by field name, so a request type added later
+ * with an {@code app_id} is covered without code here. A bad identifier once let in is hard to get rid of: an empty
+ * application id made a shuffle key no master could split, and every later heartbeat of that worker failed.
+ * Stateless.
+ */
+public final class RequestIds {
+  private RequestIds() {}
+
+  private static final OneofDescriptor PAYLOAD = Request.getDescriptor().getOneofs().get(0);
+
+  /** What is wrong with the request's identifiers, as a sentence naming the field; null when nothing is. */
+  public static String problem(Request request) {
+    FieldDescriptor which = request.getOneofFieldDescriptor(PAYLOAD);
+    if (which == null) return null; // no payload: the handler refuses it as unsupported
+    Message payload = (Message) request.getField(which);
+    String at = which.getName() + ".";
+    Descriptor type = payload.getDescriptorForType();
+    FieldDescriptor app = type.findFieldByName("app_id");
+    String p = null;
+    if (app != null) {
+      p = Ids.appIdProblem(at + "app_id", (String) payload.getField(app));
+      FieldDescriptor shuffle = type.findFieldByName("shuffle_id");
+      if (p == null && shuffle != null) p = Ids.shuffleIdProblem(at + "shuffle_id", (Integer) payload.getField(shuffle));
+    }
+    if (p == null) p = each(payload, "shuffle_keys", at, true);
+    if (p == null) p = each(payload, "excluded_workers", at, false);
+    FieldDescriptor user = type.findFieldByName("user");
+    if (p == null && user != null) p = Ids.nameProblem(at + "user", (String) payload.getField(user));
+    FieldDescriptor worker = type.findFieldByName("worker");
+    if (p == null && worker != null && worker.getMessageType() == WorkerInfo.getDescriptor()) {
+      String host = ((WorkerInfo) payload.getField(worker)).getAddress().getHost();
+      p = host.isEmpty() ? at + "worker.address.host is empty" : Ids.nameProblem(at + "worker.address.host", host);
+    }
+    return p;
+  }
+
+  private static String each(Message payload, String name, String at, boolean shuffleKeys) {
+    FieldDescriptor f = payload.getDescriptorForType().findFieldByName(name);
+    if (f == null) return null;
+    @SuppressWarnings("unchecked")
+    List<String> values = (List<String>) payload.getField(f);
+    for (int i = 0; i < values.size(); i++) {
+      String field = at + name + "[" + i + "]";
+      String p = shuffleKeys ? Ids.shuffleKeyProblem(field, values.get(i)) : Ids.nameProblem(field, values.get(i));
+      if (p != null) return p;
+    }
+    return null;
+  }
+}

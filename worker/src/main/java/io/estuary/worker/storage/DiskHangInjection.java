@@ -1,0 +1,70 @@
+package io.estuary.worker.storage;
+
+import java.io.File;
+import java.io.InterruptedIOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Test hook: makes the file operations of a storage directory hang, as on a disk whose I/O never completes (a
+ * dead device under a hard NFS mount, a suspended device-mapper target). Partition writes, disk probes and deletions
+ * under a hung directory block until it is healed, or until their thread is interrupted (then they fail as an
+ * interrupted I/O would). Off unless a test calls {@link #hang}: the write path then pays one volatile read.
+ * Thread-safe.
+ */
+public final class DiskHangInjection {
+  private DiskHangInjection() {}
+
+  private static final Object LOCK = new Object();
+  private static final Set<String> HUNG = ConcurrentHashMap.newKeySet();
+  private static volatile boolean any;
+
+  /** From now on, file operations under {@code dir} hang. */
+  public static void hang(File dir) {
+    HUNG.add(prefix(dir));
+    any = true;
+  }
+
+  /** Lets the operations under {@code dir} go on (those hanging now complete). */
+  public static void heal(File dir) {
+    synchronized (LOCK) {
+      HUNG.remove(prefix(dir));
+      any = !HUNG.isEmpty();
+      LOCK.notifyAll();
+    }
+  }
+
+  /** Heals every directory. */
+  public static void healAll() {
+    synchronized (LOCK) {
+      HUNG.clear();
+      any = false;
+      LOCK.notifyAll();
+    }
+  }
+
+  /** Blocks while {@code file} is under a hung directory. Called before each file operation of the worker's disks. */
+  static void await(File file) throws InterruptedIOException {
+    if (!any) return;
+    String path = prefix(file);
+    synchronized (LOCK) {
+      while (hungUnder(path)) {
+        try {
+          LOCK.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InterruptedIOException("interrupted while " + file + " hangs (test hook)");
+        }
+      }
+    }
+  }
+
+  private static boolean hungUnder(String path) {
+    for (String dir : HUNG) if (path.startsWith(dir)) return true;
+    return false;
+  }
+
+  private static String prefix(File dir) {
+    return dir.getAbsoluteFile().toPath().normalize() + File.separator;
+  }
+}
