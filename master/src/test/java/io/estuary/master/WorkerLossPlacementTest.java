@@ -203,16 +203,18 @@ class WorkerLossPlacementTest {
 
   @Test
   void failureReportsExcludeAWorkerUntilItsGraceEnds() throws Exception {
+    // A fourth worker: an exclusion never leaves fewer than two workers that can take slots.
+    ask(registerWorker(4), Empty.parser());
     master.setWorkerState(id(1), WorkerState.WORKER_EXCLUDED, "operator");
     ask(Request.newBuilder().setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder().setAppId("app-1")
         .addWorkers(addr(2)).addWorkers(addr(9)).setReason("connection refused")), Empty.parser());
     assertEquals(WorkerState.WORKER_EXCLUDED, state(2));
     assertTrue(master.state(s -> s.workerStateReason(id(2))).contains("connection refused"));
     assertNull(master.state(s -> s.worker(id(9))), "a report about an unknown worker changes nothing");
-    assertEquals(new HashSet<>(Arrays.asList(id(3))), workersOf(slots("app-1", 0, 6, false)));
+    assertEquals(new HashSet<>(Arrays.asList(id(3), id(4))), workersOf(slots("app-1", 0, 6, false)));
 
     await("the grace ends and the worker is back", () -> state(2) == WorkerState.WORKER_ACTIVE);
     assertEquals(WorkerState.WORKER_EXCLUDED, state(1), "the operator's exclusion stands");
-    assertEquals(new HashSet<>(Arrays.asList(id(2), id(3))), workersOf(slots("app-1", 1, 6, false)));
+    assertEquals(new HashSet<>(Arrays.asList(id(2), id(3), id(4))), workersOf(slots("app-1", 1, 6, false)));
   }
 }
