@@ -20,6 +20,7 @@ final class ChunkStream implements AutoCloseable {
   private int nextToRequest;
   private int nextToRead;
   private int received;
+  private boolean foundClosed;
 
   /** Reads chunks {@code [firstChunk, numChunks)} of the stream. */
   @SuppressWarnings("unchecked")
@@ -53,7 +54,16 @@ final class ChunkStream implements AutoCloseable {
     return received;
   }
 
+  /**
+   * Whether a chunk request found the connection already closed, i.e. closed while this reader asked for nothing
+   * (the server's idle close of a reader busy elsewhere for longer than its idle timeout), not broken mid-request.
+   */
+  boolean foundClosed() {
+    return foundClosed;
+  }
+
   private void request(int index) {
+    if (!client.isActive()) foundClosed = true;
     CompletableFuture<ByteBuf> f = new CompletableFuture<>();
     chunks[index] = f;
     client.fetchChunk(streamId, index, new ChunkReceivedCallback() {

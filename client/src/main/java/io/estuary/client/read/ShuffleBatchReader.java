@@ -298,11 +298,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
     CopyRead copy = current.copies.poll();
     int stoppedAt = stream != null ? stream.nextIndex() : copy.resumeChunk;
     boolean progressed = stream != null && stream.received() > 0;
+    boolean closedWhileAway = stream != null && stream.foundClosed();
     closeStream();
     releaseChunk();
     StatusCode status = cause instanceof RemoteException ? ((RemoteException) cause).status() : null;
-    if (status == StatusCode.UNKNOWN_STREAM && progressed) {
-      // Dropped on the worker while this task was busy elsewhere: nothing is lost, go on where it stopped.
+    if (progressed && (status == StatusCode.UNKNOWN_STREAM
+        || (status == StatusCode.CONNECTION_FAILED && closedWhileAway))) {
+      // Dropped on the worker (the stream, or its idle connection) while this task was busy elsewhere: nothing is
+      // lost, go on where it stopped. A worker that died meanwhile fails the reopen, which counts as usual.
       LOG.info("{} was dropped on its worker ({}); opening it again at chunk {}", streamName, cause.getMessage(),
           stoppedAt);
       copy.resumeChunk = stoppedAt;

@@ -56,9 +56,9 @@ public final class NetworkConfig {
               + "owes the peer an answer (a push, request or chunk not yet answered). A connection the server has "
               + "paused reading from (back-pressure) is read once at the timeout: a peer with data waiting stays, a "
               + "silent one is closed one timeout later, so a peer that sent part of a frame and nothing more cannot "
-              + "hold its bytes (and the pause) for good. Clients reconnect on their next request. Keep it at least "
-              + "as long as the longest pause between a reader's chunk fetches (a worker drops streams unused for "
-              + "10 minutes anyway).")
+              + "hold its bytes (and the pause) for good. Clients reconnect on their next request; a reader whose fetch "
+              + "connection was closed while it was busy elsewhere opens its stream again where it stopped, at no "
+              + "cost to its retry budget (as after estuary.worker.fetch.streamTimeout).")
           .build();
 
   public static final ConfigEntry<String> VERSION_OVERRIDE =
