@@ -44,6 +44,7 @@ final class MasterHeartbeater {
       new io.estuary.common.util.GuardedThreadPool("worker-shuffle-remover", 1);
   /** Expired shuffles handed to the remover and not yet removed: asked again, they are not queued twice. */
   private final java.util.Set<String> removing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.Set<String> unreportable = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
 
   MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs) {
@@ -90,20 +91,39 @@ final class MasterHeartbeater {
     }
   }
 
+  /**
+   * The shuffle keys to report: every key the registry holds that the master accepts. A key it would refuse (one
+   * recovered from the metadata of a release that did not validate ids) would fail every report, and the master
+   * would declare this worker lost; it is left out, with a warning once, and its files stay until an operator
+   * removes them.
+   */
+  private java.util.List<String> reportableKeys() {
+    java.util.List<String> keys = new java.util.ArrayList<>();
+    for (String key : registry.shuffleKeys()) {
+      String problem = io.estuary.common.util.Ids.shuffleKeyProblem("shuffle key", key);
+      if (problem == null) {
+        keys.add(key);
+      } else if (unreportable.add(key)) {
+        LOG.warn("Not reporting {} to the master: {}", key, problem);
+      }
+    }
+    return keys;
+  }
+
   /** One report; true if the master answered. */
   private boolean beat() {
     try {
       WorkerState mine = state.get();
       if (!registered) {
         master.ask(Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(self.get())
-            .addAllShuffleKeys(registry.shuffleKeys()).setState(mine)), Empty.parser(), intervalMs);
+            .addAllShuffleKeys(reportableKeys()).setState(mine)), Empty.parser(), intervalMs);
         registered = true;
         answered.incrementAndGet();
         LOG.info("Registered with the master");
         return true;
       }
       WorkerHeartbeatResponse r = master.ask(Request.newBuilder().setWorkerHeartbeat(WorkerHeartbeatRequest
-          .newBuilder().setWorker(self.get()).addAllShuffleKeys(registry.shuffleKeys()).setState(mine)),
+          .newBuilder().setWorker(self.get()).addAllShuffleKeys(reportableKeys()).setState(mine)),
           WorkerHeartbeatResponse.parser(), intervalMs);
       answered.incrementAndGet();
       if (!r.getRegistered()) {

@@ -36,12 +36,14 @@ class ExpiredShuffleDeletionTest {
   private static final String APP = "app-expired";
   private static final String KEY = APP + "-0";
 
-  /** A master that counts heartbeats and names the shuffle expired in every answer. */
+  /** A master that counts heartbeats and names the shuffle {@code expired} (if not null) expired in every answer. */
   static final class ExpiringMaster extends ControlRpcHandler {
     final AtomicInteger heartbeats = new AtomicInteger();
+    private final String expired;
 
-    ExpiringMaster() {
+    ExpiringMaster(String expired) {
       super("fake-master");
+      this.expired = expired;
     }
 
     @Override
@@ -52,7 +54,9 @@ class ExpiredShuffleDeletionTest {
           break;
         case WORKER_HEARTBEAT:
           heartbeats.incrementAndGet();
-          reply.ok(WorkerHeartbeatResponse.newBuilder().setRegistered(true).addExpiredShuffleKeys(KEY).build());
+          WorkerHeartbeatResponse.Builder r = WorkerHeartbeatResponse.newBuilder().setRegistered(true);
+          if (expired != null) r.addExpiredShuffleKeys(expired);
+          reply.ok(r.build());
           break;
         default:
           throw unsupported(request);
@@ -67,7 +71,7 @@ class ExpiredShuffleDeletionTest {
     File healthy = root.resolve("disk1").toFile();
     EstuaryConf conf = new EstuaryConf().set(WorkerConfig.STORAGE_DIRS, hung + "," + healthy)
         .set(WorkerConfig.DISK_RESERVE, "0").set(WorkerConfig.DISK_CHECK_INTERVAL, "1h");
-    ExpiringMaster fakeMaster = new ExpiringMaster();
+    ExpiringMaster fakeMaster = new ExpiringMaster(KEY);
     StorageManager storage = new StorageManager(conf);
     TransportServer masterServer = new TransportServer(conf, "fake-master", "127.0.0.1", 0, fakeMaster);
     TransportClientFactory clients = new TransportClientFactory(conf, "heartbeat-test");
@@ -95,6 +99,38 @@ class ExpiredShuffleDeletionTest {
     }
     try {
       waitFor(() -> !onHung.exists(), 30_000, "the disk deletes its files once it answers again");
+    } finally {
+      heartbeater.close();
+      clients.close();
+      masterServer.close();
+      storage.close();
+    }
+  }
+
+  /**
+   * A shuffle key the master refuses (an empty application id, as a release before id validation could record and
+   * recover) is left out of the reports instead of failing every heartbeat (the master would declare the worker lost).
+   */
+  @Test
+  void aShuffleKeyTheMasterRefusesIsNotReportedAndHeartbeatsGoOn() throws Exception {
+    Path root = Files.createTempDirectory("estuary-badkey");
+    File disk = root.resolve("disk0").toFile();
+    EstuaryConf conf = new EstuaryConf().set(WorkerConfig.STORAGE_DIRS, disk.toString())
+        .set(WorkerConfig.DISK_RESERVE, "0").set(WorkerConfig.DISK_CHECK_INTERVAL, "1h");
+    ExpiringMaster fakeMaster = new ExpiringMaster(null);
+    StorageManager storage = new StorageManager(conf);
+    TransportServer masterServer = new TransportServer(conf, "fake-master", "127.0.0.1", 0, fakeMaster);
+    TransportClientFactory clients = new TransportClientFactory(conf, "heartbeat-test");
+    PartitionRegistry registry = new PartitionRegistry(storage);
+    MasterHeartbeater heartbeater = new MasterHeartbeater(new MasterClient(clients,
+        Collections.singletonList("127.0.0.1:" + masterServer.port())), () -> WorkerInfo.newBuilder()
+        .setAddress(WorkerAddress.newBuilder().setHost("127.0.0.1").setRpcPort(1).setPushPort(2).setFetchPort(3))
+        .build(), registry, 100);
+    try {
+      registry.reserve("", 0, List.of(location(0, disk)));
+      registry.reserve(APP, 0, List.of(location(0, disk)));
+      heartbeater.start();
+      waitFor(() -> fakeMaster.heartbeats.get() >= 5, 60_000, "heartbeats answered despite the bad key");
     } finally {
       heartbeater.close();
       clients.close();
