@@ -361,6 +361,7 @@ public final class LifecycleManager implements Closeable {
       throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
           + appId);
     }
+    if (r.getShuffleId() >= 0) generations.checkNotSuperseded(s, r.getStageId(), r.getStageAttempt());
     if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
       throw new IllegalArgumentException(s + " has " + s.numMappers + " maps; map " + r.getMapId()
           + " does not exist");

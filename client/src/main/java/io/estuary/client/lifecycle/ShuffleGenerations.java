@@ -56,6 +56,27 @@ final class ShuffleGenerations {
     }
   }
 
+  /**
+   * Refuses a writer of an older stage attempt than the one that created the newest generation of its engine
+   * shuffle, when it ends a map in {@code gen}, a generation since superseded (lost and written again). A straggler
+   * that took its locations before the loss would otherwise end a map the engine may count as done, in a generation
+   * nobody reads, while the newest one waits for that map for ever.
+   *
+   * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for such a writer
+   */
+  void checkNotSuperseded(ShuffleState gen, int stageId, int stageAttempt) {
+    List<ShuffleState> gens = byEngine.get(gen.engineShuffleId);
+    if (gens == null) return;
+    synchronized (gens) {
+      ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+      if (cur == null || cur == gen || compare(stageId, stageAttempt, cur) >= 0) return;
+      throw new StatusException(StatusCode.STALE_ATTEMPT, "stage " + stageId + " attempt " + stageAttempt
+          + " ended a map in generation " + gen.shuffleId + " of shuffle " + gen.engineShuffleId + ", superseded by "
+          + "generation " + cur.shuffleId + " of stage " + cur.stageId + " attempt " + cur.stageAttempt
+          + ": this task's output is not needed");
+    }
+  }
+
   /** Orders a writer's stage attempt against the one that created {@code gen}. */
   private static int compare(int stageId, int stageAttempt, ShuffleState gen) {
     int c = Integer.compare(stageId, gen.stageId);

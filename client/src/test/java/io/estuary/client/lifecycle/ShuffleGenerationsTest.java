@@ -59,6 +59,19 @@ class ShuffleGenerationsTest {
     assertSame(rerun, g.newest(5));
   }
 
+  /** A straggler that took its generation before the loss cannot end a map in it once a rerun replaced it. */
+  @Test
+  void aStragglerCannotEndAMapInASupersededGeneration() {
+    ShuffleGenerations g = new ShuffleGenerations();
+    ShuffleState lost = g.forWriter(7, 2, 0, false, 2, 2);
+    g.checkNotSuperseded(lost, 2, 0); // still the newest: fine
+    lost.markLost();
+    ShuffleState rerun = g.forWriter(7, 2, 1, false, 2, 2);
+    assertEquals(StatusCode.STALE_ATTEMPT,
+        assertThrows(StatusException.class, () -> g.checkNotSuperseded(lost, 2, 0)).status());
+    g.checkNotSuperseded(rerun, 2, 0); // in the newest generation a determinate straggler's output is as good
+  }
+
   @Test
   void aLaterStageOfTheSameShuffleIsNewerWhateverItsAttempt() {
     ShuffleGenerations g = new ShuffleGenerations();
