@@ -85,7 +85,7 @@ final class EpochAllocator {
 
   EpochAllocator(String appId, MasterClient master, long masterWaitMs, SlotReserver reserver,
       FailedWorkers failedWorkers, Consumer<List<WorkerAddress>> reportFailures, boolean replicate,
-      ExecutorService work) {
+      ExecutorService drains) {
     this.appId = appId;
     this.master = master;
     this.masterWaitMs = masterWaitMs;
@@ -93,7 +93,7 @@ final class EpochAllocator {
     this.failedWorkers = failedWorkers;
     this.reportFailures = reportFailures;
     this.replicate = replicate;
-    this.work = work;
+    this.work = drains;
   }
 
   /** Revive requests answered (from executors), and master requests they cost. */

@@ -73,13 +73,18 @@ public final class LifecycleManager implements Closeable {
   private final boolean replicate;
   private final TransportServer server;
   private final String host;
-  /** Registrations, revives, reports to the master: short waits, never a commit. */
+  /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
   private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
   /**
    * Commits, one thread each while it runs: a commit may wait for a worker up to the commit timeout, and must hold
    * up neither registrations and revives nor the commits of other shuffles. Few stages end at once.
    */
   private final ExecutorService commits = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-commit"));
+  /**
+   * Revive drains, one thread per shuffle being revived: without a master quorum the work pool's threads may each
+   * wait up to the master wait (reports, unregistrations, new registrations), and revives must not queue behind them.
+   */
+  private final ExecutorService revives = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-revive"));
   private final AtomicLong commitsFinished = new AtomicLong();
   private final ScheduledExecutorService heartbeat =
       Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
@@ -110,13 +115,14 @@ public final class LifecycleManager implements Closeable {
     this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
         conf.get(ClientConfig.COMMIT_TIMEOUT), conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT));
     this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,
-        replicate, work);
+        replicate, revives);
     try {
       sendHeartbeat();
     } catch (RemoteException e) {
       connections.close();
       work.shutdownNow();
       commits.shutdownNow();
+      revives.shutdownNow();
       heartbeat.shutdownNow();
       throw new EstuaryException("Estuary cannot start for application " + appId + ": " + e.getMessage()
           + ". Check " + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.", e);
@@ -464,6 +470,7 @@ public final class LifecycleManager implements Closeable {
     }
     work.shutdownNow();
     commits.shutdownNow();
+    revives.shutdownNow();
     server.close();
     connections.close();
   }
