@@ -25,6 +25,14 @@ final class SparkLine {
     return Serializer$.MODULE$.getSerializer(dep.serializer());
   }
 
+  /**
+   * What stands for the task's stage attempt: Spark 1.6 does not tell it, so the generation the driver bumps on each
+   * loss does (1.6 has no indeterminate stages, so a rerun without a loss never needs a fresh generation).
+   */
+  static int stageAttempt(TaskContext ctx, int generation) {
+    return generation;
+  }
+
   /** Spark 1.6 does not know whether a stage's output may change when it reruns. */
   static boolean indeterminate(ShuffleDependency<?, ?, ?> dep) {
     return false;

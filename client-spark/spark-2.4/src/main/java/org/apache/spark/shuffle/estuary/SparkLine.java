@@ -26,6 +26,14 @@ final class SparkLine {
     return dep.serializer();
   }
 
+  /**
+   * The task's stage attempt, which Spark 2.4 tells: an indeterminate map stage resubmitted because its parent's
+   * output was lost is a newer attempt (and writes a fresh generation) though no Estuary data of its own was lost.
+   */
+  static int stageAttempt(TaskContext ctx, int generation) {
+    return ctx.stageAttemptNumber();
+  }
+
   static boolean indeterminate(ShuffleDependency<?, ?, ?> dep) {
     return "INDETERMINATE".equals(String.valueOf(dep.rdd().outputDeterministicLevel()));
   }

@@ -33,10 +33,10 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     // Attempt numbers repeat (every stage attempt restarts them; two attempts may share one: SPARK-8029), task
     // attempt ids do not.
     int attemptId = AttemptIds.ofTaskAttempt(context.taskAttemptId());
-    // The generation stands for the stage attempt (Spark 1.6 has no attempt numbers): a task of an older one than
-    // the newest generation's is a straggler of a stage that was rerun, and is refused.
-    this.out = new MapOutputWriter(client, handle.spec(), mapId, attemptId, context.stageId(), generation,
-        handle.indeterminate());
+    // A task of an older stage attempt than the newest generation's is a straggler of a stage that was rerun, and
+    // is refused (see SparkLine.stageAttempt for what stands for the attempt on each line).
+    this.out = new MapOutputWriter(client, handle.spec(), mapId, attemptId, context.stageId(),
+        SparkLine.stageAttempt(context, generation), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
   }
 
