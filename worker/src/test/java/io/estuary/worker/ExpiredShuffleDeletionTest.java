@@ -76,10 +76,7 @@ class ExpiredShuffleDeletionTest {
     TransportServer masterServer = new TransportServer(conf, "fake-master", "127.0.0.1", 0, fakeMaster);
     TransportClientFactory clients = new TransportClientFactory(conf, "heartbeat-test");
     PartitionRegistry registry = new PartitionRegistry(storage);
-    MasterHeartbeater heartbeater = new MasterHeartbeater(new MasterClient(clients,
-        Collections.singletonList("127.0.0.1:" + masterServer.port())), () -> WorkerInfo.newBuilder()
-        .setAddress(WorkerAddress.newBuilder().setHost("127.0.0.1").setRpcPort(1).setPushPort(2).setFetchPort(3))
-        .build(), registry, 100);
+    MasterHeartbeater heartbeater = heartbeater(clients, masterServer, registry);
     File onHung = new File(hung.getAbsoluteFile(), APP + "/0/0-0.data");
     File onHealthy = new File(healthy.getAbsoluteFile(), APP + "/0/1-0.data");
     try {
@@ -122,10 +119,7 @@ class ExpiredShuffleDeletionTest {
     TransportServer masterServer = new TransportServer(conf, "fake-master", "127.0.0.1", 0, fakeMaster);
     TransportClientFactory clients = new TransportClientFactory(conf, "heartbeat-test");
     PartitionRegistry registry = new PartitionRegistry(storage);
-    MasterHeartbeater heartbeater = new MasterHeartbeater(new MasterClient(clients,
-        Collections.singletonList("127.0.0.1:" + masterServer.port())), () -> WorkerInfo.newBuilder()
-        .setAddress(WorkerAddress.newBuilder().setHost("127.0.0.1").setRpcPort(1).setPushPort(2).setFetchPort(3))
-        .build(), registry, 100);
+    MasterHeartbeater heartbeater = heartbeater(clients, masterServer, registry);
     try {
       registry.reserve("", 0, List.of(location(0, disk)));
       registry.reserve(APP, 0, List.of(location(0, disk)));
@@ -137,6 +131,15 @@ class ExpiredShuffleDeletionTest {
       masterServer.close();
       storage.close();
     }
+  }
+
+  /** The real heartbeater of a worker at 127.0.0.1, reporting every 100 ms to {@code masterServer}. */
+  private static MasterHeartbeater heartbeater(TransportClientFactory clients, TransportServer masterServer,
+      PartitionRegistry registry) {
+    return new MasterHeartbeater(new MasterClient(clients,
+        Collections.singletonList("127.0.0.1:" + masterServer.port())), () -> WorkerInfo.newBuilder()
+        .setAddress(WorkerAddress.newBuilder().setHost("127.0.0.1").setRpcPort(1).setPushPort(2).setFetchPort(3))
+        .build(), registry, 100);
   }
 
   private static PartitionLocation location(int partition, File disk) {

@@ -5,6 +5,7 @@ package io.estuary.client.write;
  * two attempts of one map must never share an id, even when the engine gives them the same attempt number (Spark
  * runs two attempts numbered 0 when a speculative or zombie task overlaps a resubmitted one: SPARK-8029). Spark names
  * a map output by its task attempt id, unique in the application; the batch header holds 32 bits of it.
+ * Stateless.
  */
 public final class AttemptIds {
   private AttemptIds() {}
