@@ -10,6 +10,7 @@ import io.estuary.common.protocol.Empty;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.worker.partition.PartitionRegistry;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;

@@ -21,6 +21,7 @@ import io.estuary.worker.lifecycle.PushGate;
 import io.estuary.worker.meta.CommittedFileRecorder;
 import io.estuary.worker.meta.CommittedFileStore;
 import io.estuary.worker.meta.WorkerRecovery;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.push.PushHandler;
 import io.estuary.worker.push.Replicator;
 import io.estuary.worker.storage.StorageManager;

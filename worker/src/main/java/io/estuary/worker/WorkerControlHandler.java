@@ -8,6 +8,7 @@ import io.estuary.common.status.StatusException;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.worker.commit.CommitHandler;
 import io.estuary.worker.lifecycle.PushGate;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.netty.channel.Channel;
 
 /** Control requests from drivers: reserve slots before a stage, commit them at its end. */

@@ -14,6 +14,7 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.DiskHangInjection;
 import io.estuary.worker.storage.StorageManager;
 import io.netty.channel.Channel;

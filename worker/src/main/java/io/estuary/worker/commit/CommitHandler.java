@@ -6,7 +6,7 @@ import io.estuary.common.protocol.CommittedPartition;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.network.rpc.ControlRpcHandler.Reply;
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.PartitionFileWriter;
 import java.util.ArrayList;

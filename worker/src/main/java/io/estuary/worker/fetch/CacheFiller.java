@@ -1,6 +1,6 @@
 package io.estuary.worker.fetch;
 
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.PartitionCache;
 import java.util.concurrent.RejectedExecutionException;

@@ -8,7 +8,7 @@ import io.estuary.common.status.StatusException;
 import io.estuary.common.util.ShuffleKey;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.StreamManager;
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.FileSegments;
 import io.estuary.worker.storage.PartitionCache;

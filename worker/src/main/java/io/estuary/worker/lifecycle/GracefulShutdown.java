@@ -1,6 +1,6 @@
 package io.estuary.worker.lifecycle;
 
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import java.util.ArrayList;
 import java.util.List;

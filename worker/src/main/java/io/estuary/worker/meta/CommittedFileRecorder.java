@@ -1,6 +1,6 @@
 package io.estuary.worker.meta;
 
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

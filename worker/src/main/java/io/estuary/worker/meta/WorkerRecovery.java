@@ -1,7 +1,7 @@
 package io.estuary.worker.meta;
 
 import io.estuary.common.util.ShuffleKey;
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.StorageManager;

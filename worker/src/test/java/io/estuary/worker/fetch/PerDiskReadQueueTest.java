@@ -14,7 +14,7 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.RequestLimits;
 import io.estuary.network.server.TransportServer;
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.StorageManager;

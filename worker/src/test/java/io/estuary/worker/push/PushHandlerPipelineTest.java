@@ -16,7 +16,7 @@ import io.estuary.network.protocol.PushData;
 import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.protocol.RpcFailure;
 import io.estuary.network.protocol.RpcResponse;
-import io.estuary.worker.PartitionRegistry;
+import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.StorageManager;
 import io.netty.buffer.ByteBuf;

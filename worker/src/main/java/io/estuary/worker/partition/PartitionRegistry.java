@@ -1,4 +1,4 @@
-package io.estuary.worker;
+package io.estuary.worker.partition;
 
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.util.ShuffleKey;
