@@ -11,6 +11,7 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.util.HostNames;
 import io.estuary.common.util.GuardedScheduledExecutor;
+import io.estuary.master.admin.AdministeredMaster;
 import io.estuary.master.admin.MasterAdminEndpoint;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocators;
@@ -38,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * applications. A single master keeps its log locally; with {@code estuary.master.ha.nodes} set, the masters form
  * a Raft group, the leader decides and every master applies the same log.
  */
-public final class Master implements Closeable {
+public final class Master implements AdministeredMaster, Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(Master.class);
 
   private final StateLog log;
@@ -115,6 +116,7 @@ public final class Master implements Closeable {
   }
 
   /** The release this master reports (built, or overridden by estuary.version.override / ESTUARY_VERSION). */
+  @Override
   public String version() {
     return version;
   }
@@ -123,15 +125,18 @@ public final class Master implements Closeable {
     return server.port();
   }
 
+  @Override
   public StateLog log() {
     return log;
   }
 
+  @Override
   public MasterNodes nodes() {
     return nodes;
   }
 
   /** This master's id in its HA group ("" for a single master). */
+  @Override
   public String id() {
     return id;
   }
@@ -149,6 +154,7 @@ public final class Master implements Closeable {
    * Sets a worker's state (ACTIVE, EXCLUDED or DECOMMISSIONING) through the log; only the leader can. Returns once
    * the change is committed.
    */
+  @Override
   public void setWorkerState(String workerId, WorkerState state, String reason) {
     if (!log.isLeader()) throw new IllegalStateException("only the leader changes worker states; ask "
         + log.leaderEndpoint());
@@ -160,6 +166,7 @@ public final class Master implements Closeable {
   }
 
   /** Hands leadership to master {@code targetId}; only the leader can. */
+  @Override
   public void transferLeadership(String targetId) throws IOException {
     if (!(log instanceof RatisStateLog)) throw new IllegalStateException("a single master has no one to hand over to");
     if (!log.isLeader()) throw new IllegalStateException("only the leader can hand leadership over; ask "
@@ -168,10 +175,12 @@ public final class Master implements Closeable {
     ((RatisStateLog) log).transferLeadership(targetId, 10_000);
   }
 
+  @Override
   public boolean isLeader() {
     return log.isLeader();
   }
 
+  @Override
   public String endpoint() {
     return host + ":" + port();
   }
@@ -182,6 +191,7 @@ public final class Master implements Closeable {
   }
 
   /** Read access to the agreed state, for tests and the admin API. */
+  @Override
   public <T> T state(java.util.function.Function<MasterState, T> reader) {
     return log.stateMachine().read(reader);
   }

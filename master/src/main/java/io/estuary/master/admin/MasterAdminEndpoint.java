@@ -4,7 +4,6 @@ import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
-import io.estuary.master.Master;
 import io.estuary.master.state.MasterNodes;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.WorkerId;
@@ -37,9 +36,10 @@ public final class MasterAdminEndpoint implements Closeable {
   public static final int NOT_LEADER = 421;
 
   private final AdminHttpServer http;
-  private final Master master;
+  private final AdministeredMaster master;
 
-  public MasterAdminEndpoint(String host, int port, Master master, MasterMetrics metrics) throws IOException {
+  public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics)
+      throws IOException {
     this.master = master;
     this.http = AdminHttpServer.builder("master")
         .get("/api/status", r -> Response.json(200, status()))

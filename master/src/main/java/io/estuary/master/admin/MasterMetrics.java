@@ -1,6 +1,5 @@
 package io.estuary.master.admin;
 
-import io.estuary.master.Master;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
@@ -22,7 +21,7 @@ public final class MasterMetrics {
   private final Counter reviveSlotRequests;
   private final Counter workerFailureReports;
 
-  public MasterMetrics(Master master) {
+  public MasterMetrics(AdministeredMaster master) {
     io.estuary.network.admin.BuildInfo.register(registry, "master", master.version());
     slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
         .register(registry);
