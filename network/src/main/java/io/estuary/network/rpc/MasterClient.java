@@ -3,6 +3,7 @@ package io.estuary.network.rpc;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.status.NotLeader;
 import io.estuary.common.util.HostNames;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
