@@ -3,7 +3,7 @@ package io.estuary.common.status;
 import io.estuary.common.util.EstuaryException;
 
 /** A failure with a {@link StatusCode}: servers throw it, and the code reaches the client with the message. */
-public class StatusException extends EstuaryException {
+public class StatusException extends EstuaryException implements HasStatus {
   private final StatusCode status;
 
   public StatusException(StatusCode status, String message) {
@@ -16,6 +16,7 @@ public class StatusException extends EstuaryException {
     this.status = status;
   }
 
+  @Override
   public StatusCode status() {
     return status;
   }

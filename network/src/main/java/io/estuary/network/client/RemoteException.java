@@ -1,5 +1,6 @@
 package io.estuary.network.client;
 
+import io.estuary.common.status.HasStatus;
 import io.estuary.common.status.StatusCode;
 
 /**
@@ -7,7 +8,7 @@ import io.estuary.common.status.StatusCode;
  * connection, a closed connection, a failed send, no answer in time: {@link StatusCode#CONNECTION_FAILED}).
  * Callers decide what to do from {@link #status()}, never from the message. Wrapping keeps the cause's status.
  */
-public class RemoteException extends java.io.IOException {
+public class RemoteException extends java.io.IOException implements HasStatus {
   private final StatusCode status;
 
   public RemoteException(String message) {
@@ -24,6 +25,7 @@ public class RemoteException extends java.io.IOException {
     this.status = status;
   }
 
+  @Override
   public StatusCode status() {
     return status;
   }
@@ -35,13 +37,7 @@ public class RemoteException extends java.io.IOException {
 
   /** The status a failure carries: its own, a wrapped one's, or {@link StatusCode#FATAL}. */
   public static StatusCode statusOf(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof RemoteException) return ((RemoteException) c).status;
-      if (c instanceof io.estuary.common.status.StatusException) {
-        return ((io.estuary.common.status.StatusException) c).status();
-      }
-    }
-    return StatusCode.FATAL;
+    return HasStatus.statusOf(t);
   }
 
   static RemoteException noAnswer(String message, Throwable cause) {

@@ -1,7 +1,7 @@
 package io.estuary.network.server;
 
+import io.estuary.common.status.HasStatus;
 import io.estuary.common.status.StatusCode;
-import io.estuary.network.client.RemoteException;
 import io.netty.buffer.ByteBuf;
 
 /** How a handler answers a request or a push, now or later from another thread. */
@@ -17,11 +17,12 @@ public interface ResponseCallback {
 
   /**
    * The status a failed request answers with, from what its handler threw: the exception's own (a
-   * {@link io.estuary.common.status.StatusException}, or a {@link RemoteException} from a call the handler made),
+   * {@link io.estuary.common.status.StatusException}, or a client's exception from a call the handler made: any
+   * {@link HasStatus}),
    * {@link StatusCode#BAD_REQUEST} for bad arguments, else {@link StatusCode#FATAL}.
    */
   static StatusCode statusOf(Throwable e) {
     if (e instanceof java.util.concurrent.CompletionException && e.getCause() != null) e = e.getCause();
-    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : RemoteException.statusOf(e);
+    return e instanceof IllegalArgumentException ? StatusCode.BAD_REQUEST : HasStatus.statusOf(e);
   }
 }
