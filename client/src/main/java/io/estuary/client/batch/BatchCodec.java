@@ -17,7 +17,7 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  */
 public final class BatchCodec {
   private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
-  private static final PooledByteBufAllocator ALLOC = io.estuary.network.NettyUtils.allocator();
+  private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
 
   private final int codec;
   private final LZ4Compressor compressor;

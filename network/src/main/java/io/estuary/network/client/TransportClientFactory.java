@@ -3,7 +3,7 @@ package io.estuary.network.client;
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
-import io.estuary.network.NettyUtils;
+import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
 import io.netty.bootstrap.Bootstrap;

@@ -4,7 +4,7 @@ import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.util.EstuaryException;
-import io.estuary.network.NettyUtils;
+import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
 import io.netty.bootstrap.ServerBootstrap;

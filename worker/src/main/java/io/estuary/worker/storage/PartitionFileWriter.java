@@ -48,7 +48,7 @@ import java.util.concurrent.RejectedExecutionException;
  * at once.
  */
 public final class PartitionFileWriter {
-  private static final PooledByteBufAllocator ALLOC = io.estuary.network.NettyUtils.allocator();
+  private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
   private static final int INITIAL_BUFFER = 16 * 1024;
 
   private final String name;

@@ -1,4 +1,4 @@
-package io.estuary.network;
+package io.estuary.network.netty;
 
 import io.estuary.common.util.NamedThreadFactory;
 import io.netty.buffer.PooledByteBufAllocator;
