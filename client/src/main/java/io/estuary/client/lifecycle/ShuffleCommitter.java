@@ -1,6 +1,6 @@
 package io.estuary.client.lifecycle;
 
-import io.estuary.client.UnreachableBackoff;
+import io.estuary.client.retry.UnreachableBackoff;
 import io.estuary.common.protocol.CommitFilesRequest;
 import io.estuary.common.protocol.CommitFilesResponse;
 import io.estuary.common.protocol.CommittedPartition;
