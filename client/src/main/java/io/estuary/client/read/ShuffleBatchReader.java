@@ -282,7 +282,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
           givenUp == null ? "" : ", given up: " + givenUp);
       return;
     }
-    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.nanos() / 1_000_000);
+    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.millis());
     if (wait < 0) {
       String why = givenUp != null ? "; " + givenUp
           : current.retry.isEmpty() ? "" : "; the copies left kept failing for "
