@@ -1,7 +1,7 @@
 package io.estuary.mr;
 
 import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.network.client.RemoteException;
@@ -106,7 +106,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
 
     ShuffleSpec spec = JobShuffleSpecs.of(job, attempt.getJobID());
     client = SharedShuffleClient.acquire(job);
-    writer = new MapOutputWriter(client, spec, attempt.getTaskID().getId(), attempt.getId());
+    writer = client.openWriter(spec, attempt.getTaskID().getId(), attempt.getId());
     pusher = new SegmentPusher(writer, (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE));
     if (combiner != null) combineOutput = new CombineOutput(serialization);
   }

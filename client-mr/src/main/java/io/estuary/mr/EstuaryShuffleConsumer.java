@@ -1,7 +1,7 @@
 package io.estuary.mr;
 
 import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.network.client.RemoteException;
@@ -84,7 +84,7 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
     MapReruns reruns = new MapReruns(context, spec.numMappers);
     try {
       for (int round = 1; ; round++) {
-        try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, partition, partition + 1, 0,
+        try (ShuffleBatchReader reader = client.openReader(spec, partition, partition + 1, 0,
             spec.numMappers)) {
           ByteBuf batch;
           while ((batch = reader.next()) != null) {

@@ -1,6 +1,6 @@
 package io.estuary.mr;
 
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.JobID;

@@ -1,7 +1,13 @@
 package io.estuary.client;
 
+import io.estuary.client.spec.ShuffleSpec;
+import io.estuary.client.read.ReaderPort;
+import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.LocationTable;
+import io.estuary.client.write.MapOutputWriter;
 import io.estuary.client.write.ReviveBatcher;
+import io.estuary.client.write.WriterPort;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
@@ -17,6 +23,7 @@ import io.estuary.common.protocol.RegisterShuffleResponse;
 import io.estuary.common.protocol.ReportFetchFailureRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
@@ -40,10 +47,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The executor side of Estuary, one per process and shared by all tasks and shuffles: connections to workers and
  * to the driver, the {@link LocationTable} of each shuffle generation being written, one timer for push retries and
  * one {@link ReviveBatcher}. Nothing here grows with the number of shuffles except the location cache, which
- * engines clear when a shuffle is removed. Thread-safe.
+ * engines clear when a shuffle is removed. Engines open writers and readers here ({@link #openWriter},
+ * {@link #openReader}); those see the client only through their ports ({@link WriterPort}, {@link ReaderPort}).
+ * Thread-safe.
  */
-public final class ShuffleClient implements Closeable {
+public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
   private final EstuaryConf conf;
+  private final Clock clock;
   private final TransportClientFactory connections;
   private final ScheduledExecutorService retryTimer;
   private final ReviveBatcher revives;
@@ -54,7 +64,13 @@ public final class ShuffleClient implements Closeable {
   private final long registerWaitMs;
 
   public ShuffleClient(EstuaryConf conf) {
+    this(conf, Clock.system());
+  }
+
+  /** {@code clock}: where its writers and readers read the time (back-off, fetch wait, write time). */
+  public ShuffleClient(EstuaryConf conf, Clock clock) {
     this.conf = conf;
+    this.clock = clock;
     long rpc = conf.get(NetworkConfig.RPC_TIMEOUT);
     // The driver answers where partitions are only once their commit ended, which takes up to the commit timeout;
     // it answers a registration once the master placed the shuffle and its workers reserved it (up to 3 tries,
@@ -66,8 +82,34 @@ public final class ShuffleClient implements Closeable {
     this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
   }
 
+  @Override
   public EstuaryConf conf() {
     return conf;
+  }
+
+  @Override
+  public Clock clock() {
+    return clock;
+  }
+
+  /** A writer for one map attempt of an engine without stages (see {@link MapOutputWriter}). */
+  public MapOutputWriter openWriter(ShuffleSpec spec, int mapId, int attemptId) {
+    return new MapOutputWriter(this, spec, mapId, attemptId);
+  }
+
+  /**
+   * A writer for one map attempt of attempt {@code stageAttempt} of stage {@code stageId} (see
+   * {@link MapOutputWriter#MapOutputWriter(WriterPort, ShuffleSpec, int, int, int, int, boolean)}).
+   */
+  public MapOutputWriter openWriter(ShuffleSpec spec, int mapId, int attemptId, int stageId, int stageAttempt,
+      boolean indeterminate) {
+    return new MapOutputWriter(this, spec, mapId, attemptId, stageId, stageAttempt, indeterminate);
+  }
+
+  /** A reader of partitions [startPartition, endPartition) written by maps [startMap, endMap). */
+  public ShuffleBatchReader openReader(ShuffleSpec spec, int startPartition, int endPartition, int startMap,
+      int endMap) {
+    return new ShuffleBatchReader(this, spec, startPartition, endPartition, startMap, endMap);
   }
 
   /**
@@ -75,6 +117,7 @@ public final class ShuffleClient implements Closeable {
    * is closed already), runs {@code dropped} instead, on the closing (or calling) thread: exactly one of the two
    * runs. A retry holds a push's buffer and a task waits for it, so a close may not simply forget it.
    */
+  @Override
   public void retryTimerSchedule(Runnable retry, long delayMs, Runnable dropped) {
     PendingRetry p = new PendingRetry(retry, dropped);
     pendingRetries.add(p);
@@ -123,10 +166,12 @@ public final class ShuffleClient implements Closeable {
     }
   }
 
+  @Override
   public TransportClient pushClient(WorkerAddress w) throws RemoteException {
     return connections.client(w.getHost(), w.getPushPort());
   }
 
+  @Override
   public TransportClient fetchClient(WorkerAddress w) throws RemoteException {
     return connections.client(w.getHost(), w.getFetchPort());
   }
@@ -145,6 +190,7 @@ public final class ShuffleClient implements Closeable {
   }
 
   /** {@link #register(ShuffleSpec, int, boolean)} for an engine whose stages have ids (Spark). */
+  @Override
   public LocationTable register(ShuffleSpec spec, int stageId, int stageAttempt, boolean indeterminate) {
     String key = spec.shuffleId + "/" + spec.appId + "/" + stageId + "." + stageAttempt;
     CompletableFuture<LocationTable> mine = new CompletableFuture<>();
@@ -171,6 +217,7 @@ public final class ShuffleClient implements Closeable {
   }
 
   /** A new location for a partition whose location at {@code failedEpoch} failed or split; batched, see {@link ReviveBatcher}. */
+  @Override
   public CompletableFuture<PartitionLocation> revive(ShuffleSpec spec, LocationTable table, int partition,
       int failedEpoch, WorkerAddress failedWorker, boolean split) {
     return revives.revive(table, () -> {
@@ -193,6 +240,7 @@ public final class ShuffleClient implements Closeable {
   }
 
   /** {@link #mapperEnd(ShuffleSpec, LocationTable, int, boolean, int, int, List)} with the stage's id. */
+  @Override
   public int mapperEnd(ShuffleSpec spec, LocationTable table, int stageId, int stageAttempt, boolean indeterminate,
       int mapId, int attemptId, List<PartitionStats> stats) throws RemoteException {
     MapperEndResponse r = ControlClient.ask(driver(spec), Request.newBuilder().setMapperEnd(
@@ -209,6 +257,7 @@ public final class ShuffleClient implements Closeable {
    * what maps [startMap, endMap) wrote to each partition. Waits for the commit, as long as the driver may take to
    * commit ({@code estuary.client.commit.timeout}) and to answer.
    */
+  @Override
   public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition,
       int startMap, int endMap) throws RemoteException {
     return ControlClient.ask(driver(spec), Request.newBuilder().setGetReducerFileGroup(

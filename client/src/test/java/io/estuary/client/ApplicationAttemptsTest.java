@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;

@@ -3,6 +3,7 @@ package io.estuary.client;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;

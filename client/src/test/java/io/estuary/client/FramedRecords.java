@@ -1,6 +1,7 @@
 package io.estuary.client;
 
 import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.spec.ShuffleSpec;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.Random;

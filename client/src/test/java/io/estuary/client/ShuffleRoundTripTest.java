@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.LocationTable;
 import io.estuary.common.protocol.PartitionStats;
 import io.estuary.common.status.StatusCode;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.read.ShuffleDataLostException;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;

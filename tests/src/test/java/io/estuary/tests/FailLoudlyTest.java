@@ -2,7 +2,7 @@ package io.estuary.tests;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.worker.MiniCluster;
 import java.io.ByteArrayInputStream;

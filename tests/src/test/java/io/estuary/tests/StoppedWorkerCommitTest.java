@@ -3,7 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.write.LocationTable;

@@ -8,6 +8,7 @@ import io.estuary.common.protocol.ReviveSlotsRequest;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.common.time.Clock;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.rpc.SlotRequestCaps;
@@ -44,6 +45,7 @@ final class EpochAllocator {
   static final long MASTER_DOWN_MEMORY_MS = 30_000;
 
   private final String appId;
+  private final Clock clock;
   private final MasterClient master;
   private final long masterWaitMs;
   private final SlotReserver reserver;
@@ -85,8 +87,9 @@ final class EpochAllocator {
 
   EpochAllocator(String appId, MasterClient master, long masterWaitMs, SlotReserver reserver,
       FailedWorkers failedWorkers, Consumer<List<WorkerAddress>> reportFailures, boolean replicate,
-      ExecutorService drains) {
+      ExecutorService drains, Clock clock) {
     this.appId = appId;
+    this.clock = clock;
     this.master = master;
     this.masterWaitMs = masterWaitMs;
     this.reserver = reserver;
@@ -233,7 +236,7 @@ final class EpochAllocator {
    */
   private List<PartitionLocation> placement(Batch b, List<Integer> parts, Set<String> excluded, int attempt)
       throws RemoteException {
-    if (System.currentTimeMillis() >= mastersDownUntilMs) {
+    if (clock.millis() >= mastersDownUntilMs) {
       try {
         masterRequests.incrementAndGet();
         RequestSlotsResponse r = master.ask(Request.newBuilder().setReviveSlots(ReviveSlotsRequest.newBuilder()
@@ -243,7 +246,7 @@ final class EpochAllocator {
         return r.getLocationsList();
       } catch (RemoteException e) {
         if (!noMasterAnswers(e)) throw e;
-        mastersDownUntilMs = System.currentTimeMillis() + MASTER_DOWN_MEMORY_MS;
+        mastersDownUntilMs = clock.millis() + MASTER_DOWN_MEMORY_MS;
         LOG.warn("No master answers ({}); {} places partitions {} of {} itself, on the shuffle's own workers, "
             + "until one does", e.getMessage(), appId, parts, b.shuffle);
       }

@@ -5,41 +5,27 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
 import io.estuary.common.protocol.Empty;
-import io.estuary.common.protocol.GetReducerFileGroupRequest;
-import io.estuary.common.protocol.GetReducerFileGroupResponse;
-import io.estuary.common.protocol.MapperEndRequest;
-import io.estuary.common.protocol.MapperEndResponse;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.PartitionStats;
-import io.estuary.common.protocol.RegisterShuffleRequest;
-import io.estuary.common.protocol.RegisterShuffleResponse;
-import io.estuary.common.protocol.ReportFetchFailureRequest;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
-import io.estuary.common.protocol.ReviveRequest;
-import io.estuary.common.protocol.ReviveResponse;
 import io.estuary.common.protocol.UnregisterApplicationRequest;
 import io.estuary.common.protocol.UnregisterShuffleRequest;
 import io.estuary.common.protocol.WorkerAddress;
-import io.estuary.common.status.StatusCode;
-import io.estuary.common.status.StatusException;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
-import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
-import io.netty.channel.Channel;
 import java.io.Closeable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -66,6 +52,7 @@ public final class LifecycleManager implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
 
   private final String appId;
+  private final Clock clock;
   private final EstuaryConf conf;
   private final TransportClientFactory connections;
   private final MasterClient master;
@@ -89,7 +76,7 @@ public final class LifecycleManager implements Closeable {
   private final ScheduledExecutorService heartbeat =
       Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
   private final ShuffleGenerations generations = new ShuffleGenerations();
-  private final FailedWorkers failedWorkers = new FailedWorkers(System::currentTimeMillis);
+  private final FailedWorkers failedWorkers;
   private final SlotReserver reserver;
   private final ShuffleCommitter committer;
   private final EpochAllocator epochs;
@@ -103,6 +90,12 @@ public final class LifecycleManager implements Closeable {
    * @param engineAppId the engine's application (attempt) id; the Estuary application id adds a suffix to it
    */
   public LifecycleManager(String engineAppId, EstuaryConf conf, String host) {
+    this(engineAppId, conf, host, Clock.system());
+  }
+
+  /** {@code clock}: where the manager reads the time (commit deadlines, failed workers, master outages). */
+  public LifecycleManager(String engineAppId, EstuaryConf conf, String host, Clock clock) {
+    this.clock = clock;
     this.appId = engineAppId + "-" + instanceSuffix();
     this.conf = conf;
     this.host = host;
@@ -111,11 +104,12 @@ public final class LifecycleManager implements Closeable {
     this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
     this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
     String user = conf.get(ClientConfig.USER);
+    this.failedWorkers = new FailedWorkers(clock::millis);
     this.reserver = new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
     this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
-        conf.get(ClientConfig.COMMIT_TIMEOUT), conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT));
+        conf.get(ClientConfig.COMMIT_TIMEOUT), conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT), clock);
     this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,
-        replicate, revives);
+        replicate, revives, clock);
     try {
       sendHeartbeat();
     } catch (RemoteException e) {
@@ -127,7 +121,24 @@ public final class LifecycleManager implements Closeable {
       throw new EstuaryException("Estuary cannot start for application " + appId + ": " + e.getMessage()
           + ". Check " + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.", e);
     }
-    this.server = new TransportServer(conf, "estuary-lifecycle", host, 0, new Handler());
+    this.server = new TransportServer(conf, "estuary-lifecycle", host, 0,
+        new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
+          @Override
+          public CompletableFuture<EpochTable> register(ShuffleState s) {
+            return LifecycleManager.this.register(s);
+          }
+
+          @Override
+          public void commit(ShuffleState s) {
+            LifecycleManager.this.commit(s);
+          }
+
+          @Override
+          public void lost(ShuffleState s) {
+            shuffleLostListener.accept(s.engineShuffleId);
+            unregisterAtMaster(s.shuffleId);
+          }
+        }));
     long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
     heartbeat.scheduleWithFixedDelay(() -> {
       try {
@@ -277,168 +288,19 @@ public final class LifecycleManager implements Closeable {
       return;
     }
     slots.thenAcceptAsync(table -> {
-      long t0 = System.nanoTime();
+      long t0 = clock.nanos();
       List<PartitionLocation> all = table.all();
       try {
         s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
       } finally {
         commitsFinished.incrementAndGet();
       }
-      LOG.info("{} committed ({} locations) in {} ms", s, all.size(), (System.nanoTime() - t0) / 1_000_000);
+      LOG.info("{} committed ({} locations) in {} ms", s, all.size(), (clock.nanos() - t0) / 1_000_000);
     }, commits).exceptionally(e -> {
       LOG.error("Commit of {} failed", s, e);
-      s.commit.completeExceptionally(cause(e));
+      s.commit.completeExceptionally(ExecutorRequestHandler.cause(e));
       return null;
     });
-  }
-
-  // ------------------------------------------------------------------ requests from executors
-
-  private final class Handler extends ControlRpcHandler {
-    Handler() {
-      super("estuary lifecycle manager of " + appId, io.estuary.network.rpc.RequestLimits.from(conf));
-    }
-
-    @Override
-    protected void handle(Channel channel, Request request, Reply reply) {
-      switch (request.getPayloadCase()) {
-        case REGISTER_SHUFFLE: {
-          RegisterShuffleRequest r = request.getRegisterShuffle();
-          ShuffleState s = generations.forWriter(r.getShuffleId(), r.getStageId(), r.getStageAttempt(),
-              r.getIndeterminate(), r.getNumMappers(), r.getNumPartitions());
-          register(s).whenComplete((table, e) -> {
-            if (e != null) reply.fail(cause(e));
-            else reply.ok(RegisterShuffleResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
-                .addAllLocations(table.currentAll()).build());
-          });
-          break;
-        }
-        case REVIVE:
-          revive(request.getRevive(), reply);
-          break;
-        case MAPPER_END:
-          mapperEnd(request.getMapperEnd(), reply);
-          break;
-        case GET_REDUCER_FILE_GROUP:
-          fileGroup(request.getGetReducerFileGroup(), reply);
-          break;
-        case REPORT_FETCH_FAILURE: {
-          ReportFetchFailureRequest r = request.getReportFetchFailure();
-          ShuffleState s = generations.byId(r.getEstuaryShuffleId());
-          if (s != null && s.engineShuffleId == r.getShuffleId() && s.markLost()) {
-            LOG.warn("{} cannot be read ({}); its maps run again into a fresh generation", s, r.getReason());
-            shuffleLostListener.accept(s.engineShuffleId);
-            unregisterAtMaster(s.shuffleId);
-          }
-          reply.ok(Empty.getDefaultInstance());
-          break;
-        }
-        default:
-          throw unsupported(request);
-      }
-    }
-  }
-
-  private void revive(ReviveRequest r, ControlRpcHandler.Reply reply) {
-    ShuffleState s = generations.byId(r.getShuffleId());
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
-          + appId);
-    }
-    CompletableFuture<EpochTable> slots;
-    synchronized (s) {
-      slots = s.slots;
-    }
-    if (slots == null || !slots.isDone() || slots.isCompletedExceptionally()) {
-      throw new StatusException(StatusCode.RETRY_LATER, s + " is not registered yet");
-    }
-    epochs.revive(s, slots.join(), r.getPartitionsList(), r.getFailedWorkersList(), r.getSplit())
-        .whenComplete((locs, e) -> {
-          if (e != null) reply.fail(cause(e));
-          else reply.ok(ReviveResponse.newBuilder().addAllLocations(locs).build());
-        });
-  }
-
-  private void mapperEnd(MapperEndRequest r, ControlRpcHandler.Reply reply) {
-    ShuffleState s = r.getShuffleId() >= 0 ? generations.byId(r.getShuffleId())
-        : generations.forWriter(r.getEngineShuffleId(), r.getStageId(), r.getStageAttempt(), r.getIndeterminate(),
-            r.getNumMappers(), r.getNumPartitions());
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
-          + appId);
-    }
-    if (r.getShuffleId() >= 0) generations.checkNotSuperseded(s, r.getStageId(), r.getStageAttempt());
-    if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
-      throw new IllegalArgumentException(s + " has " + s.numMappers + " maps; map " + r.getMapId()
-          + " does not exist");
-    }
-    if (r.getAttemptId() < 0) { // -1 marks a map without an ended attempt
-      throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " ended with attempt id "
-          + r.getAttemptId());
-    }
-    for (PartitionStats st : r.getStatsList()) {
-      if (st.getPartitionId() < 0 || st.getPartitionId() >= s.numPartitions) {
-        throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; map " + r.getMapId()
-            + " reported partition " + st.getPartitionId());
-      }
-      if (st.getBatches() < 0 || st.getRecords() < 0) {
-        throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " reported negative counts for "
-            + "partition " + st.getPartitionId());
-      }
-    }
-    int winner = s.mapEnded(r.getMapId(), r.getAttemptId(), r.getStatsList());
-    if (s.shouldStartCommit()) commit(s);
-    reply.ok(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
-  }
-
-  private void fileGroup(GetReducerFileGroupRequest r, ControlRpcHandler.Reply reply) {
-    ShuffleState s = generations.newest(r.getShuffleId());
-    if (s == null && r.getNumMappers() == 0) {
-      s = generations.forWriter(r.getShuffleId(), 0, 0, false, 0, r.getNumPartitions());
-      if (s.shouldStartCommit()) commit(s);
-    }
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle " + r.getShuffleId() + " of " + appId
-          + ": no map of it has ended");
-    }
-    if (r.getStartPartition() < 0 || r.getEndPartition() > s.numPartitions
-        || r.getStartPartition() > r.getEndPartition()) {
-      throw new IllegalArgumentException("partitions [" + r.getStartPartition() + ", " + r.getEndPartition()
-          + ") are outside " + s + "'s " + s.numPartitions + " partitions");
-    }
-    ShuffleState st = s;
-    st.commit.whenComplete((files, e) -> {
-      if (st.lost()) {
-        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " was lost and is being written again");
-      } else if (e != null) {
-        // A generation whose commit failed can never be read: drop it, so the reruns write a fresh one.
-        if (st.markLost()) {
-          shuffleLostListener.accept(st.engineShuffleId);
-          unregisterAtMaster(st.shuffleId);
-        }
-        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " is not readable: " + cause(e).getMessage());
-      } else {
-        reply.ok(fileGroupOf(st, files, r));
-      }
-    });
-  }
-
-  private static GetReducerFileGroupResponse fileGroupOf(ShuffleState s, List<PartitionFiles.Builder> files,
-      GetReducerFileGroupRequest r) {
-    int start = r.getStartPartition();
-    PartitionFiles.Builder[] range = new PartitionFiles.Builder[r.getEndPartition() - start];
-    for (int p = start; p < r.getEndPartition(); p++) range[p - start] = files.get(p).clone();
-    int endMap = r.getEndMap() <= 0 && r.getStartMap() == 0 ? s.numMappers : r.getEndMap();
-    boolean allCounts = s.setExpected(range, start, r.getStartMap(), endMap);
-    GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
-        .setIntegrityChecked(true).setBatchCountsOnly(!allCounts);
-    for (PartitionFiles.Builder f : range) b.addPartitions(f);
-    for (int a : s.mapAttemptsCopy()) b.addMapAttempts(a);
-    return b.build();
-  }
-
-  private static Throwable cause(Throwable e) {
-    return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
   }
 
   // ------------------------------------------------------------------ cleanup

@@ -1,6 +1,6 @@
 package io.estuary.client.lifecycle;
 
-import io.estuary.client.UnreachableBackoff;
+import io.estuary.client.retry.UnreachableBackoff;
 import io.estuary.common.protocol.CommitFilesRequest;
 import io.estuary.common.protocol.CommitFilesResponse;
 import io.estuary.common.protocol.CommittedPartition;
@@ -11,6 +11,7 @@ import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.status.StatusCode;
+import io.estuary.common.time.Clock;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
@@ -45,10 +46,12 @@ final class ShuffleCommitter {
   private final int retries;
   private final long timeoutMs;
   private final long unreachableMs;
+  private final Clock clock;
 
   ShuffleCommitter(TransportClientFactory connections, String appId, int retries, long timeoutMs,
-      long unreachableMs) {
+      long unreachableMs, Clock clock) {
     this.connections = connections;
+    this.clock = clock;
     this.appId = appId;
     this.retries = retries;
     this.timeoutMs = timeoutMs;
@@ -85,7 +88,7 @@ final class ShuffleCommitter {
    * unreachable timeout allows; all within the commit timeout.
    */
   List<PartitionFiles.Builder> commit(int shuffleId, int numPartitions, List<PartitionLocation> locations) {
-    long deadline = System.currentTimeMillis() + timeoutMs;
+    long deadline = clock.millis() + timeoutMs;
     List<WorkerCommit> open = new ArrayList<>();
     for (Map.Entry<String, List<PartitionLocation>> e : WorkerCalls.copiesByWorker(locations).entrySet()) {
       open.add(new WorkerCommit(e.getKey(), e.getValue(), retries, unreachableMs));
@@ -94,7 +97,7 @@ final class ShuffleCommitter {
     Map<Long, List<PartitionLocation>> committed = new HashMap<>();
     List<String> problems = new ArrayList<>();
     while (!open.isEmpty()) {
-      long now = System.currentTimeMillis();
+      long now = clock.millis();
       if (now >= deadline) {
         for (WorkerCommit w : open) {
           problems.add(w.worker + ": " + w.todo.size() + " locations not confirmed within the commit timeout");
@@ -166,14 +169,14 @@ final class ShuffleCommitter {
   }
 
   /** Waits until an ask finishes, a worker is due to be asked again, or the deadline passes. */
-  private static void awaitAny(int shuffleId, List<WorkerCommit> open, long deadline) {
+  private void awaitAny(int shuffleId, List<WorkerCommit> open, long deadline) {
     long wakeAt = deadline;
     List<CompletableFuture<CommitFilesResponse>> calls = new ArrayList<>();
     for (WorkerCommit w : open) {
       if (w.call != null) calls.add(w.call);
       else wakeAt = Math.min(wakeAt, w.dueMs);
     }
-    long waitMs = Math.max(1, wakeAt - System.currentTimeMillis());
+    long waitMs = Math.max(1, wakeAt - clock.millis());
     try {
       if (calls.isEmpty()) {
         Thread.sleep(waitMs);

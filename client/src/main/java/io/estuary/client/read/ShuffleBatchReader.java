@@ -1,8 +1,7 @@
 package io.estuary.client.read;
 
-import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
-import io.estuary.client.UnreachableBackoff;
+import io.estuary.client.spec.ShuffleSpec;
+import io.estuary.client.retry.UnreachableBackoff;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
 import io.estuary.client.batch.CorruptBatchException;
@@ -15,16 +14,15 @@ import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.StreamHandle;
 import io.estuary.common.status.StatusCode;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,7 +57,8 @@ import org.slf4j.LoggerFactory;
 public final class ShuffleBatchReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleBatchReader.class);
 
-  private final ShuffleClient client;
+  private final ReaderPort client;
+  private final Clock clock;
   private final ShuffleSpec spec;
   private final int startPartition;
   private final int endPartition;
@@ -73,57 +72,8 @@ public final class ShuffleBatchReader implements AutoCloseable {
   /** Waits before trying failed copies again; reset whenever a chunk arrives. */
   private final UnreachableBackoff unreachableWait;
 
-  /** One copy of an epoch, and how far its read got. */
-  private static final class CopyRead {
-    final PartitionLocation location;
-    /** Failures after its worker had answered (the copy's retry budget). */
-    int failures;
-    /** Chunks before this one were returned whole: a retry of this copy goes on from here. */
-    int resumeChunk;
-    /** Its stream's shape at the last open (-1 before): a reopen resumes only when it is the same. */
-    int numChunks = -1;
-    long totalBytes = -1;
-
-    CopyRead(PartitionLocation location) {
-      this.location = location;
-    }
-  }
-
-  /** One epoch of one partition still to read, with the copies not yet tried. */
-  private static final class EpochRead {
-    final int partition;
-    final int epoch;
-    final Deque<CopyRead> copies = new ArrayDeque<>();
-    /** Copies that failed for a reason that may pass: tried again after a wait, once the others failed too. */
-    final List<CopyRead> retry = new ArrayList<>();
-    /** Where this partition's reads are counted (shared by its epochs). */
-    final Counts counts;
-    boolean done;
-
-    EpochRead(int partition, EpochFiles e, Counts counts) {
-      this.partition = partition;
-      this.epoch = e.getEpoch();
-      for (PartitionLocation l : e.getCopiesList()) copies.add(new CopyRead(l));
-      this.counts = counts;
-    }
-  }
-
-  /** What was read of one partition, and what should have been. */
-  private static final class Counts {
-    long batches;
-    long records;
-    long checksum;
-    /** Failures after a worker had answered, over every epoch and copy (the partition's retry budget). */
-    int failures;
-    final PartitionFiles expected;
-
-    Counts(PartitionFiles expected) {
-      this.expected = expected;
-    }
-  }
-
   private final Deque<EpochRead> pending = new ArrayDeque<>();
-  private final Map<Integer, Counts> counts = new HashMap<>();
+  private final Map<Integer, PartitionCounts> counts = new HashMap<>();
   private int[] mapAttempts;
   private int shuffleId = -1;
   private boolean checkCounts;
@@ -143,9 +93,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private long recordsRead;
   private boolean verified;
 
-  public ShuffleBatchReader(ShuffleClient client, ShuffleSpec spec, int startPartition, int endPartition,
+  public ShuffleBatchReader(ReaderPort client, ShuffleSpec spec, int startPartition, int endPartition,
       int startMap, int endMap) {
     this.client = client;
+    this.clock = client.clock();
     this.spec = spec;
     this.startPartition = startPartition;
     this.endPartition = endPartition;
@@ -183,7 +134,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
         throw lost(pf.getPartitionId(), -1, "an epoch of partition " + pf.getPartitionId() + " has no committed "
             + "copy, and without integrity counts nothing proves it held no data", null);
       }
-      Counts c = new Counts(pf);
+      PartitionCounts c = new PartitionCounts(pf);
       counts.put(pf.getPartitionId(), c);
       for (EpochFiles e : pf.getEpochsList()) {
         if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e, c));
@@ -236,10 +187,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     seenBatches.add(mapId, batchId);
     batchesRead++;
     recordsRead += BatchHeader.records(chunk, h);
-    Counts c = current.counts;
-    c.batches++;
-    c.records += BatchHeader.records(chunk, h);
-    c.checksum += BatchHeader.checksum(chunk, h) & 0xffffffffL;
+    current.counts.count(chunk, h);
     return decoded;
   }
 
@@ -259,14 +207,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
       }
       releaseChunk();
       ByteBuf buf;
-      long t0 = System.nanoTime();
+      long t0 = clock.nanos();
       try {
         buf = stream.next();
       } catch (RemoteException e) {
         failCopy(e, true);
         continue;
       } finally {
-        fetchWaitNanos += System.nanoTime() - t0;
+        fetchWaitNanos += clock.nanos() - t0;
       }
       if (buf == null) {
         closeStream();
@@ -295,7 +243,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
    * (within the unreachable timeout); when none is put aside either, the partition is lost.
    */
   private void failCopy(Exception cause, boolean afterOpen) throws RemoteException {
-    CopyRead copy = current.copies.poll();
+    EpochRead.CopyRead copy = current.copies.poll();
     int stoppedAt = stream != null ? stream.nextIndex() : copy.resumeChunk;
     boolean progressed = stream != null && stream.received() > 0;
     boolean closedWhileAway = stream != null && stream.foundClosed();
@@ -334,7 +282,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
           givenUp == null ? "" : ", given up: " + givenUp);
       return;
     }
-    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(System.currentTimeMillis());
+    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.millis());
     if (wait < 0) {
       String why = givenUp != null ? "; " + givenUp
           : current.retry.isEmpty() ? "" : "; the copies left kept failing for "
@@ -358,16 +306,11 @@ public final class ShuffleBatchReader implements AutoCloseable {
   private void verifyCounts() throws ShuffleDataLostException {
     if (verified || !checkCounts) return;
     verified = true;
-    for (Map.Entry<Integer, Counts> e : counts.entrySet()) {
-      Counts c = e.getValue();
-      PartitionFiles x = c.expected;
-      if (c.batches != x.getExpectedBatches() || !batchesOnly && (c.records != x.getExpectedRecords()
-          || c.checksum != x.getExpectedChecksum())) {
+    for (Map.Entry<Integer, PartitionCounts> e : counts.entrySet()) {
+      String mismatch = e.getValue().mismatch(batchesOnly);
+      if (mismatch != null) {
         throw lost(e.getKey(), -1, "partition " + e.getKey() + " of " + spec + " (maps " + startMap + "-"
-            + (endMap - 1) + ") does not add up: read " + c.batches + " batches, " + c.records + " records, "
-            + "checksum " + Long.toHexString(c.checksum) + "; the maps wrote " + x.getExpectedBatches()
-            + " batches, " + x.getExpectedRecords() + " records, checksum "
-            + Long.toHexString(x.getExpectedChecksum()), null);
+            + (endMap - 1) + ") does not add up: " + mismatch, null);
       }
     }
   }
@@ -376,13 +319,13 @@ public final class ShuffleBatchReader implements AutoCloseable {
     return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
   }
 
-  private void open(CopyRead copy) throws RemoteException {
+  private void open(EpochRead.CopyRead copy) throws RemoteException {
     PartitionLocation loc = copy.location;
     streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
         + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     StreamHandle h;
     TransportClient c;
-    long t0 = System.nanoTime();
+    long t0 = clock.nanos();
     try {
       c = client.fetchClient(loc.getWorker());
       OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
@@ -396,7 +339,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     } catch (RemoteException e) {
       throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
     } finally {
-      fetchWaitNanos += System.nanoTime() - t0;
+      fetchWaitNanos += clock.nanos() - t0;
     }
     if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
       copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)

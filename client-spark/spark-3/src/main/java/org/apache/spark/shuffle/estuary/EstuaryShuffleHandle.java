@@ -1,6 +1,6 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 

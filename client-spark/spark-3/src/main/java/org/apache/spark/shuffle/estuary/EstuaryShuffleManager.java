@@ -1,7 +1,7 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleServices;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.EstuaryConf;
 import org.apache.spark.MapOutputTracker;

@@ -70,7 +70,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
   @SuppressWarnings({"unchecked", "rawtypes"})
   public Iterator<Product2<K, C>> read() {
     ShuffleDependency<K, ?, C> dep = handle.dependency();
-    ShuffleBatchReader batches = new ShuffleBatchReader(client, handle.spec(), startPartition, endPartition,
+    ShuffleBatchReader batches = client.openReader(handle.spec(), startPartition, endPartition,
         startMap, endMap);
     // Spark gives the reader a temporary read-metrics holder; like Spark's own reader, its values must be merged
     // into the task's shuffle read metrics, or listeners and the UI see nothing read. Merging recomputes the sum

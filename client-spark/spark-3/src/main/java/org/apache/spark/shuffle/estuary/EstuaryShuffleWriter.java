@@ -49,7 +49,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     // Attempt numbers repeat (stage retries restart them; two attempts may share one: SPARK-8029), task attempt
     // ids do not.
     int attemptId = AttemptIds.ofTaskAttempt(context.taskAttemptId());
-    this.out = new MapOutputWriter(client, handle.spec(), context.partitionId(), attemptId, context.stageId(),
+    this.out = client.openWriter(handle.spec(), context.partitionId(), attemptId, context.stageId(),
         context.stageAttemptNumber(), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
     this.maxBuffered = client.conf().get(ClientConfig.PUSH_MAX_BUFFERED);

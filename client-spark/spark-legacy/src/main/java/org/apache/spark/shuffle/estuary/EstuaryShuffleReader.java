@@ -60,7 +60,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
   @SuppressWarnings({"unchecked", "rawtypes"})
   public Iterator<Product2<K, C>> read() {
     ShuffleDependency<K, ?, C> dep = handle.dependency();
-    ShuffleBatchReader batches = new ShuffleBatchReader(client, handle.spec(), startPartition, endPartition, 0,
+    ShuffleBatchReader batches = client.openReader(handle.spec(), startPartition, endPartition, 0,
         handle.spec().numMappers);
     ReadMetrics metrics = SparkLine.readMetrics(context);
     context.addTaskCompletionListener((TaskCompletionListener) ctx -> {

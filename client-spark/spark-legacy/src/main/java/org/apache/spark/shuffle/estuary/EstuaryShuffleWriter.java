@@ -35,7 +35,7 @@ final class EstuaryShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     int attemptId = AttemptIds.ofTaskAttempt(context.taskAttemptId());
     // A task of an older stage attempt than the newest generation's is a straggler of a stage that was rerun, and
     // is refused (see SparkLine.stageAttempt for what stands for the attempt on each line).
-    this.out = new MapOutputWriter(client, handle.spec(), mapId, attemptId, context.stageId(),
+    this.out = client.openWriter(handle.spec(), mapId, attemptId, context.stageId(),
         SparkLine.stageAttempt(context, generation), handle.indeterminate());
     this.batchSize = (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE);
   }

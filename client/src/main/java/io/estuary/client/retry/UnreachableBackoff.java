@@ -1,4 +1,4 @@
-package io.estuary.client;
+package io.estuary.client.retry;
 
 import java.util.concurrent.ThreadLocalRandom;
 

@@ -1,4 +1,4 @@
-package io.estuary.client;
+package io.estuary.client.spec;
 
 import java.io.Serializable;
 
