@@ -105,7 +105,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
         reporter, null);
 
     ShuffleSpec spec = JobShuffleSpecs.of(job, attempt.getJobID());
-    client = SharedShuffleClient.acquire(job);
+    client = LocalLifecycles.services(job).leaseClient();
     writer = client.openWriter(spec, attempt.getTaskID().getId(), attempt.getId());
     pusher = new SegmentPusher(writer, (int) (long) client.conf().get(ClientConfig.PUSH_BUFFER_SIZE));
     if (combiner != null) combineOutput = new CombineOutput(serialization);
@@ -201,7 +201,7 @@ public class EstuaryMapOutputCollector<K, V> implements MapOutputCollector<K, V>
   public void close() throws IOException {
     if (writer != null && !finished) writer.abort(); // the attempt never ends, so readers ignore what it pushed
     if (client != null) {
-      SharedShuffleClient.release(client);
+      LocalLifecycles.services(job).returnClient(client);
       client = null;
     }
   }

@@ -1,6 +1,9 @@
 package io.estuary.mr;
 
 import io.estuary.client.ShuffleClient;
+import io.estuary.client.engine.LostData;
+import io.estuary.client.engine.MeteredBatches;
+import io.estuary.client.engine.ReadTotals;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
@@ -76,7 +79,7 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
         context.getMergedMapOutputsCounter(), this, context.getMergePhase(), context.getMapOutputFile());
     ShuffleClientMetrics metrics = ShuffleClientMetrics.create(reduceId, job);
     MapHost host = new MapHost("estuary", "estuary");
-    ShuffleClient client = SharedShuffleClient.acquire(job);
+    ShuffleClient client = LocalLifecycles.services(job).leaseClient();
     long t0 = System.nanoTime();
     long runs = 0;
     long records = 0;
@@ -86,15 +89,18 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
       for (int round = 1; ; round++) {
         try (ShuffleBatchReader reader = client.openReader(spec, partition, partition + 1, 0,
             spec.numMappers)) {
+          // Counted once the partition is read whole: a read that finds data lost counts nothing.
+          ReadTotals fetched = new ReadTotals();
+          MeteredBatches batches = new MeteredBatches(reader, fetched);
           ByteBuf batch;
-          while ((batch = reader.next()) != null) {
+          while ((batch = batches.next()) != null) {
             TaskAttemptID runId = new TaskAttemptID(new TaskID(reduceId.getJobID(), TaskType.MAP, (int) runs), 0);
             addRun(merger, runId, batch, host, metrics);
             runs++;
             checkMerges();
           }
           records = reader.recordsRead();
-          context.getReduceShuffleBytes().increment(reader.bytesFetched());
+          context.getReduceShuffleBytes().increment(fetched.bytes());
           context.getShuffledMapsCounter().increment(spec.numMappers);
           break;
         } catch (ShuffleDataLostException e) {
@@ -119,12 +125,12 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
       throw new IOException("Estuary: reading partition " + partition + " of " + reduceId.getJobID() + " failed: "
           + e.getMessage(), e);
     } finally {
-      SharedShuffleClient.release(client);
+      LocalLifecycles.services(job).returnClient(client);
     }
     LOG.info("Read partition {} from Estuary: {} records in {} runs in {} ms", partition, records, runs,
         (System.nanoTime() - t0) / 1_000_000);
     if (local && MrJobKeys.lifecycleAddress(job) == null) {
-      LocalLifecycles.reducerDone(reduceId.getJobID().toString(), spec.numPartitions);
+      LocalLifecycles.reducerDone(job, reduceId.getJobID().toString(), spec.numPartitions);
     }
     context.getCopyPhase().complete();
     context.getStatus().setPhase(TaskStatus.Phase.SORT);
@@ -176,12 +182,7 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
   private void reportLost(ShuffleClient client, ShuffleSpec spec, ShuffleDataLostException e) {
     LOG.warn("Partition {} of {} cannot be read: {}", context.getReduceId().getTaskID().getId(), spec,
         e.getMessage());
-    if (e.estuaryShuffleId() < 0) return;
-    try {
-      client.reportFetchFailure(spec, e.estuaryShuffleId(), e.getMessage());
-    } catch (RemoteException | RuntimeException re) {
-      LOG.warn("Telling the lifecycle manager about lost shuffle data failed: {}", re.getMessage());
-    }
+    LostData.report(client, spec, e);
   }
 
   private void checkMerges() throws IOException {

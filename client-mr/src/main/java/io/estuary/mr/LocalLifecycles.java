@@ -1,6 +1,9 @@
 package io.estuary.mr;
 
+import io.estuary.client.ShuffleServices;
+import io.estuary.client.engine.ProcessServices;
 import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.EstuaryConf;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -9,34 +12,43 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The lifecycle manager of local mode ({@code mapreduce.framework.name=local}), where LocalJobRunner runs every
- * task inside the job client's JVM: one per JVM, started by the first task that needs it and stopped when the JVM
- * exits. Each job is one engine shuffle of it, numbered in the order jobs first touch Estuary; a job's shuffle is
- * forgotten (its data deleted) once all its reducers have read it. The first job's configuration configures it
- * (masters and client settings) for every later job of the JVM. Thread-safe.
+ * The process's {@link ShuffleServices} as MapReduce tasks use them, and the lifecycle of local mode
+ * ({@code mapreduce.framework.name=local}), where LocalJobRunner runs every task inside the job client's JVM: the
+ * process's lifecycle manager, started by the first task that needs it and stopped when the JVM exits. Each job is
+ * one engine shuffle of it, numbered in the order jobs first touch Estuary; a job's shuffle is forgotten (its data
+ * deleted) once all its reducers have read it. The first job's configuration configures the services (masters and
+ * client settings) for every later job of the JVM. Thread-safe.
  */
 final class LocalLifecycles {
   private static final Logger LOG = LoggerFactory.getLogger(LocalLifecycles.class);
-  private static LifecycleManager lifecycle;
   private static final Map<String, Integer> shuffleIds = new HashMap<>();
   private static final Map<String, Integer> reducersDone = new HashMap<>();
 
   private LocalLifecycles() {}
 
-  static synchronized LifecycleManager get(JobConf job) {
-    if (lifecycle == null) {
-      String appId = "mr-local-" + UUID.randomUUID().toString().substring(0, 8);
-      LifecycleManager lm = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(job), "127.0.0.1");
-      lifecycle = lm;
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          lm.close();
-        } catch (RuntimeException e) {
-          LOG.warn("Stopping the local Estuary lifecycle manager failed: {}", e.getMessage());
-        }
-      }, "estuary-local-lifecycle-stop"));
-    }
-    return lifecycle;
+  /** The process's services; the first job to ask configures them. Tasks lease its client. */
+  static ShuffleServices services(JobConf job) {
+    return ProcessServices.get(() -> {
+      EstuaryConf conf = MrConfBridge.toEstuaryConf(job);
+      return new ShuffleServices(conf, () -> startLocal(conf));
+    });
+  }
+
+  private static LifecycleManager startLocal(EstuaryConf conf) {
+    String appId = "mr-local-" + UUID.randomUUID().toString().substring(0, 8);
+    LifecycleManager lm = new LifecycleManager(appId, conf, "127.0.0.1");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        lm.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Stopping the local Estuary lifecycle manager failed: {}", e.getMessage());
+      }
+    }, "estuary-local-lifecycle-stop"));
+    return lm;
+  }
+
+  static LifecycleManager get(JobConf job) {
+    return services(job).lifecycle();
   }
 
   static synchronized int shuffleId(String jobId) {
@@ -54,10 +66,10 @@ final class LocalLifecycles {
   }
 
   /** A reducer of {@code jobId} read its partition; after the last one the job's data is deleted. */
-  static synchronized void reducerDone(String jobId, int numReducers) {
+  static synchronized void reducerDone(JobConf job, String jobId, int numReducers) {
     int done = reducersDone.merge(jobId, 1, Integer::sum);
-    if (done == numReducers && lifecycle != null) {
-      lifecycle.unregisterShuffle(shuffleId(jobId));
+    if (done == numReducers) {
+      services(job).unregisterShuffle(shuffleId(jobId));
       reducersDone.remove(jobId);
     }
   }

@@ -1,7 +1,10 @@
 package io.estuary.mr;
 
-import io.estuary.common.config.ClientConfig;
+import io.estuary.client.engine.EngineConf;
+import io.estuary.client.engine.EngineSettings;
 import io.estuary.common.config.EstuaryConf;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 
@@ -15,15 +18,10 @@ final class MrConfBridge {
   private MrConfBridge() {}
 
   static EstuaryConf toEstuaryConf(Configuration job) {
-    EstuaryConf conf = new EstuaryConf();
-    for (Map.Entry<String, String> kv : job) {
-      if (kv.getKey().startsWith(EstuaryConf.PREFIX)) conf.set(kv.getKey(), job.get(kv.getKey()));
-    }
+    List<String> keys = new ArrayList<>();
+    for (Map.Entry<String, String> kv : job) keys.add(kv.getKey());
     // Workers slow down heavy pushers per user: the job's user by default.
-    if (job.get(ClientConfig.USER.key()) == null) {
-      String user = job.get("mapreduce.job.user.name", System.getProperty("user.name", ""));
-      conf.set(ClientConfig.USER.key(), user);
-    }
-    return conf;
+    return EngineConf.fromEngineKeys(EngineSettings.of(keys, job::get), "",
+        () -> job.get("mapreduce.job.user.name", System.getProperty("user.name", "")));
   }
 }

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
  * What an engine's shuffle plugin holds for the life of its process: the driver's {@link LifecycleManager} and the
  * tasks' {@link ShuffleClient}, each created on first use (an executor never creates a lifecycle manager, a driver
  * that runs no task never opens a client). Unregistering a shuffle and stopping go through here, so every engine
- * adapter forgets and closes them the same way. Thread-safe.
+ * adapter forgets and closes them the same way. An engine whose plugins live as long as the process holds one
+ * (Spark's shuffle manager); one whose plugins come and go with tasks shares the process's
+ * ({@link io.estuary.client.engine.ProcessServices}) and leases the client ({@link #leaseClient()}). Thread-safe.
  */
 public final class ShuffleServices {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleServices.class);
@@ -19,6 +21,8 @@ public final class ShuffleServices {
   private final Supplier<LifecycleManager> lifecycleFactory;
   private volatile LifecycleManager lifecycle;
   private volatile ShuffleClient client;
+  /** Open leases of {@link #leaseClient()}; guarded by this. */
+  private int clientLeases;
 
   /**
    * @param lifecycleFactory creates the driver's lifecycle manager, with whatever loss hooks the engine needs; called
@@ -51,6 +55,25 @@ public final class ShuffleServices {
       }
     }
     return c;
+  }
+
+  /**
+   * The process's shuffle client for one task, created by the first open lease and closed when the last is given
+   * back ({@link #returnClient}), so no connection or thread outlives the tasks. Not to be mixed with
+   * {@link #client()}, whose client lives until {@link #close()}.
+   */
+  public synchronized ShuffleClient leaseClient() {
+    clientLeases++;
+    return client();
+  }
+
+  /** Gives back a lease of {@link #leaseClient()}; the last one closes the client. A stale client is ignored. */
+  public synchronized void returnClient(ShuffleClient leased) {
+    if (leased != client || clientLeases == 0) return;
+    if (--clientLeases == 0) {
+      client.close();
+      client = null;
+    }
   }
 
   /** Releases the shuffle on the driver (workers delete its files) and drops what the client cached of it. */

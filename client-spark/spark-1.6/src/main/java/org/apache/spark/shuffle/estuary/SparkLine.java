@@ -50,13 +50,13 @@ final class SparkLine {
     ShuffleReadMetrics m = ctx.taskMetrics().createShuffleReadMetricsForDependency();
     return new ReadMetrics() {
       @Override
-      public void remoteBytesRead(long bytes) {
+      public void bytesFetched(long bytes) {
         m.incRemoteBytesRead(bytes);
       }
 
       @Override
-      public void remoteBlocksFetched(int blocks) {
-        m.incRemoteBlocksFetched(blocks);
+      public void chunksFetched(long chunks) {
+        m.incRemoteBlocksFetched((int) chunks);
       }
 
       @Override

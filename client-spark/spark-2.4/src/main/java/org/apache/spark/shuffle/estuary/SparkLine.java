@@ -49,13 +49,13 @@ final class SparkLine {
     TempShuffleReadMetrics m = ctx.taskMetrics().createTempShuffleReadMetrics();
     return new ReadMetrics() {
       @Override
-      public void remoteBytesRead(long bytes) {
+      public void bytesFetched(long bytes) {
         m.incRemoteBytesRead(bytes);
       }
 
       @Override
-      public void remoteBlocksFetched(int blocks) {
-        m.incRemoteBlocksFetched(blocks);
+      public void chunksFetched(long chunks) {
+        m.incRemoteBlocksFetched(chunks);
       }
 
       @Override

@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleClient;
+import io.estuary.client.engine.LostData;
+import io.estuary.client.engine.MeteredBatches;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
 import org.apache.spark.shuffle.FetchFailedException;
@@ -48,13 +50,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
   private RuntimeException fetchFailed(ShuffleDataLostException e) {
     LOG.warn("Shuffle {} partitions [{}, {}) of maps [{}, {}) cannot be read: {}", handle.shuffleId(),
         startPartition, endPartition, startMap, endMap, e.getMessage());
-    if (e.estuaryShuffleId() >= 0) {
-      try {
-        client.reportFetchFailure(handle.spec(), e.estuaryShuffleId(), e.getMessage());
-      } catch (io.estuary.network.client.RemoteException | RuntimeException re) {
-        LOG.warn("Telling the driver about lost shuffle data failed: {}", re.getMessage());
-      }
-    }
+    LostData.report(client, handle.spec(), e);
     // Spark's FetchFailedException is checked; it must leave the record iterator as it is (Spark recognises it
     // even when wrapped, but its message and type should reach the scheduler unchanged).
     throw EstuaryShuffleReader.<RuntimeException>sneaky(new FetchFailedException(null, handle.shuffleId(), -1L, -1,
@@ -64,6 +60,31 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
   @SuppressWarnings("unchecked")
   private static <T extends Throwable> T sneaky(Throwable t) throws T {
     throw (T) t;
+  }
+
+  /** Spark's read metrics reporter as the shared reader sees it: each chunk fetched is a remote block. */
+  private static SparkReadMetrics readMetrics(ShuffleReadMetricsReporter m) {
+    return new SparkReadMetrics() {
+      @Override
+      public void bytesFetched(long bytes) {
+        m.incRemoteBytesRead(bytes);
+      }
+
+      @Override
+      public void chunksFetched(long chunks) {
+        m.incRemoteBlocksFetched(chunks);
+      }
+
+      @Override
+      public void fetchWaitMillis(long millis) {
+        m.incFetchWaitTime(millis);
+      }
+
+      @Override
+      public void recordsRead(long records) {
+        m.incRecordsRead(records);
+      }
+    };
   }
 
   @Override
@@ -81,8 +102,9 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
       batches.close();
       mergeMetrics.run();
     });
-    Iterator records = new InterruptibleIterator(context,
-        new BatchRecordIterator(batches, dep.serializer().newInstance(), metrics, this::fetchFailed, mergeMetrics));
+    SparkReadMetrics readMetrics = readMetrics(metrics);
+    Iterator records = new InterruptibleIterator(context, new SparkRecordIterator(new MeteredBatches(batches,
+        readMetrics), dep.serializer().newInstance(), readMetrics, this::fetchFailed, mergeMetrics));
     Iterator result;
     if (dep.aggregator().isDefined()) {
       result = dep.mapSideCombine()

@@ -1,6 +1,8 @@
 package org.apache.spark.shuffle.estuary;
 
 import io.estuary.client.ShuffleClient;
+import io.estuary.client.engine.LostData;
+import io.estuary.client.engine.MeteredBatches;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
 import org.apache.spark.Aggregator;
@@ -40,13 +42,7 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
   private RuntimeException fetchFailed(ShuffleDataLostException e) {
     LOG.warn("Shuffle {} partitions [{}, {}) cannot be read: {}", handle.shuffleId(), startPartition, endPartition,
         e.getMessage());
-    if (e.estuaryShuffleId() >= 0) {
-      try {
-        client.reportFetchFailure(handle.spec(), e.estuaryShuffleId(), e.getMessage());
-      } catch (io.estuary.network.client.RemoteException | RuntimeException re) {
-        LOG.warn("Telling the driver about lost shuffle data failed: {}", re.getMessage());
-      }
-    }
+    LostData.report(client, handle.spec(), e);
     throw EstuaryShuffleReader.<RuntimeException>sneaky(
         SparkLine.fetchFailed(handle.shuffleId(), startPartition, "Estuary: " + e.getMessage(), e));
   }
@@ -67,8 +63,9 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
       batches.close();
       metrics.complete();
     });
-    Iterator records = new InterruptibleIterator(context,
-        new RecordIterator(batches, SparkLine.serializer(dep).newInstance(), metrics, this::fetchFailed));
+    // The task's metrics are merged at task end (the listener above), as Spark's own reader does on this line.
+    Iterator records = new InterruptibleIterator(context, new SparkRecordIterator(new MeteredBatches(batches, metrics),
+        SparkLine.serializer(dep).newInstance(), metrics, this::fetchFailed, () -> { }));
     Iterator result;
     if (dep.aggregator().isDefined()) {
       result = dep.mapSideCombine()

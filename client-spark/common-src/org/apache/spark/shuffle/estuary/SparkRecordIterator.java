@@ -1,41 +1,43 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.read.ShuffleBatchReader;
+import io.estuary.client.engine.MeteredBatches;
 import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.network.client.RemoteException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import java.util.NoSuchElementException;
+import java.util.function.Function;
 import org.apache.spark.serializer.DeserializationStream;
 import org.apache.spark.serializer.SerializerInstance;
-import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import scala.Product2;
 import scala.Tuple2;
 import scala.collection.AbstractIterator;
 import scala.collection.Iterator;
 
-/** The records of every batch a {@link ShuffleBatchReader} yields, each batch read as one deserialization stream. */
-final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object>> {
-  private final ShuffleBatchReader batches;
+/**
+ * The records of every batch a reduce task reads, each batch read as one deserialization stream; what was fetched
+ * goes to the task's read metrics as it comes ({@link MeteredBatches}), each record as it is returned. Shared by
+ * every Spark line. Used by one task thread.
+ */
+final class SparkRecordIterator extends AbstractIterator<Product2<Object, Object>> {
+  private final MeteredBatches batches;
   private final SerializerInstance ser;
-  private final ShuffleReadMetricsReporter metrics;
+  private final SparkReadMetrics metrics;
   /** Turns lost data into the engine's way of rerunning the maps. */
-  private final java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost;
+  private final Function<ShuffleDataLostException, RuntimeException> onDataLost;
+  private final Runnable onDone;
   private Iterator<Tuple2<Object, Object>> current;
   private DeserializationStream stream;
-  private final Runnable onDone;
   private boolean done;
-  private long reportedBytes;
-  private long reportedChunks;
-  private long reportedWaitMs;
 
-  BatchRecordIterator(ShuffleBatchReader batches, SerializerInstance ser, ShuffleReadMetricsReporter metrics,
-      java.util.function.Function<ShuffleDataLostException, RuntimeException> onDataLost, Runnable onDone) {
+  /** @param onDone runs once all is read (the batches are closed by then) */
+  SparkRecordIterator(MeteredBatches batches, SerializerInstance ser, SparkReadMetrics metrics,
+      Function<ShuffleDataLostException, RuntimeException> onDataLost, Runnable onDone) {
     this.batches = batches;
-    this.onDone = onDone;
-    this.onDataLost = onDataLost;
     this.ser = ser;
     this.metrics = metrics;
+    this.onDataLost = onDataLost;
+    this.onDone = onDone;
   }
 
   @Override
@@ -50,12 +52,9 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
         throw onDataLost.apply(e);
       } catch (RemoteException e) {
         throw new EstuaryFetchException("reading shuffle data failed: " + e.getMessage(), e);
-      } finally {
-        reportFetches();
       }
       if (batch == null) {
         done = true;
-        batches.close();
         onDone.run();
         return false;
       }
@@ -65,27 +64,10 @@ final class BatchRecordIterator extends AbstractIterator<Product2<Object, Object
     return !done;
   }
 
-  /**
-   * Adds what was fetched since the last call to the task's read metrics, as Spark's own reader does: every chunk
-   * is a remote block, and fetch wait is the time spent waiting for workers (summed in nanoseconds, reported in
-   * whole milliseconds so that short waits are not rounded away one by one).
-   */
-  private void reportFetches() {
-    long bytes = batches.bytesFetched();
-    long chunks = batches.chunksFetched();
-    long waitMs = batches.fetchWaitNanos() / 1_000_000;
-    if (bytes > reportedBytes) metrics.incRemoteBytesRead(bytes - reportedBytes);
-    if (chunks > reportedChunks) metrics.incRemoteBlocksFetched(chunks - reportedChunks);
-    if (waitMs > reportedWaitMs) metrics.incFetchWaitTime(waitMs - reportedWaitMs);
-    reportedBytes = bytes;
-    reportedChunks = chunks;
-    reportedWaitMs = waitMs;
-  }
-
   @Override
   public Product2<Object, Object> next() {
     if (!hasNext()) throw new NoSuchElementException();
-    metrics.incRecordsRead(1);
+    metrics.recordsRead(1);
     return current.next();
   }
 

@@ -1,10 +1,17 @@
 package org.apache.spark.shuffle.estuary;
 
+import io.estuary.client.engine.EngineConf;
+import io.estuary.client.engine.EngineSettings;
 import io.estuary.common.config.EstuaryConf;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.spark.SparkConf;
 import scala.Tuple2;
 
-/** Reads {@code spark.estuary.*} settings as Estuary's {@code estuary.*} keys, and the application's attempt. */
+/**
+ * Reads {@code spark.estuary.*} settings as Estuary's {@code estuary.*} keys, and the application's attempt. Shared by
+ * every Spark line. Stateless.
+ */
 final class SparkConfBridge {
   private static final String SPARK_PREFIX = "spark.";
   /** Set by SparkContext (Spark 3.2 on) when the cluster manager retries drivers (YARN cluster mode). */
@@ -15,17 +22,11 @@ final class SparkConfBridge {
   private SparkConfBridge() {}
 
   static EstuaryConf toEstuaryConf(SparkConf sparkConf) {
-    EstuaryConf conf = new EstuaryConf();
-    for (Tuple2<String, String> kv : sparkConf.getAll()) {
-      if (kv._1().startsWith(SPARK_PREFIX + EstuaryConf.PREFIX)) {
-        conf.set(kv._1().substring(SPARK_PREFIX.length()), kv._2());
-      }
-    }
+    Map<String, String> all = new HashMap<>();
+    for (Tuple2<String, String> kv : sparkConf.getAll()) all.put(kv._1(), kv._2());
     // Workers slow down heavy pushers per user too: Spark's user (SPARK_USER, or the login user) by default.
-    if (!sparkConf.contains(SPARK_PREFIX + io.estuary.common.config.ClientConfig.USER.key())) {
-      conf.set(io.estuary.common.config.ClientConfig.USER.key(), org.apache.spark.util.Utils.getCurrentUserName());
-    }
-    return conf;
+    return EngineConf.fromEngineKeys(EngineSettings.of(all), SPARK_PREFIX,
+        org.apache.spark.util.Utils::getCurrentUserName);
   }
 
   /**
