@@ -27,6 +27,11 @@ public final class Waits {
     }
   }
 
+  /** {@link #waitFor(BooleanSupplier, Duration, String)} with the timeout in milliseconds. */
+  public static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
+    waitFor(condition, Duration.ofMillis(timeoutMs), what);
+  }
+
   /** {@link #waitFor(BooleanSupplier, Duration, String)} with {@link #DEFAULT_TIMEOUT}. */
   public static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
     waitFor(condition, DEFAULT_TIMEOUT, what);
