@@ -20,8 +20,9 @@ import static io.estuary.client.FramedRecords.*;
 
 /**
  * One application floods a worker while another pushes at a modest pace: the worker tells the flooding one (and
- * only it) to slow down, the flooding one's writers hold their pushes back, the calm one's push time stays within a
- * generous bound of its time alone, and both read back exactly what they wrote.
+ * only it) to slow down, the flooding one's writers hold their pushes back, and both read back exactly what they
+ * wrote. How much the calm one's push time grows is timing, measured by bench/congestion.sh
+ * (io.estuary.bench.CongestionBenchmark), never asserted here.
  */
 class CongestionTest {
   /** An application: its driver, an executor client and what it wrote. */
@@ -111,11 +112,6 @@ class CongestionTest {
       assertTrue(flood.congestedAcks > 0, "the flooding application must be told to slow down");
       assertTrue(flood.congestionHeldMs >= 50, "the flooding application's writers must hold their pushes back");
       assertEquals(0, calm.congestedAcks, "the calm application must be left alone");
-      // Generous, for a loaded 2-core machine where the flood competes for the CPU: a calm application held back
-      // like the flooding one (pushes delayed up to a second each), or blocked behind it, spends far longer.
-      long bound = 5 * calmAloneMs + 3_000;
-      assertTrue(calmMs <= bound, "the calm application's push time grew from " + calmAloneMs + " ms alone to "
-          + calmMs + " ms during the flood (bound " + bound + " ms)");
     }
   }
 }

@@ -12,6 +12,7 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.testing.TestConfs;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.WorkerId;
@@ -262,8 +263,8 @@ class DiskFaultTest {
   void aFullDiskGetsNoSlotsButIsNotFailed() throws Exception {
     try (Setup s = new Setup(2, 1)) {
       File dir = s.cluster.root().resolve("full-worker-disk").toFile().getAbsoluteFile();
-      EstuaryConf conf = new EstuaryConf().set(WorkerConfig.HOST, "127.0.0.1").set(WorkerConfig.RPC_PORT, "0")
-          .set(WorkerConfig.PUSH_PORT, "0").set(WorkerConfig.FETCH_PORT, "0")
+      // Every port ephemeral, HTTP included: a fixed default port fails the test when anything else holds it.
+      EstuaryConf conf = TestConfs.worker()
           .set(WorkerConfig.STORAGE_DIRS, dir.getPath())
           .set(WorkerConfig.DISK_RESERVE, String.valueOf(Long.MAX_VALUE / 2)) // more than any disk has free
           .set(WorkerConfig.HEARTBEAT_INTERVAL, "1s").set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")

@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import static io.estuary.testing.Waits.waitFor;
 import static io.estuary.client.FramedRecords.*;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -79,14 +80,6 @@ class FetchStreamsTest {
     }
   }
 
-  private static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + WAIT_MS;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("timed out after " + WAIT_MS + " ms waiting until " + what);
-      Thread.sleep(10);
-    }
-  }
-
   /** Adds the records of one batch to {count, checksum}. */
   private static void add(ByteBuf b, long[] got) {
     while (b.isReadable()) {
@@ -131,7 +124,7 @@ class FetchStreamsTest {
       while ((b = r.next()) != null) {
         add(b, got);
         // A slow computation over a few batches: the worker drops the idle stream meanwhile.
-        if (++batches % 25 == 3) waitFor(() -> s.worker().openFetchStreams() == 0, "the idle stream is dropped");
+        if (++batches % 25 == 3) waitFor(() -> s.worker().openFetchStreams() == 0, WAIT_MS, "the idle stream is dropped");
       }
       assertTrue(r.chunksFetched() > 20, "many chunks per partition: " + r.chunksFetched());
       assertEquals(bytesOfOneRead, r.bytesFetched(), "each chunk fetched once: reopened streams go on where "
@@ -154,7 +147,7 @@ class FetchStreamsTest {
         try (ShuffleBatchReader r = new ShuffleBatchReader(s.client, spec, p, p + 1, 0, 2)) {
           assertNotNull(r.next(), "partition " + p + " holds data");
         }
-        waitFor(() -> s.worker().openFetchStreams() == 0, "the closed reader's stream is dropped");
+        waitFor(() -> s.worker().openFetchStreams() == 0, WAIT_MS, "the closed reader's stream is dropped");
       }
       assertArrayEquals(expected, readAll(s.client, spec, 0, spec.numPartitions), "then everything reads");
     }
@@ -200,7 +193,7 @@ class FetchStreamsTest {
         assertTrue(e.getCause().getMessage().contains(ClientConfig.FETCH_RETRIES_PER_COPY.key()),
             e.getCause().getMessage());
         System.out.printf("RETRY BUDGET: a copy failing after its first chunk given up after %d ms%n", ms);
-        waitFor(() -> s.worker().openFetchStreams() == 0, "no stream is left open on the worker");
+        waitFor(() -> s.worker().openFetchStreams() == 0, WAIT_MS, "no stream is left open on the worker");
       }
     }
   }

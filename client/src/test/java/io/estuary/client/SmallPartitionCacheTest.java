@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
@@ -84,7 +85,7 @@ class SmallPartitionCacheTest {
         }
         if (cacheOn) {
           // Each partition is read into its worker's cache right after its commit, off the commit's path.
-          await("every partition is cached", () -> sumCache(cluster, PartitionCache::entries) == PARTITIONS);
+          waitFor(() -> sumCache(cluster, PartitionCache::entries) == PARTITIONS, "every partition is cached");
         }
         Tallies got = new Tallies();
         for (int p = 0; p < PARTITIONS; p++) {
@@ -112,8 +113,8 @@ class SmallPartitionCacheTest {
           assertTrue(scrape(w, "estuary_worker_cache_bytes") > 0);
           // Unregistered: the workers delete the shuffle, and its entries go with it.
           lifecycle.unregisterShuffle(0);
-          await("the cache empties with its shuffle", () -> sum(cluster, w2 -> w2.storage().memory().held()) == 0
-              && sumCache(cluster, PartitionCache::entries) == 0);
+          waitFor(() -> sum(cluster, w2 -> w2.storage().memory().held()) == 0
+              && sumCache(cluster, PartitionCache::entries) == 0, "the cache empties with its shuffle");
         } else {
           assertEquals(0, hits);
           assertEquals(0, sumCache(cluster, PartitionCache::entries));
@@ -157,11 +158,4 @@ class SmallPartitionCacheTest {
     return out.toByteArray();
   }
 
-  private static void await(String what, BooleanSupplier done) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!done.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("timed out waiting until " + what);
-      Thread.sleep(20);
-    }
-  }
 }

@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import static io.estuary.testing.Waits.waitFor;
 import static io.estuary.client.FramedRecords.framed;
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -125,11 +126,4 @@ class WriterCleanupTest {
     assertEquals(Collections.emptyList(), LeakCheckExtension.leaksNow(), "buffers of pushes the close dropped");
   }
 
-  private static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("not within " + timeoutMs + " ms: " + what);
-      Thread.sleep(10);
-    }
-  }
 }

@@ -56,6 +56,8 @@ public final class Master implements AdministeredMaster, Closeable {
   private final MasterAdminEndpoint admin;
   private final String version;
 
+  private final io.estuary.common.time.Clock clock;
+
   public Master(EstuaryConf conf) throws IOException {
     this(conf, () -> {
       LOG.error("Exiting: this master cannot work without its Raft server");
@@ -65,6 +67,15 @@ public final class Master implements AdministeredMaster, Closeable {
 
   /** {@code onFatal} runs when the master cannot go on (its Raft server stopped); by default the process exits. */
   public Master(EstuaryConf conf, Runnable onFatal) throws IOException {
+    this(conf, onFatal, io.estuary.common.time.Clock.system());
+  }
+
+  /**
+   * {@code clock}: what liveness (workers', applications'), failure windows and exclusion read, so a test can
+   * drive it. Wall-clock milliseconds: these times are compared with ones other masters took after a failover.
+   */
+  public Master(EstuaryConf conf, Runnable onFatal, io.estuary.common.time.Clock clock) throws IOException {
+    this.clock = clock;
     this.version = io.estuary.common.BuildVersion.of(conf);
     this.nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
     this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
@@ -87,9 +98,10 @@ public final class Master implements AdministeredMaster, Closeable {
         conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD), conf.get(MasterConfig.WORKER_FAILURE_WINDOW),
         conf.get(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE),
         conf.get(MasterConfig.WORKER_FAILURE_MAX_EXCLUDED_FRACTION),
-        id -> ownHeartbeatsTroubled(id, lateAfterMs), System::currentTimeMillis);
+        id -> ownHeartbeatsTroubled(id, lateAfterMs), clock::millis);
     MasterRpcHandler handler = this.handler = new MasterRpcHandler(log, SlotAllocators.fromConf(conf), workerLiveness, appLiveness,
-        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures, io.estuary.network.rpc.RequestLimits.from(conf));
+        conf.get(MasterConfig.APPLICATION_TIMEOUT), metrics, failures, io.estuary.network.rpc.RequestLimits.from(conf),
+        clock);
     log.onLeadershipChange(() -> {
       // A new leader hears from everyone afresh before declaring anything lost.
       workerLiveness.reset();
@@ -203,7 +215,7 @@ public final class Master implements AdministeredMaster, Closeable {
   private boolean ownHeartbeatsTroubled(String workerId, long lateAfterMs) {
     Long last = workerLiveness.lastSeen(workerId);
     // Nothing tracked (a new leader not yet heard from it) is no evidence either way.
-    if (last != null && System.currentTimeMillis() - last > lateAfterMs) return true;
+    if (last != null && clock.millis() - last > lateAfterMs) return true;
     WorkerInfo report = handler == null ? null : handler.latestReport(workerId);
     if (report == null) return false;
     for (io.estuary.common.protocol.DiskInfo d : report.getDisksList()) {
@@ -215,7 +227,7 @@ public final class Master implements AdministeredMaster, Closeable {
   void checkLiveness() {
     if (!log.isLeader()) return; // only the leader decides what is lost
     try {
-      long now = System.currentTimeMillis();
+      long now = clock.millis();
       List<MasterCommand> changes = new ArrayList<>();
       Map<String, WorkerInfo> workers = new HashMap<>();
       for (WorkerInfo w : log.stateMachine().read(MasterState::workers)) workers.put(WorkerId.of(w.getAddress()), w);

@@ -70,14 +70,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
   /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
   private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
 
+  private final io.estuary.common.time.Clock clock;
+
   MasterRpcHandler(StateLog log, SlotAllocator allocator, LivenessTracker workerLiveness,
       LivenessTracker appLiveness, long applicationTimeoutMs, MasterMetrics metrics, WorkerFailureTracker failures,
-      io.estuary.network.rpc.RequestLimits limits) {
+      io.estuary.network.rpc.RequestLimits limits, io.estuary.common.time.Clock clock) {
     // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
     super("master", limits.withListCap(ReviveSlotsRequest.getDescriptor().findFieldByName("partition_ids"),
         io.estuary.network.rpc.SlotRequestCaps.revivePartitions(Runtime.getRuntime().maxMemory()),
         io.estuary.network.rpc.SlotRequestCaps.reason(Runtime.getRuntime().maxMemory(), "partition")));
     this.metrics = metrics;
+    this.clock = clock;
     this.durableState = !(log instanceof io.estuary.master.state.LocalStateLog);
     this.log = log;
     this.planner = new SlotPlanner(allocator);
@@ -112,7 +115,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
   @Override
   protected void handle(Channel channel, Request request, Reply reply) {
     if (!log.isLeader()) throw NotLeader.exception(log.leaderEndpoint());
-    long now = System.currentTimeMillis();
+    long now = clock.millis();
     switch (request.getPayloadCase()) {
       case REGISTER_WORKER: {
         RegisterWorkerRequest r = request.getRegisterWorker();

@@ -1,5 +1,6 @@
 package io.estuary.master;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.MasterConfig;
@@ -59,8 +60,7 @@ class LargePlacementRaftTest {
       byte[] expected = g.masters[lead].log().stateMachine().snapshot().toByteArray();
       for (int i = 0; i < 3; i++) {
         int m = i;
-        MasterGroup.waitFor("m" + m + " applies the placement", 120_000,
-            () -> g.masters[m].log().appliedIndex() >= applied);
+        waitFor(() -> g.masters[m].log().appliedIndex() >= applied, 120_000, "m" + m + " applies the placement");
         assertArrayEquals(expected, g.masters[m].log().stateMachine().snapshot().toByteArray());
       }
     }

@@ -1,5 +1,6 @@
 package io.estuary.master;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -95,7 +96,7 @@ class LongLivedApplicationTest {
       String forgottenApp = ShuffleKey.of("app-long-gone", 0); // as a removal dropped from the record
       Set<String> expired = new HashSet<>();
       long t0 = System.currentTimeMillis();
-      MasterGroup.waitFor("the forgotten shuffles expire", 60_000, () -> {
+      waitFor(() -> {
         try {
           c.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder()
               .setAppId("app-live")), Empty.parser(), 30_000);
@@ -109,7 +110,7 @@ class LongLivedApplicationTest {
         }
         assertFalse(expired.contains(live), "a live shuffle was expired");
         return expired.contains(forgottenShuffle) && expired.contains(forgottenApp);
-      });
+      }, 60_000, "the forgotten shuffles expire");
       assertTrue(System.currentTimeMillis() - t0 >= 3_000, "expired before a whole application timeout");
       assertFalse(expired.contains(live));
     }

@@ -1,5 +1,6 @@
 package io.estuary.master;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.estuary.common.config.EstuaryConf;
@@ -74,17 +75,9 @@ final class MasterGroup implements AutoCloseable {
     return new MasterClient(clients, rpcEndpoints);
   }
 
-  static void waitFor(String what, long timeoutMs, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!c.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(50);
-    }
-  }
-
   int awaitLeader() throws InterruptedException {
     int[] leader = {-1};
-    waitFor("a leader is elected", 60_000, () -> {
+    waitFor(() -> {
       for (int i = 0; i < 3; i++) {
         if (masters[i] != null && masters[i].isLeader()) {
           leader[0] = i;
@@ -92,7 +85,7 @@ final class MasterGroup implements AutoCloseable {
         }
       }
       return false;
-    });
+    }, 60_000, "a leader is elected");
     return leader[0];
   }
 

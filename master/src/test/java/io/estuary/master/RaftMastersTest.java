@@ -1,5 +1,6 @@
 package io.estuary.master;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -97,17 +98,9 @@ class RaftMastersTest {
     }
   }
 
-  private static void await(String what, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!c.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(50);
-    }
-  }
-
   private int awaitLeader() throws InterruptedException {
     int[] leader = {-1};
-    await("a leader is elected", () -> {
+    waitFor(() -> {
       for (int i = 0; i < 3; i++) {
         if (masters[i] != null && masters[i].isLeader()) {
           leader[0] = i;
@@ -115,7 +108,7 @@ class RaftMastersTest {
         }
       }
       return false;
-    });
+    }, "a leader is elected");
     return leader[0];
   }
 
@@ -162,8 +155,8 @@ class RaftMastersTest {
 
     // Every master applies the same log.
     byte[] leaderState = state(leader);
-    await("followers apply the same changes", () -> Arrays.equals(leaderState, state(follower))
-        && Arrays.equals(leaderState, state((leader + 2) % 3)));
+    waitFor(() -> Arrays.equals(leaderState, state(follower))
+        && Arrays.equals(leaderState, state((leader + 2) % 3)), "followers apply the same changes");
 
     // The leader crashes: another is elected, with the same state, and answers the same slots for old shuffles.
     masters[leader].halt();
@@ -197,7 +190,7 @@ class RaftMastersTest {
     masters[victim] = start(victim);
     int lead = awaitLeader();
     byte[] expected = state(lead);
-    await("the wiped master catches up", () -> Arrays.equals(expected, state(victim)));
+    waitFor(() -> Arrays.equals(expected, state(victim)), "the wiped master catches up");
     assertTrue((boolean) masters[victim].log().stateMachine().read(s -> s.hasApplication("app-39")));
   }
 
@@ -256,7 +249,7 @@ class RaftMastersTest {
         .startsWith("421 "), "only the leader can hand over");
     String moved = http("POST", masters[leader].httpPort(), "/api/leadership/transfer?to=m" + follower);
     assertTrue(moved.startsWith("200 "), moved);
-    await("m" + follower + " leads", () -> masters[follower].isLeader());
+    waitFor(() -> masters[follower].isLeader(), "m" + follower + " leads");
     assertTrue(http("GET", masters[leader].httpPort(), "/nope").startsWith("404 "));
 
     // An operator excludes a worker on the (new) leader: replicated, and it gets no new slots.
@@ -268,7 +261,7 @@ class RaftMastersTest {
       assertEquals("10.0.0.2", l.getWorker().getHost(), "an excluded worker got a slot");
     }
     byte[] st = state(follower);
-    await("the exclusion reaches every master", () -> Arrays.equals(st, state(leader)));
+    waitFor(() -> Arrays.equals(st, state(leader)), "the exclusion reaches every master");
     assertTrue(http("GET", masters[leader].httpPort(), "/api/status").contains("\"state\":\"EXCLUDED\""));
     assertTrue(http("GET", masters[follower].httpPort(), "/metrics")
         .contains("estuary_master_workers{state=\"excluded\",} 1.0"));
@@ -308,7 +301,7 @@ class RaftMastersTest {
     for (int a = 0; a < 60; a++) c.ask(slots("app-" + a, 0, 2), RequestSlotsResponse.parser(), 30_000);
     int victim = (leader + 1) % 3;
     byte[] before = state(leader);
-    await("the victim has applied everything", () -> Arrays.equals(before, state(victim)));
+    waitFor(() -> Arrays.equals(before, state(victim)), "the victim has applied everything");
     File sm = new File(dir.toFile(), "m" + victim);
     masters[victim].halt();
     masters[victim] = null;
@@ -322,6 +315,6 @@ class RaftMastersTest {
     masters[victim] = start(victim);
     int lead = awaitLeader();
     byte[] expected = state(lead);
-    await("the restarted master has the same state", () -> Arrays.equals(expected, state(victim)));
+    waitFor(() -> Arrays.equals(expected, state(victim)), "the restarted master has the same state");
   }
 }

@@ -1,5 +1,6 @@
 package io.estuary.master;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -97,14 +98,6 @@ class WorkerLossPlacementTest {
       if (l.hasPeer()) out.add(WorkerId.of(l.getPeer().getWorker()));
     }
     return out;
-  }
-
-  private static void await(String what, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!c.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(20);
-    }
   }
 
   private WorkerState state(int i) {
@@ -213,7 +206,7 @@ class WorkerLossPlacementTest {
     assertNull(master.state(s -> s.worker(id(9))), "a report about an unknown worker changes nothing");
     assertEquals(new HashSet<>(Arrays.asList(id(3), id(4))), workersOf(slots("app-1", 0, 6, false)));
 
-    await("the grace ends and the worker is back", () -> state(2) == WorkerState.WORKER_ACTIVE);
+    waitFor(() -> state(2) == WorkerState.WORKER_ACTIVE, "the grace ends and the worker is back");
     assertEquals(WorkerState.WORKER_EXCLUDED, state(1), "the operator's exclusion stands");
     assertEquals(new HashSet<>(Arrays.asList(id(2), id(3), id(4))), workersOf(slots("app-1", 1, 6, false)));
   }

@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -56,7 +57,7 @@ class DriverAttemptTest {
       Process first = startFirstAttempt(cluster.masterEndpoint(), marker, log);
       String firstApp;
       try {
-        await("the first attempt's maps end", () -> Files.exists(marker) || !first.isAlive(), 180);
+        waitFor(() -> Files.exists(marker) || !first.isAlive(), java.time.Duration.ofSeconds(180), "the first attempt's maps end");
         assertTrue(first.isAlive(), "the first attempt died early: " + read(log));
         firstApp = estuaryAppOf(read(log));
       } finally {
@@ -89,8 +90,8 @@ class DriverAttemptTest {
         assertTrue(firstApp.startsWith(APP + "_1-"), firstApp);
         assertTrue(secondApp != null && secondApp.startsWith(APP + "_2-"), secondApp);
         // While the second attempt lives, the dead one's application expires and its shuffle is deleted.
-        await("the dead attempt's application expires", () -> !knows(cluster, firstApp)
-            && !anyWorkerHolds(cluster, ShuffleKey.of(firstApp, 0)), 60);
+        waitFor(() -> !knows(cluster, firstApp)
+            && !anyWorkerHolds(cluster, ShuffleKey.of(firstApp, 0)), java.time.Duration.ofSeconds(60), "the dead attempt's application expires");
         assertTrue(knows(cluster, secondApp), "the live attempt stays");
       } finally {
         spark.stop();
@@ -142,11 +143,4 @@ class DriverAttemptTest {
     return new String(Files.readAllBytes(p), StandardCharsets.UTF_8);
   }
 
-  private static void await(String what, BooleanSupplier c, int seconds) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + seconds * 1000L;
-    while (!c.getAsBoolean()) {
-      assertFalse(System.currentTimeMillis() > deadline, "timed out waiting until " + what);
-      Thread.sleep(50);
-    }
-  }
 }

@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -111,18 +112,10 @@ class MasterFailoverTest {
         .mapToInt(id -> st.shuffles(id).size()).sum());
   }
 
-  private static void await(String what, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (!c.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(20);
-    }
-  }
-
   @Test
   void leaderLossDuringAJobFailsNothing() throws Exception {
     CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
-    await("the job registers its first shuffle", () -> registeredShuffles() >= 1);
+    waitFor(() -> registeredShuffles() >= 1, 120_000, "the job registers its first shuffle");
     int atKill = registeredShuffles();
     int leader = cluster.awaitLeader();
     long t0 = System.nanoTime();
@@ -138,17 +131,17 @@ class MasterFailoverTest {
   @Test
   void rollingRestartOfEveryMasterDuringAJob() throws Exception {
     CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
-    await("the job registers its first shuffle", () -> registeredShuffles() >= 1);
+    waitFor(() -> registeredShuffles() >= 1, 120_000, "the job registers its first shuffle");
     for (int i = 0; i < 3; i++) {
       cluster.stopMaster(i);
       cluster.awaitLeader();
       cluster.restartMaster(i);
       int idx = i;
       byte[][] states = new byte[1][];
-      await("master " + i + " catches up", () -> {
+      waitFor(() -> {
         states[0] = cluster.master().log().stateMachine().snapshot().toByteArray();
         return java.util.Arrays.equals(states[0], cluster.master(idx).log().stateMachine().snapshot().toByteArray());
-      });
+      }, 120_000, "master " + i + " catches up");
     }
     assertEquals(expectedChained, job.get(5, TimeUnit.MINUTES));
   }
@@ -156,7 +149,7 @@ class MasterFailoverTest {
   @Test
   void twoMastersDownWhileAShuffleFinishesThenANewJobWaitsForOne() throws Exception {
     CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 1, 1500));
-    await("the job registers its shuffles", () -> registeredShuffles() >= 2);
+    waitFor(() -> registeredShuffles() >= 2, 120_000, "the job registers its shuffles");
     int leader = cluster.awaitLeader();
     int other = (leader + 1) % 3;
     cluster.stopMaster(leader);
@@ -180,7 +173,7 @@ class MasterFailoverTest {
   @Test
   void aWorkerLossWithTwoMastersDownIsRevivedWithoutAMaster() throws Exception {
     CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> pausedHalfway(spark, 10_000));
-    await("the maps have registered their shuffle and pushed", () -> registeredShuffles() >= 1);
+    waitFor(() -> registeredShuffles() >= 1, 120_000, "the maps have registered their shuffle and pushed");
     int leader = cluster.awaitLeader();
     cluster.stopMaster(leader);
     cluster.stopMaster((leader + 1) % 3);
@@ -203,11 +196,11 @@ class MasterFailoverTest {
       CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> chained(spark, 4, 400));
       int leader = masters.awaitLeader();
       String app = spark.sparkContext().applicationId() + "-"; // plus the lifecycle manager's suffix
-      await("the job registers its first shuffle", () -> {
+      waitFor(() -> {
         String st = masters.status(leader);
         return st != null && st.matches("(?s).*\"id\":\"" + java.util.regex.Pattern.quote(app)
             + "[0-9a-f]{8}\",\"shuffles\":\\[\\{.*");
-      });
+      }, 120_000, "the job registers its first shuffle");
       long t0 = System.nanoTime();
       masters.kill(leader);
       System.out.printf("FAILOVER (kill -9, default election timeout): answered again after %d ms%n",

@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -190,12 +191,12 @@ class OperationsTest {
     Run ex = cli("--master", reversed(), "exclude", "127.0.0.1:" + w0.address().getRpcPort());
     assertEquals(0, ex.code, ex.err);
     assertTrue(ex.out.contains(w0id + " is now EXCLUDED"), ex.out);
-    await("every master knows the exclusion", () -> {
+    waitFor(() -> {
       for (int i = 0; i < 3; i++) {
         if (cluster.master(i).state(s -> s.workerState(w0id)) != WorkerState.WORKER_EXCLUDED) return false;
       }
       return true;
-    });
+    }, "every master knows the exclusion");
     for (PartitionLocation l : ask(slots(app, 1, 12)).getLocationsList()) {
       assertNotEquals(w0id, io.estuary.master.state.WorkerId.of(l.getWorker()), "an excluded worker got a slot");
     }
@@ -215,7 +216,7 @@ class OperationsTest {
     Run dec = cli("decommission", workerId(w2));
     assertEquals(0, dec.code, dec.err);
     assertTrue(dec.out.contains("is now DECOMMISSIONING"), dec.out);
-    await("the worker drains", () -> w2.state() == WorkerState.WORKER_DECOMMISSIONING);
+    waitFor(() -> w2.state() == WorkerState.WORKER_DECOMMISSIONING, "the worker drains");
 
     // leadership transfer, then the CLI follows the new leader.
     int next = (leaderIndex + 1) % 3;
@@ -360,14 +361,6 @@ class OperationsTest {
     assertEquals(200, c.getResponseCode(), path);
     try (InputStream in = c.getInputStream()) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-  }
-
-  private static void await(String what, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!c.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("not within 60 s: " + what);
-      Thread.sleep(50);
     }
   }
 

@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.ProtocolVersion;
@@ -147,11 +148,4 @@ class PartialFrameProbeTest {
     }
   }
 
-  static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("not within " + timeoutMs + " ms: " + what);
-      Thread.sleep(10);
-    }
-  }
 }

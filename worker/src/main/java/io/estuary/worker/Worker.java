@@ -67,6 +67,14 @@ public final class Worker implements Closeable {
   private final String version;
 
   public Worker(EstuaryConf conf) {
+    this(conf, io.estuary.common.time.Clock.system());
+  }
+
+  /**
+   * {@code clock}: what every time-based part reads (idle streams, congestion windows, buffered data's age, stall
+   * detection, the decommission timeout), so a test can drive it.
+   */
+  public Worker(EstuaryConf conf, io.estuary.common.time.Clock clock) {
     this.version = io.estuary.common.BuildVersion.of(conf);
     String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
     long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
@@ -75,7 +83,7 @@ public final class Worker implements Closeable {
       throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
           + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
     }
-    this.storage = new StorageManager(conf);
+    this.storage = new StorageManager(conf, clock);
     this.registry = new PartitionRegistry(storage);
     this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
     String metaDir = conf.get(WorkerConfig.META_DIR);
@@ -95,16 +103,17 @@ public final class Worker implements Closeable {
     }
     io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
     this.fetchHandler = new FetchHandler(registry, storage.cache(), limits,
-        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION), conf.get(WorkerConfig.STREAM_TIMEOUT));
+        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION), conf.get(WorkerConfig.STREAM_TIMEOUT), clock);
     long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
     long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
     if (hardSplit < softSplit) {
       throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
           + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
     }
-    this.admin = new WorkerAdmin(conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams);
+    this.admin = new WorkerAdmin(conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams,
+        clock);
     this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
-    this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory());
+    this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
     TransportServer rpc = null;
     TransportServer push = null;
     TransportServer fetch = null;
@@ -143,7 +152,7 @@ public final class Worker implements Closeable {
     this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)),
         this::info, registry, heartbeatMs, state::get, this::decommission);
     this.decommission = new Decommission(registry::shuffleKeys, () -> heartbeater.beatNow(heartbeatMs),
-        conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000));
+        conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000), clock);
     storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
     heartbeater.start();
     LOG.info("Estuary worker version {} serving on {}:{} (rpc), {} (push), {} (fetch), {} (http)", version, host,

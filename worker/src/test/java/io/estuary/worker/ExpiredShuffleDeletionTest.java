@@ -1,5 +1,6 @@
 package io.estuary.worker;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -148,11 +149,4 @@ class ExpiredShuffleDeletionTest {
         .setDisk(disk.getAbsolutePath()).build();
   }
 
-  private static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("not within " + timeoutMs + " ms: " + what);
-      Thread.sleep(20);
-    }
-  }
 }

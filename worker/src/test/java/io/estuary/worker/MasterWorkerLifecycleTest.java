@@ -1,5 +1,6 @@
 package io.estuary.worker;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -37,14 +38,6 @@ class MasterWorkerLifecycleTest {
         .set(MasterConfig.WORKER_TIMEOUT, "2s")
         .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
         .set(io.estuary.common.config.WorkerConfig.HEARTBEAT_INTERVAL, "300ms");
-  }
-
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(50);
-    }
   }
 
   /** Registers a shuffle with one partition, pushes and commits some bytes; returns its location. */
@@ -85,8 +78,8 @@ class MasterWorkerLifecycleTest {
       assertEquals(1, cluster.dataFileCount());
 
       // No more heartbeats from the application: the master expires it and the worker deletes its data.
-      await("the expired application's data is deleted", () -> !worker.registry().hasShuffle(key)
-          && cluster.dataFileCount() == 0);
+      waitFor(() -> !worker.registry().hasShuffle(key)
+          && cluster.dataFileCount() == 0, "the expired application's data is deleted");
       boolean stillKnown = cluster.master().state(s -> s.hasApplication("app-expiring"));
       assertFalse(stillKnown);
 
@@ -95,10 +88,10 @@ class MasterWorkerLifecycleTest {
       writeShuffle(clients, master, "app-live", 2);
       master.ask(Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId("app-live")
           .setShuffleId(1)), Empty.parser(), 10_000);
-      await("the unregistered shuffle is deleted", () -> {
+      waitFor(() -> {
         heartbeat(master, "app-live");
         return !worker.registry().hasShuffle(ShuffleKey.of("app-live", 1));
-      });
+      }, "the unregistered shuffle is deleted");
       assertTrue(worker.registry().hasShuffle(ShuffleKey.of("app-live", 2)));
       assertEquals(1, cluster.dataFileCount());
     }
@@ -121,7 +114,7 @@ class MasterWorkerLifecycleTest {
       Worker dying = cluster.workers().get(0);
       WorkerAddress survivor = cluster.workers().get(1).address();
       dying.close();
-      await("the master declares the closed worker lost", () -> cluster.master().state(s -> s.workers().size()) == 1);
+      waitFor(() -> cluster.master().state(s -> s.workers().size()) == 1, "the master declares the closed worker lost");
       List<PartitionLocation> locs = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
           .setAppId("app-after-loss").setShuffleId(0).setNumPartitions(10)), RequestSlotsResponse.parser(), 10_000)
           .getLocationsList();

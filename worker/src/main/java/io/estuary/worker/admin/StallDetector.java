@@ -1,5 +1,6 @@
 package io.estuary.worker.admin;
 
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import java.io.Closeable;
 import java.util.ArrayList;
@@ -36,11 +37,18 @@ public final class StallDetector implements Closeable {
   }
 
   private final long timeoutNanos;
+  private final Clock clock;
   private final List<Target> targets = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService ticker =
       new GuardedScheduledExecutor("worker-stall-detector");
 
   public StallDetector(long stallTimeoutMs) {
+    this(stallTimeoutMs, Clock.system());
+  }
+
+  /** {@code clock} measures how long a probe has waited. */
+  public StallDetector(long stallTimeoutMs, Clock clock) {
+    this.clock = clock;
     this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(stallTimeoutMs);
   }
 
@@ -57,7 +65,7 @@ public final class StallDetector implements Closeable {
   /** Hands a probe to every watched executor that has none outstanding. */
   public void probe() {
     for (Target t : targets) {
-      long now = System.nanoTime();
+      long now = clock.nanos();
       if (!t.probeSince.compareAndSet(NONE, now)) continue;
       try {
         t.executor.execute(() -> t.probeSince.set(NONE));
@@ -70,7 +78,7 @@ public final class StallDetector implements Closeable {
   /** The watched executors whose probe has waited longer than the timeout, each with how long, e.g. "x (31 s)". */
   public List<String> stalled() {
     List<String> out = new ArrayList<>();
-    long now = System.nanoTime();
+    long now = clock.nanos();
     for (Target t : targets) {
       long since = t.probeSince.get();
       if (since != NONE && now - since > timeoutNanos) {

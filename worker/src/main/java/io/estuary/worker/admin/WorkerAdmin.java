@@ -52,11 +52,17 @@ public final class WorkerAdmin implements Closeable {
   /** {@code version}: the release this worker reports ({@link io.estuary.common.BuildVersion#of}). */
   public WorkerAdmin(EstuaryConf conf, String version, StorageManager storage, IntSupplier activeShuffles,
       IntSupplier openStreams) {
+    this(conf, version, storage, activeShuffles, openStreams, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock}: what the stall detector measures probes' waits with. */
+  public WorkerAdmin(EstuaryConf conf, String version, StorageManager storage, IntSupplier activeShuffles,
+      IntSupplier openStreams, io.estuary.common.time.Clock clock) {
     this.version = version;
     this.storage = storage;
     this.activeShuffles = activeShuffles;
     this.openStreams = openStreams;
-    this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT));
+    this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT), clock);
     this.metrics = new WorkerMetrics(version, storage, activeShuffles, openStreams, stalls);
   }
 

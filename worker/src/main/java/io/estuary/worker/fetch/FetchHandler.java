@@ -36,12 +36,17 @@ public final class FetchHandler extends ControlRpcHandler {
    */
   public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
       int maxStreamsPerConnection, long streamTimeoutMs) {
+    this(registry, cache, limits, maxStreamsPerConnection, streamTimeoutMs, io.estuary.common.time.Clock.system());
+  }
+
+  public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
+      int maxStreamsPerConnection, long streamTimeoutMs, io.estuary.common.time.Clock clock) {
     super("worker fetch server", limits);
     this.registry = registry;
     this.cache = cache;
-    this.streams = new StreamRegistry(cache, maxStreamsPerConnection);
+    this.streams = new StreamRegistry(cache, maxStreamsPerConnection, clock);
     long sweepMs = Math.max(1, Math.min(60_000, streamTimeoutMs / 10));
-    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(System.currentTimeMillis(), streamTimeoutMs),
+    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(streamTimeoutMs),
         sweepMs, sweepMs, java.util.concurrent.TimeUnit.MILLISECONDS);
   }
 

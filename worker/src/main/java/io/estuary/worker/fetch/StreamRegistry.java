@@ -1,5 +1,6 @@
 package io.estuary.worker.fetch;
 
+import io.estuary.common.time.Clock;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
@@ -45,11 +46,12 @@ public final class StreamRegistry implements StreamManager {
     /** What the stream serves: one chunk per segment. */
     final FileSegments segments;
     final Channel channel;
-    volatile long lastUsedMs = System.currentTimeMillis();
+    volatile long lastUsedNanos;
     private final AtomicInteger openOnChannel; // null without a channel (tests)
     private final AtomicBoolean counted = new AtomicBoolean(true);
 
-    OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel) {
+    OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel, long now) {
+      this.lastUsedNanos = now;
       this.file = file;
       this.segments = segments;
       this.channel = channel;
@@ -81,6 +83,7 @@ public final class StreamRegistry implements StreamManager {
   private final Map<String, Sending> sending = new ConcurrentHashMap<>();
   private final PartitionCache cache;
   private final int maxStreamsPerConnection;
+  private final Clock clock;
 
   /** Streams served from disk only, with no limit per connection. */
   public StreamRegistry() {
@@ -97,8 +100,14 @@ public final class StreamRegistry implements StreamManager {
   }
 
   public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection) {
+    this(cache, maxStreamsPerConnection, Clock.system());
+  }
+
+  /** {@code clock} tells how long a stream has been idle ({@link #dropIdle}). */
+  public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection, Clock clock) {
     this.cache = cache;
     this.maxStreamsPerConnection = maxStreamsPerConnection;
+    this.clock = clock;
   }
 
   /** Opens a stream over every chunk of {@code file}; see {@link #open(CommittedFile, FileSegments, Channel)}. */
@@ -123,7 +132,7 @@ public final class StreamRegistry implements StreamManager {
       }
     }
     long id = nextId.incrementAndGet();
-    streams.put(id, new OpenStream(file, segments, channel, open));
+    streams.put(id, new OpenStream(file, segments, channel, open, clock.nanos()));
     return id;
   }
 
@@ -166,7 +175,7 @@ public final class StreamRegistry implements StreamManager {
       throw new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream " + streamId + " ("
           + s.file.file() + ") is lost: " + lost);
     }
-    s.lastUsedMs = System.currentTimeMillis();
+    s.lastUsedNanos = clock.nanos();
     if (chunkIndex == numChunks - 1) remove(streamId);
     long offset = s.segments.offset(chunkIndex);
     long length = s.segments.length(chunkIndex);
@@ -204,11 +213,13 @@ public final class StreamRegistry implements StreamManager {
     if (s.disk != null && success) s.disk.recordFetch(nanos);
   }
 
-  /** Drops streams idle since {@code nowMs - idleMs}; returns how many. */
-  public int dropIdle(long nowMs, long idleMs) {
+  /** Drops streams idle for more than {@code idleMs} by the clock; returns how many. */
+  public int dropIdle(long idleMs) {
+    long now = clock.nanos();
+    long idleNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(idleMs);
     int before = streams.size();
     streams.values().removeIf(s -> {
-      if (nowMs - s.lastUsedMs <= idleMs) return false;
+      if (now - s.lastUsedNanos <= idleNanos) return false;
       s.ended();
       return true;
     });

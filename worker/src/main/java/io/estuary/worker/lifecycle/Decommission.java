@@ -27,9 +27,17 @@ public final class Decommission implements AutoCloseable {
   private final ScheduledExecutorService timer = new GuardedScheduledExecutor(
       "worker-decommission");
   private boolean started;
+  private final io.estuary.common.time.Clock clock;
 
   /** {@code announce} reports the new state to the master; it is called once, on this class's thread. */
   public Decommission(Supplier<List<String>> heldShuffles, Runnable announce, long timeoutMs, long pollMs) {
+    this(heldShuffles, announce, timeoutMs, pollMs, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock} tells when the timeout has passed (polls still run every {@code pollMs} of real time). */
+  public Decommission(Supplier<List<String>> heldShuffles, Runnable announce, long timeoutMs, long pollMs,
+      io.estuary.common.time.Clock clock) {
+    this.clock = clock;
     this.heldShuffles = heldShuffles;
     this.announce = announce;
     this.timeoutMs = timeoutMs;
@@ -40,7 +48,7 @@ public final class Decommission implements AutoCloseable {
   public synchronized CompletableFuture<Boolean> start() {
     if (started) return drained;
     started = true;
-    long deadline = System.currentTimeMillis() + timeoutMs;
+    long deadline = clock.nanos() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     LOG.info("Decommissioning: no new slots; waiting up to {} ms for the shuffles held here to end", timeoutMs);
     timer.execute(announce);
     timer.scheduleWithFixedDelay(() -> {
@@ -48,7 +56,7 @@ public final class Decommission implements AutoCloseable {
       if (held.isEmpty()) {
         LOG.info("Decommissioning done: no shuffle left on this worker");
         drained.complete(true);
-      } else if (System.currentTimeMillis() >= deadline) {
+      } else if (clock.nanos() - deadline >= 0) {
         LOG.warn("Decommission timed out with {} shuffles still held: {}", held.size(), held);
         drained.complete(false);
       }

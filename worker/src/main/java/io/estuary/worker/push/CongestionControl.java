@@ -47,7 +47,15 @@ public final class CongestionControl {
   private volatile Set<String> congestedApps = Collections.emptySet();
   private final java.util.concurrent.ScheduledExecutorService timer;
 
+  private final io.estuary.common.time.Clock clock;
+
   public CongestionControl(EstuaryConf conf, MemoryTracker memory) {
+    this(conf, memory, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock}: the monotonic time the rate windows and idle applications are measured in. */
+  public CongestionControl(EstuaryConf conf, MemoryTracker memory, io.estuary.common.time.Clock clock) {
+    this.clock = clock;
     this.enabled = conf.get(WorkerConfig.CONGESTION_ENABLED);
     this.windowSeconds = (int) (conf.get(WorkerConfig.CONGESTION_WINDOW) / 1000);
     this.appMaxRate = conf.get(WorkerConfig.CONGESTION_APP_MAX_RATE);
@@ -83,7 +91,7 @@ public final class CongestionControl {
 
   /** Remembers who runs an application (from its slot reservations). */
   public void applicationUser(String appId, String user) {
-    applicationUser(appId, user, System.currentTimeMillis());
+    applicationUser(appId, user, nowMs());
   }
 
   void applicationUser(String appId, String user, long nowMs) {
@@ -91,7 +99,7 @@ public final class CongestionControl {
   }
 
   public void recordPush(String shuffleKey, long bytes) {
-    recordPush(shuffleKey, bytes, System.currentTimeMillis());
+    recordPush(shuffleKey, bytes, nowMs());
   }
 
   void recordPush(String shuffleKey, long bytes, long now) {
@@ -124,7 +132,12 @@ public final class CongestionControl {
 
   /** Recomputes the congested applications from the rates now; forgets applications idle for a whole window. */
   public void evaluate() {
-    evaluate(System.currentTimeMillis());
+    evaluate(nowMs());
+  }
+
+  /** Monotonic milliseconds: windows measure durations, so a stepped wall clock does not skew them. */
+  private long nowMs() {
+    return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.nanos());
   }
 
   void evaluate(long now) {

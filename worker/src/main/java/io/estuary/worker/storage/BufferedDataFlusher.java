@@ -29,10 +29,18 @@ public final class BufferedDataFlusher implements MemoryTracker.Listener {
   private final Set<PartitionFileWriter> writers = ConcurrentHashMap.newKeySet();
   private final ScheduledExecutorService thread =
       new GuardedScheduledExecutor("worker-buffer-flusher");
-  private long lastAgeScan = System.nanoTime();
+  private final io.estuary.common.time.Clock clock;
+  private long lastAgeScan;
   private volatile long earlyFlushes;
 
   public BufferedDataFlusher(MemoryTracker memory, long maxAgeMs) {
+    this(memory, maxAgeMs, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock} must be the one the tracked writers date their buffers with. */
+  public BufferedDataFlusher(MemoryTracker memory, long maxAgeMs, io.estuary.common.time.Clock clock) {
+    this.clock = clock;
+    this.lastAgeScan = clock.nanos();
     this.memory = memory;
     this.maxAgeNanos = TimeUnit.MILLISECONDS.toNanos(maxAgeMs);
     memory.addListener(this);
@@ -57,7 +65,7 @@ public final class BufferedDataFlusher implements MemoryTracker.Listener {
   private void tick() {
     try {
       memory.tick();
-      long now = System.nanoTime();
+      long now = clock.nanos();
       if (now - lastAgeScan >= maxAgeNanos / 4) {
         lastAgeScan = now;
         flushOlderThan(now - maxAgeNanos);

@@ -69,6 +69,7 @@ public final class PartitionFileWriter {
   /** Capacity of {@code pending} counted in the memory tracker. */
   private int pendingCounted;
   private long pendingSinceNanos;
+  private final io.estuary.common.time.Clock clock;
   private long appended;
   private long flushAssigned;
   private long lastChunkStart;
@@ -91,6 +92,13 @@ public final class PartitionFileWriter {
   /** @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none */
   public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
       long chunkSize, long mapIndexGranularity) {
+    this(name, file, disk, memory, flushThreshold, chunkSize, mapIndexGranularity, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock} dates the oldest buffered byte ({@link #bufferedSinceNanos}). */
+  public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
+      long chunkSize, long mapIndexGranularity, io.estuary.common.time.Clock clock) {
+    this.clock = clock;
     this.mapIndex = mapIndexGranularity > 0 ? new MapIndex.Builder(mapIndexGranularity) : null;
     this.name = name;
     this.file = file;
@@ -138,7 +146,7 @@ public final class PartitionFileWriter {
             // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
             // memory limit before any fills. It doubles as data arrives.
             pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
-            pendingSinceNanos = System.nanoTime();
+            pendingSinceNanos = clock.nanos();
           }
           pending.ensureWritable(n);
         } catch (OutOfMemoryError e) { // Netty's direct memory is exhausted: this push waits, the worker lives
@@ -180,7 +188,7 @@ public final class PartitionFileWriter {
     return pending == null ? 0 : pending.readableBytes();
   }
 
-  /** When the oldest byte in the buffer arrived ({@link System#nanoTime}), or 0 when nothing is buffered. */
+  /** When the oldest byte in the buffer arrived (the clock's nanos), or 0 when nothing is buffered. */
   public synchronized long bufferedSinceNanos() {
     return pending == null || pending.readableBytes() == 0 ? 0 : pendingSinceNanos;
   }

@@ -32,7 +32,15 @@ public final class StorageManager {
   private final DiskChecker checker;
   private final PartitionCache cache;
 
+  private final io.estuary.common.time.Clock clock;
+
   public StorageManager(EstuaryConf conf) {
+    this(conf, io.estuary.common.time.Clock.system());
+  }
+
+  /** {@code clock} dates buffered data for the age limit ({@link WorkerConfig#FLUSH_MAX_AGE}). */
+  public StorageManager(EstuaryConf conf, io.estuary.common.time.Clock clock) {
+    this.clock = clock;
     long configured = conf.get(WorkerConfig.MAX_BUFFERED_BYTES);
     long limit = MemoryTracker.effectiveLimit(configured, io.netty.util.internal.PlatformDependent.maxDirectMemory());
     if (limit < configured) {
@@ -50,7 +58,7 @@ public final class StorageManager {
     this.cache = new PartitionCache(memory, conf.get(WorkerConfig.CACHE_ENABLED), conf.get(WorkerConfig.CACHE_MAX_BYTES),
         conf.get(WorkerConfig.CACHE_MAX_PARTITION_SIZE));
     memory.addListener(cache);
-    this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE));
+    this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE), clock);
     this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
     this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
     this.mapIndexGranularity = conf.get(WorkerConfig.MAP_INDEX_GRANULARITY);
@@ -125,7 +133,7 @@ public final class StorageManager {
     File file = new File(shuffleDir(disk, appId, shuffleId), partitionId + "-" + epoch + ".data");
     String name = ShuffleKey.of(appId, shuffleId) + " partition " + partitionId + " epoch " + epoch;
     PartitionFileWriter w = new PartitionFileWriter(name, file, disk, memory, flushThreshold, chunkSize,
-        mapIndexGranularity);
+        mapIndexGranularity, clock);
     bufferedData.track(w);
     return w;
   }

@@ -1,5 +1,6 @@
 package io.estuary.worker.admin;
 
+import static io.estuary.testing.Waits.waitFor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -85,11 +86,4 @@ final class Scrapes {
     return v;
   }
 
-  static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) throw new AssertionError("timed out waiting until " + what);
-      Thread.sleep(20);
-    }
-  }
 }

@@ -1,10 +1,11 @@
 package io.estuary.worker.admin;
 
-import static io.estuary.worker.admin.Scrapes.waitFor;
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
+import io.estuary.testing.ManualClock;
 import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.StorageManager;
 import io.netty.channel.nio.NioEventLoopGroup;
@@ -40,13 +41,15 @@ class StallDetectorTest {
     return out;
   }
 
+  /** The test drives the detector's clock and probes by hand: blocked means blocked, however slow the machine. */
   @Test
   void blockedExecutorAndEventLoopAreStalledUntilTheyRunAgain() throws Exception {
     ExecutorService flusher = Executors.newSingleThreadExecutor();
     NioEventLoopGroup loops = new NioEventLoopGroup(2);
     ExecutorService gone = Executors.newSingleThreadExecutor();
     gone.shutdown();
-    try (StallDetector d = new StallDetector(TIMEOUT_MS)) {
+    ManualClock clock = new ManualClock();
+    try (StallDetector d = new StallDetector(TIMEOUT_MS, clock)) {
       List<EventExecutor> ls = new ArrayList<>();
       loops.forEach(ls::add);
       d.watch("flusher", flusher);
@@ -54,12 +57,18 @@ class StallDetectorTest {
       d.watch("loop 1", ls.get(1));
       d.watch("shut down", gone);
       assertEquals(4, d.watched());
-      d.start(20);
+      d.probe();
+      clock.advanceMillis(TIMEOUT_MS + 1);
       waitFor(() -> d.stalled().isEmpty(), 60_000, "nothing is stalled while nothing is blocked");
 
       CountDownLatch release = new CountDownLatch(1);
       block(flusher, release);
       block(ls.get(0), release);
+      d.probe();
+      assertEquals(Arrays.asList(), d.stalled(), "no probe has waited longer than the timeout yet");
+      clock.advanceMillis(TIMEOUT_MS);
+      assertEquals(Arrays.asList(), d.stalled(), "exactly the timeout is not yet a stall");
+      clock.advanceMillis(1_000);
       waitFor(() -> names(d.stalled()).equals(Arrays.asList("flusher", "loop 0")), 60_000,
           "the blocked flusher and event loop (only) are stalled: " + d.stalled());
       assertTrue(d.stalled().get(0).matches("flusher \\(no progress for \\d+ s\\)"), d.stalled().toString());

@@ -2,7 +2,7 @@ package io.estuary.worker.admin;
 
 import static io.estuary.worker.admin.Scrapes.sample;
 import static io.estuary.worker.admin.Scrapes.samples;
-import static io.estuary.worker.admin.Scrapes.waitFor;
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;

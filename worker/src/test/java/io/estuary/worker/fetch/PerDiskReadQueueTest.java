@@ -1,5 +1,6 @@
 package io.estuary.worker.fetch;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -149,14 +150,6 @@ class PerDiskReadQueueTest {
       }
     });
     return f.get(WAIT_S, TimeUnit.SECONDS);
-  }
-
-  private static void waitFor(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) fail("timed out waiting: " + what);
-      Thread.sleep(10);
-    }
   }
 
   private static long crc(byte[] b) {

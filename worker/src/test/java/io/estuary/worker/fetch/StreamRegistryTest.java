@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.testing.ManualClock;
 import io.estuary.worker.storage.CommittedFile;
 import java.io.File;
 import java.nio.file.Files;
@@ -15,7 +16,8 @@ class StreamRegistryTest {
     File f = Files.createTempFile("part", ".data").toFile();
     Files.write(f.toPath(), new byte[300]);
     CommittedFile file = new CommittedFile(f, new long[] {0, 100, 200}, 300, null);
-    StreamRegistry r = new StreamRegistry(1000);
+    ManualClock clock = new ManualClock();
+    StreamRegistry r = new StreamRegistry(null, 1000, clock);
     long a = r.open(file, null);
     long b = r.open(file, null);
     assertEquals(100, r.getChunk(a, 0).size());
@@ -28,8 +30,10 @@ class StreamRegistryTest {
     // Stream b's reader went away after one chunk: it is dropped once idle.
     r.getChunk(b, 0);
     long idleMs = 60_000;
-    assertEquals(0, r.dropIdle(System.currentTimeMillis(), idleMs));
-    assertEquals(1, r.dropIdle(System.currentTimeMillis() + idleMs + 1, idleMs));
+    clock.advanceMillis(idleMs);
+    assertEquals(0, r.dropIdle(idleMs));
+    clock.advanceMillis(1);
+    assertEquals(1, r.dropIdle(idleMs));
     assertEquals(0, r.openStreams());
     // A file deleted under an open stream fails that chunk alone, with the reason.
     long c = r.open(file, null);

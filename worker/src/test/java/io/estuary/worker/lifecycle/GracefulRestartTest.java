@@ -1,5 +1,6 @@
 package io.estuary.worker.lifecycle;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -41,14 +42,6 @@ class GracefulRestartTest {
         .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms");
   }
 
-  static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!condition.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(20);
-    }
-  }
-
   private static long dataFiles(File dir) {
     File[] children = dir.listFiles();
     if (children == null) return 0;
@@ -72,9 +65,8 @@ class GracefulRestartTest {
       Worker after = cluster.restartWorker(0, true);
       assertEquals(before.address(), after.address());
       assertEquals(WorkerState.WORKER_ACTIVE, after.state());
-      await("the master sees the restarted worker ACTIVE",
-          () -> cluster.master().state(st -> st.workerState(id)) == WorkerState.WORKER_ACTIVE
-              && cluster.master().state(st -> st.workers().size()) == 1);
+      waitFor(() -> cluster.master().state(st -> st.workerState(id)) == WorkerState.WORKER_ACTIVE
+              && cluster.master().state(st -> st.workers().size()) == 1, "the master sees the restarted worker ACTIVE");
       // The driver's stage-end commit of the locations that were open at the stop: committed, every byte there.
       for (int p = 3; p < 6; p++) s.commitAndCheck(locs.get(p));
       for (PartitionLocation l : locs) s.readAndCheck(l);
@@ -82,8 +74,7 @@ class GracefulRestartTest {
       cluster.restartWorker(0, true);
       for (PartitionLocation l : locs) s.readAndCheck(l);
       s.unregister();
-      await("the shuffle's files are deleted once the master expires it",
-          () -> dataFiles(cluster.root().toFile()) == 0 && !cluster.workers().get(0).registry().hasShuffle(s.key()));
+      waitFor(() -> dataFiles(cluster.root().toFile()) == 0 && !cluster.workers().get(0).registry().hasShuffle(s.key()), "the shuffle's files are deleted once the master expires it");
       // Its records are gone too: another restart holds nothing.
       Worker third = cluster.restartWorker(0, true);
       assertTrue(third.registry().shuffleKeys().isEmpty(), third.registry().shuffleKeys().toString());
@@ -139,8 +130,7 @@ class GracefulRestartTest {
       }
       assertTrue(after.registry().hasShuffle(s.key()));
       s.unregister();
-      await("the shuffle's files are deleted once the master expires it",
-          () -> dataFiles(cluster.root().toFile()) == 0 && !cluster.workers().get(0).registry().hasShuffle(s.key()));
+      waitFor(() -> dataFiles(cluster.root().toFile()) == 0 && !cluster.workers().get(0).registry().hasShuffle(s.key()), "the shuffle's files are deleted once the master expires it");
     }
   }
 
@@ -173,8 +163,7 @@ class GracefulRestartTest {
       assertEquals(1, r.getUnknownCount());
 
       open.unregister();
-      await("the leftovers are deleted once the master says their shuffle is gone",
-          () -> dataFiles(cluster.root().toFile()) == 3 && !after.registry().hasShuffle(open.key()));
+      waitFor(() -> dataFiles(cluster.root().toFile()) == 3 && !after.registry().hasShuffle(open.key()), "the leftovers are deleted once the master says their shuffle is gone");
       for (PartitionLocation l : committed.locations) committed.readAndCheck(l);
     }
   }
@@ -193,7 +182,7 @@ class GracefulRestartTest {
       // An operator decommissions the worker on the master (what the admin API does); the worker learns it from
       // its heartbeat answer and starts draining.
       cluster.master().setWorkerState(id, WorkerState.WORKER_DECOMMISSIONING, "test");
-      await("the worker drains", () -> w.state() == WorkerState.WORKER_DECOMMISSIONING);
+      waitFor(() -> w.state() == WorkerState.WORKER_DECOMMISSIONING, "the worker drains");
       java.util.concurrent.CompletableFuture<Boolean> drained = w.decommission();
       // No new slots on it.
       RawShuffle next = new RawShuffle(clients, master, "app-decom", 1, 8);

@@ -1,5 +1,6 @@
 package io.estuary.worker.lifecycle;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.protocol.DiskInfo;
@@ -92,11 +93,4 @@ class IdValidationTest {
     assertTrue(e.getMessage().contains("refuses the request: " + field), e.getMessage());
   }
 
-  private static void waitFor(BooleanSupplier condition, long timeoutMs, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("not within " + timeoutMs + " ms: " + what);
-      Thread.sleep(50);
-    }
-  }
 }

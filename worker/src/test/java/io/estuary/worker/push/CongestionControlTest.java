@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
+import io.estuary.testing.ManualClock;
 import io.estuary.worker.storage.MemoryTracker;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class CongestionControlTest {
+  /** Stands still: a slow machine cannot age the pushes out of the window between recording and evaluating. */
+  private final ManualClock clock = new ManualClock();
+
   private static EstuaryConf conf() {
     // Evaluated by hand in these tests: the timer's evaluations only repeat the same decisions.
     return new EstuaryConf().set(WorkerConfig.CONGESTION_WINDOW, "2s");
@@ -18,7 +22,7 @@ class CongestionControlTest {
   void aFixedCapPerApplicationAndPerUser() {
     MemoryTracker memory = new MemoryTracker(1L << 30);
     CongestionControl c = new CongestionControl(conf().set(WorkerConfig.CONGESTION_APP_MAX_RATE, "1m")
-        .set(WorkerConfig.CONGESTION_USER_MAX_RATE, "3m"), memory);
+        .set(WorkerConfig.CONGESTION_USER_MAX_RATE, "3m"), memory, clock);
     try {
       c.applicationUser("a", "alice");
       c.applicationUser("b", "bob");
@@ -44,7 +48,7 @@ class CongestionControlTest {
   @Test
   void fairShareOnlyUnderLoadAndAgainstTheOthers() {
     MemoryTracker memory = new MemoryTracker(100 << 20);
-    CongestionControl c = new CongestionControl(conf(), memory);
+    CongestionControl c = new CongestionControl(conf(), memory, clock);
     try {
       c.recordPush("flood-1", 100 << 20);
       c.recordPush("calm-1", 5 << 20);
@@ -65,7 +69,7 @@ class CongestionControlTest {
   void equalPushersAreNeverCongested() {
     MemoryTracker memory = new MemoryTracker(100 << 20);
     memory.add(90 << 20);
-    CongestionControl c = new CongestionControl(conf(), memory);
+    CongestionControl c = new CongestionControl(conf(), memory, clock);
     try {
       for (String app : new String[] {"x", "y", "z"}) c.recordPush(app + "-0", 10 << 20);
       c.evaluate();
@@ -78,9 +82,9 @@ class CongestionControlTest {
   /** A worker lives through many applications: what it keeps per application goes once they have gone quiet. */
   @Test
   void whatIsKeptPerApplicationIsForgottenOnceItGoesQuiet() {
-    CongestionControl c = new CongestionControl(conf(), new MemoryTracker(1L << 30));
+    CongestionControl c = new CongestionControl(conf(), new MemoryTracker(1L << 30), clock);
     try {
-      long t = System.currentTimeMillis(); // the timer evaluates too, on the real clock
+      long t = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.nanos()); // the timer evaluates too, at t
       for (int i = 0; i < 10_000; i++) {
         c.applicationUser("app" + i, "user" + (i % 7), t);
         if (i % 2 == 0) c.recordPush("app" + i + "-0", 1_000, t);

@@ -1,7 +1,9 @@
 package io.estuary.worker.storage;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.testing.ManualClock;
 import io.netty.buffer.Unpooled;
 import java.io.File;
 import java.nio.file.Files;
@@ -30,23 +32,18 @@ class BufferedDataFlusherTest {
     StorageManager.deleteTree(dir);
   }
 
-  private static void await(String what, BooleanSupplier c) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!c.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(10);
-    }
-  }
-
   private static byte[] random(int n, long seed) {
     byte[] b = new byte[n];
     new java.util.Random(seed).nextBytes(b);
     return b;
   }
 
+  /** Dates the writers' buffers; the flushers of the age tests read it too. */
+  private final ManualClock clock = new ManualClock();
+
   private PartitionFileWriter writer(MemoryTracker m, BufferedDataFlusher f, int i) {
     PartitionFileWriter w = new PartitionFileWriter("p" + i, new File(dir.toFile(), i + ".data"), disk, m,
-        1 << 20, 8 << 20);
+        1 << 20, 8 << 20, 0, clock);
     f.track(w);
     return w;
   }
@@ -72,7 +69,7 @@ class BufferedDataFlusherTest {
         total += data.length;
       }
       assertTrue(ws.size() > 10, "the pause came after " + ws.size() + " partitions");
-      await("the worker resumes", () -> m.level() == MemoryPressure.NORMAL);
+      waitFor(() -> m.level() == MemoryPressure.NORMAL, "the worker resumes");
       assertTrue(m.held() < m.watermarks().resume(), "held " + m.held());
       assertTrue(f.earlyFlushes() > 0);
       // Largest first: the largest partition was written, the smallest was not needed.
@@ -96,15 +93,17 @@ class BufferedDataFlusherTest {
   @Test
   void oldPartialBuffersAreWrittenWithoutPressure() throws Exception {
     MemoryTracker m = new MemoryTracker(1L << 30);
-    BufferedDataFlusher f = new BufferedDataFlusher(m, 200);
+    long maxAgeMs = 3_600_000; // an hour: only the test's clock can make the buffer that old
+    BufferedDataFlusher f = new BufferedDataFlusher(m, maxAgeMs, clock);
     try {
       PartitionFileWriter w = writer(m, f, 0);
       byte[] first = random(1000, 1);
       byte[] second = random(500, 2);
       w.append(Unpooled.wrappedBuffer(first));
       assertTrue(m.held() > 0);
-      await("the old buffer is written", () -> w.bufferedBytes() == 0 && m.held() == 0);
-      await("the file holds it", () -> new File(dir.toFile(), "0.data").length() == 1000);
+      clock.advanceMillis(maxAgeMs + 1);
+      waitFor(() -> w.bufferedBytes() == 0 && m.held() == 0, "the old buffer is written");
+      waitFor(() -> new File(dir.toFile(), "0.data").length() == 1000, "the file holds it");
       w.append(Unpooled.wrappedBuffer(second));
       assertEquals(1500, w.commit().get().length());
       assertEquals(1500, new File(dir.toFile(), "0.data").length());

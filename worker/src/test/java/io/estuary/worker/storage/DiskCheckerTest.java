@@ -1,5 +1,6 @@
 package io.estuary.worker.storage;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.protocol.DiskStatus;
@@ -65,14 +66,6 @@ class DiskCheckerTest {
     return new DiskProbe.Outcome(s, 1L << 30, 1000, "test says " + s);
   }
 
-  private static void await(BooleanSupplier done, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 20_000;
-    while (!done.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("timed out waiting until " + what);
-      Thread.sleep(5);
-    }
-  }
-
   @Test
   void theCheckerMovesDisksBetweenStatesReportsEachChangeAndSeesAHungDisk() throws Exception {
     Disk disk = new Disk(Files.createDirectory(tmp.resolve("d")).toFile(), 1, 1);
@@ -97,7 +90,7 @@ class DiskCheckerTest {
       assertEquals(0, transitions.get());
 
       next.set(outcome(DiskStatus.DISK_FAILED));
-      await(() -> disk.status() == DiskStatus.DISK_FAILED, "failed");
+      waitFor(() -> disk.status() == DiskStatus.DISK_FAILED, "failed");
       assertEquals(1, disk.failures());
       assertNotNull(disk.failure());
       assertFalse(disk.writable());
@@ -111,29 +104,29 @@ class DiskCheckerTest {
       assertEquals(changes, transitions.get());
 
       next.set(outcome(DiskStatus.DISK_HEALTHY));
-      await(() -> disk.status() == DiskStatus.DISK_HEALTHY, "recovered");
+      waitFor(() -> disk.status() == DiskStatus.DISK_HEALTHY, "recovered");
       assertNull(disk.failure());
       assertTrue(disk.writable());
       assertEquals(1, disk.failures(), "recovering does not forget the failure");
 
       next.set(outcome(DiskStatus.DISK_FULL));
-      await(() -> disk.status() == DiskStatus.DISK_FULL, "full");
+      waitFor(() -> disk.status() == DiskStatus.DISK_FULL, "full");
       assertEquals(1, disk.failures(), "full is not failed");
       assertFalse(disk.writable());
       next.set(outcome(DiskStatus.DISK_SLOW));
-      await(() -> disk.status() == DiskStatus.DISK_SLOW, "slow");
+      waitFor(() -> disk.status() == DiskStatus.DISK_SLOW, "slow");
       assertTrue(disk.writable(), "a slow disk keeps its partitions");
 
       // A probe that hangs past the timeout marks the disk failed; once it returns healthy, the disk is back.
       next.set(outcome(DiskStatus.DISK_HEALTHY));
       CountDownLatch h = new CountDownLatch(1);
       hang.set(h);
-      await(() -> disk.status() == DiskStatus.DISK_FAILED, "a hung probe marks the disk failed");
+      waitFor(() -> disk.status() == DiskStatus.DISK_FAILED, "a hung probe marks the disk failed");
       assertTrue(disk.reason().contains("did not finish"), disk.reason());
       assertEquals(2, disk.failures());
       hang.set(null);
       h.countDown();
-      await(() -> disk.status() == DiskStatus.DISK_HEALTHY, "the unhung disk is healthy again");
+      waitFor(() -> disk.status() == DiskStatus.DISK_HEALTHY, "the unhung disk is healthy again");
       assertTrue(transitions.get() >= changes + 5);
     } finally {
       checker.close();

@@ -1,5 +1,6 @@
 package io.estuary.worker.storage;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.netty.buffer.AbstractByteBufAllocator;
@@ -179,7 +180,7 @@ class PartitionCacheTest {
     // the cache, oldest first, until held is below the mark.
     memory.add(62_000);
     memory.tick();
-    await("the cache shrinks below the resume mark", () -> memory.held() < 70_000);
+    waitFor(() -> memory.held() < 70_000, "the cache shrinks below the resume mark");
     assertEquals(69_000, memory.held());
     assertEquals(7, c.entries());
     for (int i = 0; i < 3; i++) assertFalse(c.contains(files.get(i)), "file " + i + " was among the oldest");
@@ -189,7 +190,7 @@ class PartitionCacheTest {
     memory.add(20_000);
     assertTrue(memory.paused());
     // (entries leave first; their memory is released just after, outside the cache's lock)
-    await("the cache empties under pressure", () -> c.entries() == 0 && memory.held() == 82_000);
+    waitFor(() -> c.entries() == 0 && memory.held() == 82_000, "the cache empties under pressure");
     memory.release(82_000);
     assertFalse(memory.paused());
     assertTrue(cache(c, "s", files.get(0)), "fills again once memory is free");
@@ -209,11 +210,4 @@ class PartitionCacheTest {
     c.close();
   }
 
-  private static void await(String what, BooleanSupplier done) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!done.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) fail("timed out waiting until " + what);
-      Thread.sleep(5);
-    }
-  }
 }
