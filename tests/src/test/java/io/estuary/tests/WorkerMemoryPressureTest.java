@@ -3,7 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
-import io.estuary.network.admin.Json;
+import io.estuary.server.admin.Json;
 import io.estuary.worker.MiniCluster;
 import java.io.InputStream;
 import java.net.HttpURLConnection;

@@ -8,9 +8,9 @@ import io.estuary.master.Master;
 import io.estuary.master.state.MasterNodes;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.WorkerId;
-import io.estuary.network.admin.AdminHttpServer;
-import io.estuary.network.admin.AdminHttpServer.Request;
-import io.estuary.network.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminHttpServer;
+import io.estuary.server.admin.AdminHttpServer.Request;
+import io.estuary.server.admin.AdminHttpServer.Response;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
-import static io.estuary.network.admin.Json.map;
+import static io.estuary.server.admin.Json.map;
 
 /**
  * The master's admin endpoint, on its own port (served by the shared {@link AdminHttpServer}); docs/rest-api.md

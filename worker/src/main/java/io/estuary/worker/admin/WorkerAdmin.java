@@ -6,8 +6,8 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
-import io.estuary.network.admin.AdminHttpServer;
-import io.estuary.network.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminHttpServer;
+import io.estuary.server.admin.AdminHttpServer.Response;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.MemoryTracker;
@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
-import static io.estuary.network.admin.Json.map;
+import static io.estuary.server.admin.Json.map;
 
 /**
  * The worker's observability: its {@link WorkerMetrics}, a {@link StallDetector} over its flushers and network

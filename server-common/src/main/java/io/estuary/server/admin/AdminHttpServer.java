@@ -1,4 +1,4 @@
-package io.estuary.network.admin;
+package io.estuary.server.admin;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;

@@ -1,4 +1,4 @@
-package io.estuary.network.admin;
+package io.estuary.server.admin;
 
 import java.util.ArrayList;
 import java.util.Collection;

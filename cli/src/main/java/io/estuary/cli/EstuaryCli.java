@@ -1,8 +1,8 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
-import io.estuary.network.admin.Json;
+import io.estuary.server.admin.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import static io.estuary.master.cli.MasterHttp.cast;
+import static io.estuary.cli.MasterHttp.cast;
 
 /**
  * {@code bin/estuary}: the operator's command line over the masters' admin API (docs/rest-api.md). Asks any master

@@ -1,6 +1,6 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
-import io.estuary.network.admin.Json;
+import io.estuary.server.admin.Json;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;

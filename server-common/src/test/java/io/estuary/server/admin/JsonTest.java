@@ -1,4 +1,4 @@
-package io.estuary.network.admin;
+package io.estuary.server.admin;
 
 import static org.junit.jupiter.api.Assertions.*;
 
