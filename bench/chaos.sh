@@ -9,11 +9,12 @@
 # chaos for the baseline time, then `runs` times while kill -9'ing a random worker at a random moment of the job
 # (0 to the baseline job time after the job starts); one time in three the killed worker is restarted on the same
 # ports, with its disks, a few seconds later. Before every run all 3 workers are up and registered with the master
-# (GET /api/status on its HTTP port). Every result is checked by count and an order-independent checksum against
-# the generator's. Prints per run and a table per mode (runs, failed, wrong, stage reruns, mean time with kills
-# against the baseline), saved to bench/results/chaos-<timestamp>.txt. Logs are kept (and their directory
-# printed) when anything failed. Servers and drivers run from a copy of dist/ and of the bench classes taken at the
-# start, so that a rebuild during a long run does not change what is measured.
+# (each worker's /api/status, and the master's view through bin/estuary --json; build/lib/cluster.sh). Every
+# result is checked by count and an order-independent checksum against the generator's. Prints per run and a
+# table per mode (runs, failed, wrong, stage reruns, mean time with kills against the baseline), saved to
+# bench/results/chaos-<timestamp>.txt. Logs are kept (and their directory printed) when anything failed. Servers
+# and drivers run from a copy of dist/ and of the bench classes taken at the start, so that a rebuild during a long
+# run does not change what is measured.
 #
 # Environment: CHAOS_BASELINE_RUNS (3), CHAOS_SEED (random; the same seed replays the same kill schedule),
 # CHAOS_PORT_BASE (19400: master 19400, its HTTP 19401, worker i on base+10i..base+10i+2), CHAOS_JOB_TIMEOUT
@@ -92,44 +93,30 @@ trap 'exit 130' INT TERM
 
 # --- the cluster -------------------------------------------------------------------------------------------------
 
-conf_dir() { # name, extra lines
-  local d=$work/conf-$1
-  mkdir -p "$d"
-  cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
-  printf 'estuary.master.endpoints %s\n%s\n' "$master_ep" "$2" > "$d/estuary-defaults.conf"
-  echo "$d"
-}
+# shellcheck source=build/lib/cluster.sh
+. "$root/build/lib/cluster.sh"
+CLUSTER_WORK=$work
+CLUSTER_MASTER=$master_ep
+CLUSTER_MASTER_HTTP=127.0.0.1:$http_port
 
 wport() { echo $((port + 10 * $1)); }
-wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
+wid() { cluster_worker_id "$(wport "$1")"; }
 wpid() { cat "$work/logs/estuary-worker-$1.pid" 2>/dev/null || true; }
 ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; } # not a reused pid
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null || true); [ -n "$s" ] && [ "${s:0:1}" != Z ]; } # not dying
 wrunning() { local p; p=$(wpid "$1"); [ -n "$p" ] && alive "$p"; }
-registrations() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c "Registered with the master" || true; }
-status() { curl -s --max-time 5 "http://127.0.0.1:$http_port/api/status" || true; }
-wstate() { status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\([A-Z_]*\)"/\1/' || true; }
+wstate() { cluster_worker_state "$(wid "$1")"; }
 
 # Starts worker $1 (same ports and disk every time) and waits until it has registered with the master.
 start_worker() {
-  local i=$1 p before
-  p=$(wport "$i")
-  local d
-  d=$(conf_dir "worker$i" "estuary.worker.host 127.0.0.1
-estuary.worker.rpc.port $p
-estuary.worker.push.port $((p + 1))
-estuary.worker.fetch.port $((p + 2))
-estuary.worker.http.port $((p + 3))
-estuary.worker.storage.dirs $work/disk-worker$i
-estuary.worker.disk.reserve 0
-estuary.worker.heartbeat.interval 2s")
-  before=$(registrations "$i")
+  local i=$1
   # A killed worker's ports are free at once (no TIME_WAIT on listening sockets), so it can come back right away.
   # Its pid file goes first: until it is reaped, a killed JVM is a zombie that start-worker.sh takes for running.
   wrunning "$i" || rm -f "$work/logs/estuary-worker-$i.pid"
-  ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=$i "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
+  cluster_start_worker "$i" "$(wport "$i")" >/dev/null
+  # Registered: the worker says ACTIVE of itself only once the master accepted this run's registration.
   for _ in $(seq 1 120); do
-    [ "$(registrations "$i")" -gt "$before" ] && return 0
+    [ "$(cluster_worker_own_state "$(wport "$i")")" = ACTIVE ] && return 0
     wrunning "$i" || break
     sleep 0.5
   done
@@ -150,7 +137,7 @@ ensure_workers() {
       [ "$s" = ACTIVE ] && break
       if [ -n "$s" ]; then
         log "    worker$i is $s at the master: activating it again"
-        curl -s --max-time 5 -X POST "http://127.0.0.1:$http_port/api/workers/activate?id=$(wid "$i")" >/dev/null || true
+        cluster_cli activate "$(wid "$i")" >/dev/null 2>&1 || true
       fi
       sleep 0.5
     done
@@ -159,15 +146,8 @@ ensure_workers() {
 }
 
 start_cluster() {
-  local d
-  d=$(conf_dir master "estuary.master.host 127.0.0.1
-estuary.master.port $port
-estuary.master.http.port $http_port")
-  ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=1 "$ESTUARY_HOME/sbin/start-master.sh" >/dev/null
-  for _ in $(seq 1 60); do
-    status | grep -q '"workers"' && break
-    sleep 0.5
-  done
+  cluster_start_master "$port" "$http_port" >/dev/null
+  cluster_wait_master 30 || true # ensure_workers below says what is missing
   for i in $workers; do start_worker "$i"; done
   ensure_workers
   echo "cluster up: master $master_ep (http $http_port), workers $(for i in $workers; do printf '%s ' "$(wid "$i")"; done)"

@@ -29,6 +29,6 @@ if [ ! -s "$cpfile" ] || [ pom.xml -nt "$cpfile" ] || [ bench/pom.xml -nt "$cpfi
   rm -f "$cpfile.tmp"
 fi
 classes=""
-for m in common network master worker client bench; do classes="$classes:$m/target/classes"; done
+for m in common network server-common master worker client bench; do classes="$classes:$m/target/classes"; done
 exec java -Xmx"${READ_SMALL_HEAP:-3g}" -XX:MaxDirectMemorySize="${READ_SMALL_DIRECT:-2g}" \
   -Dlog4j2.level=warn -cp "${classes#:}:$(cat "$cpfile")" io.estuary.bench.SmallReadBenchmark "$@"

@@ -76,46 +76,27 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-conf_dir() { # name, extra lines
-  local d=$work/conf-$1
-  mkdir -p "$d"
-  cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
-  printf 'estuary.master.endpoints %s\n%s\n' "$master_ep" "$2" > "$d/estuary-defaults.conf"
-  echo "$d"
-}
+# shellcheck source=build/lib/cluster.sh
+. "$root/build/lib/cluster.sh"
+CLUSTER_WORK=$work
+CLUSTER_MASTER=$master_ep
+CLUSTER_MASTER_HTTP=127.0.0.1:$http_port
 
 wport() { echo $((port + 10 * $1)); }
-wid() { local p; p=$(wport "$1"); echo "127.0.0.1:$p:$((p + 1)):$((p + 2))"; }
+wid() { cluster_worker_id "$(wport "$1")"; }
 ours() { local c; c=$(tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline") || return 1; [[ "$c" == *"$work"* ]]; }
-status() { curl -s --max-time 5 "http://127.0.0.1:$http_port/api/status" || true; }
-# The worker's state at the master, short (ACTIVE); masters before the short names said WORKER_ACTIVE.
-wstate() {
-  status | grep -o "\"id\":\"$(wid "$1")\",\"state\":\"[A-Z_]*\"" | sed 's/.*"state":"\(WORKER_\)\{0,1\}\([A-Z_]*\)"/\2/' \
-    || true
-}
-wenv() { echo "ESTUARY_CONF_DIR=$work/conf-worker$1 ESTUARY_INSTANCE=$1"; }
+# The worker's state at the master (ACTIVE, SHUTTING_DOWN, ...), from bin/estuary --json workers.
+wstate() { cluster_worker_state "$(wid "$1")"; }
 
 start_worker() { # i; returns once the master holds it ACTIVE
-  local i=$1 p
-  p=$(wport "$i")
-  conf_dir "worker$i" "estuary.worker.host 127.0.0.1
-estuary.worker.rpc.port $p
-estuary.worker.push.port $((p + 1))
-estuary.worker.fetch.port $((p + 2))
-estuary.worker.http.port $((p + 3))
-estuary.worker.storage.dirs $work/disk-worker$i
-estuary.worker.disk.reserve 0
-estuary.worker.heartbeat.interval 1s" >/dev/null
-  env $(wenv "$i") "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
-  for _ in $(seq 1 120); do
-    [ "$(wstate "$i")" = ACTIVE ] && return 0
-    sleep 0.5
-  done
+  local i=$1
+  cluster_start_worker "$i" "$(wport "$i")" 1s >/dev/null
+  cluster_wait_worker_state "$(wid "$i")" ACTIVE 60 && return 0
   echo "worker$i is not ACTIVE at the master after 60 s (state '$(wstate "$i")')" >&2
   return 1
 }
 
-stop_worker() { env $(wenv "$1") "$ESTUARY_HOME/sbin/stop-worker.sh" 2>&1 >/dev/null; } # prints only trouble
+stop_worker() { cluster_stop_worker "$1" 2>&1 >/dev/null; } # prints only trouble
 # The worker's "Graceful stop:" lines so far (its log is appended to across restarts).
 graceful_lines() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c 'Graceful stop:' || true; }
 
@@ -149,11 +130,8 @@ expected=$(sed -n 's/^EXPECTED //p' "$work/drivers/expected.log")
 [ -n "$expected" ] || { cat "$work/drivers/expected.log"; exit 1; }
 log "expected (count checksum): $expected"
 
-d=$(conf_dir master "estuary.master.host 127.0.0.1
-estuary.master.port $port
-estuary.master.http.port $http_port")
-ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=1 "$ESTUARY_HOME/sbin/start-master.sh" >/dev/null
-for _ in $(seq 1 60); do status | grep -q '"workers"' && break; sleep 0.5; done
+cluster_start_master "$port" "$http_port" >/dev/null
+cluster_wait_master 30 || { echo "the master did not come up; see $work/logs" >&2; exit 1; }
 for i in $workers; do start_worker "$i"; done
 log "cluster up: master $master_ep, $nworkers workers"
 

@@ -150,16 +150,21 @@ else
   pods=(estuary-master-0 estuary-master-1 estuary-master-2 estuary-worker-0 estuary-worker-1)
   for i in 0 1 2; do start_pod StatefulSet estuary-master "estuary-master-$i" master; done
   for i in 0 1; do start_pod StatefulSet estuary-worker "estuary-worker-$i" worker; done
+  # The cluster as the tarball's CLI sees it, asking every master's HTTP port (build/lib/cluster.sh).
+  # shellcheck source=build/lib/cluster.sh
+  . build/lib/cluster.sh
+  ESTUARY_HOME=$home
+  CLUSTER_MASTER_HTTP=$(for i in 0 1 2; do (. "$smoke/pods/estuary-master-$i/pod.sh" && echo "$ESTUARY_HOST:39095"); done \
+    | paste -sd,)
   ok=0
-  for _ in $(seq 1 120); do
+  deadline=$((SECONDS + 120))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     all=1
     for pod in "${pods[@]}"; do ready "$pod" || { all=0; break; }; done
-    # Every master ready, a leader elected, both workers registered and active.
-    if [ "$all" = 1 ] && curl -sf http://127.0.1.10:39095/api/status | "$venv/bin/python" -c '
-import json, sys
-s = json.load(sys.stdin)
-active = [w for w in s["workers"] if w["state"] == "ACTIVE"]
-sys.exit(0 if s["leader"] and s["role"] in ("leader", "follower") and len(active) == 2 else 1)'; then
+    # Every master ready and in the Raft group, a leader elected, both workers registered and active.
+    if [ "$all" = 1 ] && [ "$(cluster_cli --json status 2>/dev/null | cluster_json "j['leader'] is not None \
+        and all(m['role'] in ('leader', 'follower') for m in j['masters']) \
+        and j['workersByState'].get('ACTIVE', 0) == 2")" = true ]; then
       ok=1; break
     fi
     sleep 1

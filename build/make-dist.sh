@@ -11,7 +11,8 @@ version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 mvn -B -q -DskipTests "$@" install
 rm -rf dist
 mkdir -p dist/jars dist/spark dist/mr dist/conf dist/sbin
-for m in master worker; do
+# jars/ holds the servers and the CLI (bin/estuary runs it from there).
+for m in master worker cli; do
   mvn -B -q -pl "$m" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$root/dist/jars"
   cp "$m/target/estuary-$m-$version.jar" dist/jars/
 done

@@ -3,6 +3,8 @@ package io.estuary.master;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
@@ -225,19 +227,27 @@ class RaftMastersTest {
     }
   }
 
+  /** GET /api/status of a master, which must answer 200. */
+  private static AdminViews.MasterStatus status(int port) throws IOException {
+    String answer = http("GET", port, "/api/status");
+    assertTrue(answer.startsWith("200 "), answer);
+    return AdminJson.read(answer.substring("200 ".length()), AdminViews.MasterStatus.class);
+  }
+
   @Test
   void adminEndpointReportsTransfersLeadershipAndExportsMetrics() throws Exception {
     int leader = awaitLeader();
     client().ask(registerWorker(1), Empty.parser(), 30_000);
     client().ask(slots("app-admin", 3, 4), RequestSlotsResponse.parser(), 30_000);
-    String status = http("GET", masters[leader].httpPort(), "/api/status");
-    assertTrue(status.startsWith("200 "), status);
-    assertTrue(status.contains("\"role\":\"leader\""), status);
-    assertTrue(status.contains("\"leader\":\"" + rpcEndpoints.get(leader) + "\""), status);
-    assertTrue(status.contains("\"id\":\"app-admin\",\"shuffles\":[{\"id\":3,\"partitions\":4"), status);
-    assertTrue(status.contains("\"host\":\"10.0.0.1\""), status);
+    AdminViews.MasterStatus status = status(masters[leader].httpPort());
+    assertEquals("leader", status.role());
+    assertEquals(rpcEndpoints.get(leader), status.leader());
+    assertEquals("app-admin", status.applications().get(0).id());
+    assertEquals(3, status.applications().get(0).shuffles().get(0).id());
+    assertEquals(4, status.applications().get(0).shuffles().get(0).partitions());
+    assertTrue(status.workers().stream().anyMatch(w -> w.host().equals("10.0.0.1")), status.toString());
     int follower = (leader + 1) % 3;
-    assertTrue(http("GET", masters[follower].httpPort(), "/api/status").contains("\"role\":\"follower\""));
+    assertEquals("follower", status(masters[follower].httpPort()).role());
 
     String metrics = http("GET", masters[leader].httpPort(), "/metrics");
     assertTrue(metrics.contains("estuary_master_is_leader 1.0"), metrics);
@@ -262,7 +272,7 @@ class RaftMastersTest {
     }
     byte[] st = state(follower);
     waitFor(() -> Arrays.equals(st, state(leader)), "the exclusion reaches every master");
-    assertTrue(http("GET", masters[leader].httpPort(), "/api/status").contains("\"state\":\"EXCLUDED\""));
+    assertTrue(status(masters[leader].httpPort()).workers().stream().anyMatch(w -> w.state().equals("EXCLUDED")));
     assertTrue(http("GET", masters[follower].httpPort(), "/metrics")
         .contains("estuary_master_workers{state=\"excluded\",} 1.0"));
     assertTrue(http("POST", masters[follower].httpPort(), "/api/workers/decommission?id=nope").startsWith("404 "));

@@ -1,5 +1,7 @@
 package io.estuary.tests;
 
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -52,16 +54,16 @@ final class MasterProcesses implements AutoCloseable {
   }
 
   /** GET /api/status of master i, or null while it does not answer. */
-  String status(int i) {
+  AdminViews.MasterStatus status(int i) {
     try {
       HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + httpPorts[i] + "/api/status")
           .openConnection();
       c.setConnectTimeout(1000);
       c.setReadTimeout(5000);
       try (InputStream in = c.getInputStream()) {
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        return AdminJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), AdminViews.MasterStatus.class);
       }
-    } catch (IOException e) {
+    } catch (IOException | IllegalArgumentException e) {
       return null;
     }
   }
@@ -71,8 +73,8 @@ final class MasterProcesses implements AutoCloseable {
     long deadline = System.currentTimeMillis() + 120_000;
     while (System.currentTimeMillis() < deadline) {
       for (int i = 0; i < processes.length; i++) {
-        String s = processes[i] != null && processes[i].isAlive() ? status(i) : null;
-        if (s != null && s.contains("\"role\":\"leader\"")) return i;
+        AdminViews.MasterStatus s = processes[i] != null && processes[i].isAlive() ? status(i) : null;
+        if (s != null && s.role().equals("leader")) return i;
       }
       Thread.sleep(50);
     }

@@ -11,8 +11,11 @@ import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.master.Master;
-import io.estuary.master.cli.EstuaryCli;
-import io.estuary.network.admin.Json;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.estuary.cli.EstuaryCli;
+import io.estuary.cli.CliViews;
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.worker.MiniCluster;
@@ -29,6 +32,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -83,7 +87,7 @@ class OperationsTest {
     Set<String> exported = new HashSet<>();
     exported.addAll(sampleNames(get(cluster.master().httpPort(), "/metrics")));
     exported.addAll(sampleNames(get(cluster.workers().get(0).httpPort(), "/metrics")));
-    Object dashboard = Json.parse(new String(Files.readAllBytes(repo().resolve("charts/estuary/dashboards/estuary-dashboard.json")),
+    JsonNode dashboard = AdminJson.tree(new String(Files.readAllBytes(repo().resolve("charts/estuary/dashboards/estuary-dashboard.json")),
         StandardCharsets.UTF_8));
     List<String> queries = new ArrayList<>();
     collectQueries(dashboard, queries);
@@ -112,14 +116,15 @@ class OperationsTest {
     assertNotEquals("unknown", built, "estuary-version.properties is filtered by Maven");
     for (int i = 0; i < 3; i++) {
       int port = cluster.master(i).httpPort();
-      assertEquals(built, obj(get(port, "/api/status")).get("version"));
+      assertEquals(built, view(get(port, "/api/status"), AdminViews.MasterStatus.class).version());
       assertTrue(get(port, "/metrics").contains("estuary_build_info{server=\"master\",version=\"" + built + "\",} 1.0"));
     }
     Worker next = upgraded.workers().get(0);
-    assertEquals(NEXT_VERSION, obj(get(next.httpPort(), "/api/status")).get("version"));
+    assertEquals(NEXT_VERSION, view(get(next.httpPort(), "/api/status"), AdminViews.WorkerStatus.class).version());
     assertTrue(get(next.httpPort(), "/metrics")
         .contains("estuary_build_info{server=\"worker\",version=\"" + NEXT_VERSION + "\",} 1.0"));
-    assertEquals(built, obj(get(cluster.workers().get(0).httpPort(), "/api/status")).get("version"));
+    assertEquals(built, view(get(cluster.workers().get(0).httpPort(), "/api/status"), AdminViews.WorkerStatus.class)
+        .version());
   }
 
   @Test
@@ -135,25 +140,24 @@ class OperationsTest {
     assertTrue(status.out.contains("leader:       m" + leaderIndex), status.out);
     assertTrue(status.out.contains("WARNING: nodes run different versions"), status.out);
     assertTrue(status.out.contains(NEXT_VERSION), status.out);
-    Map<String, Object> st = obj(cli("--json", "status").out);
-    assertEquals("m" + leaderIndex, st.get("leader"));
-    assertEquals(true, st.get("mixedVersions"));
-    assertEquals(4L, st.get("workers"));
-    assertEquals(1L, st.get("applications"));
+    CliViews.ClusterStatus st = view(cli("--json", "status").out, CliViews.ClusterStatus.class);
+    assertEquals("m" + leaderIndex, st.leader());
+    assertTrue(st.mixedVersions());
+    assertEquals(4, st.workers());
+    assertEquals(1, st.applications());
 
     // masters: every master with its role, term and version.
     Run ms = cli("masters");
     assertEquals(0, ms.code, ms.err);
     assertTrue(ms.out.startsWith("ID"), ms.out);
-    List<Object> masterRows = list(obj(cli("--json", "masters").out).get("masters"));
+    List<CliViews.MasterRow> masterRows = view(cli("--json", "masters").out, CliViews.MasterRows.class).masters();
     assertEquals(3, masterRows.size());
     int leaders = 0;
-    for (Object o : masterRows) {
-      Map<String, Object> m = cast(o);
-      if ("leader".equals(m.get("role"))) leaders++;
-      assertEquals(leader.version(), m.get("version"));
-      assertEquals(leader.log().term(), m.get("term"));
-      assertNotNull(m.get("http"));
+    for (CliViews.MasterRow m : masterRows) {
+      if ("leader".equals(m.role())) leaders++;
+      assertEquals(leader.version(), m.version());
+      assertEquals(leader.log().term(), m.term());
+      assertNotNull(m.http());
     }
     assertEquals(1, leaders);
 
@@ -162,27 +166,27 @@ class OperationsTest {
     assertEquals(0, ws.code, ws.err);
     assertTrue(ws.out.contains("DISK STATUS") && ws.out.contains("HEALTHY"), ws.out);
     assertTrue(ws.out.contains("WARNING: nodes run different versions"), ws.out);
-    List<Object> workers = list(obj(cli("--json", "workers").out).get("workers"));
+    List<AdminViews.Worker> workers = view(cli("--json", "workers").out, AdminViews.Workers.class).workers();
     assertEquals(4, workers.size());
     Set<Object> versions = new HashSet<>();
-    for (Object o : workers) {
-      versions.add(cast(o).get("version"));
-      assertEquals(1, list(cast(o).get("disks")).size());
+    for (AdminViews.Worker w : workers) {
+      versions.add(w.version());
+      assertEquals(1, w.disks().size());
     }
     assertEquals(new HashSet<>(Arrays.asList(leader.version(), NEXT_VERSION)), versions);
 
     // apps and shuffles.
     Run apps = cli("apps");
     assertTrue(apps.out.contains(app), apps.out);
-    assertEquals(app, cast(list(obj(cli("--json", "apps").out).get("applications")).get(0)).get("id"));
+    assertEquals(app, view(cli("--json", "apps").out, AdminViews.Applications.class).applications().get(0).id());
     Run sh = cli("shuffles", app);
     assertEquals(0, sh.code, sh.err);
     assertTrue(sh.out.contains("PARTITIONS"), sh.out);
-    Map<String, Object> shuffle = cast(list(cast(list(obj(cli("--json", "shuffles", app).out).get("applications"))
-        .get(0)).get("shuffles")).get(0));
-    assertEquals(0L, shuffle.get("id"));
-    assertEquals(6L, shuffle.get("partitions"));
-    assertFalse(list(shuffle.get("workers")).isEmpty());
+    AdminViews.ShuffleDetail shuffle = view(cli("--json", "shuffles", app).out, AdminViews.Shuffles.class)
+        .applications().get(0).shuffles().get(0);
+    assertEquals(0, shuffle.id());
+    assertEquals(6, shuffle.partitions());
+    assertFalse(shuffle.workers().isEmpty());
     assertEquals(0, cli("shuffles").code);
 
     // exclude (by host:rpcPort) on the leader, whatever master the list names first; the worker gets no new slots.
@@ -203,7 +207,7 @@ class OperationsTest {
     assertTrue(cli("workers").out.contains("EXCLUDED"));
     Run act = cli("--json", "activate", w0id);
     assertEquals(0, act.code, act.err);
-    assertEquals("ACTIVE", obj(act.out).get("state"));
+    assertEquals("ACTIVE", view(act.out, AdminViews.WorkerStateSet.class).state());
     assertEquals(WorkerState.WORKER_ACTIVE, cluster.master().state(s -> s.workerState(w0id)));
     Set<String> placed = new HashSet<>();
     for (PartitionLocation l : ask(slots(app, 2, 12)).getLocationsList()) {
@@ -224,7 +228,7 @@ class OperationsTest {
     assertEquals(0, tr.code, tr.err);
     assertTrue(tr.out.contains("m" + next + " leads now"), tr.out);
     assertTrue(cluster.master(next).isLeader());
-    assertEquals("m" + next, obj(cli("--json", "status").out).get("leader"));
+    assertEquals("m" + next, view(cli("--json", "status").out, CliViews.ClusterStatus.class).leader());
     Run ex2 = cli("exclude", workerId(cluster.workers().get(1)));
     assertEquals(0, ex2.code, ex2.err);
     assertEquals(0, cli("activate", workerId(cluster.workers().get(1))).code);
@@ -249,13 +253,14 @@ class OperationsTest {
     // The admin API itself: a follower answers reads, and refuses changes naming the leader.
     int follower = (next + 1) % 3;
     String fw = get(cluster.master(follower).httpPort(), "/api/workers");
-    assertEquals("follower", cast(obj(fw).get("servedBy")).get("role"));
+    assertEquals("follower", view(fw, AdminViews.Workers.class).servedBy().role());
     HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + cluster.master(follower).httpPort()
         + "/api/workers/exclude?id=" + workerId(w0)).openConnection();
     c.setRequestMethod("POST");
     assertEquals(421, c.getResponseCode());
     try (InputStream in = c.getErrorStream()) {
-      assertEquals("m" + next, obj(new String(in.readAllBytes(), StandardCharsets.UTF_8)).get("leaderId"));
+      assertEquals("m" + next, view(new String(in.readAllBytes(), StandardCharsets.UTF_8), AdminViews.NotLeader.class)
+          .leaderId());
     }
 
     // The launcher script, as an operator runs it.
@@ -268,7 +273,7 @@ class OperationsTest {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     assertEquals(0, p.exitValue(), out);
-    assertEquals(3, list(obj(out).get("masters")).size());
+    assertEquals(3, view(out, CliViews.MasterRows.class).masters().size());
   }
 
   // ---- helpers ----
@@ -329,18 +334,19 @@ class OperationsTest {
   }
 
   /** Every PromQL string of the dashboard: panel targets' expr and template variables' queries. */
-  private static void collectQueries(Object node, List<String> out) {
-    if (node instanceof Map) {
-      for (Map.Entry<?, ?> e : ((Map<?, ?>) node).entrySet()) {
+  private static void collectQueries(JsonNode node, List<String> out) {
+    if (node.isObject()) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
         if ((e.getKey().equals("expr") || e.getKey().equals("query") || e.getKey().equals("definition"))
-            && e.getValue() instanceof String) {
-          out.add((String) e.getValue());
+            && e.getValue().isTextual()) {
+          out.add(e.getValue().asText());
         } else {
           collectQueries(e.getValue(), out);
         }
       }
-    } else if (node instanceof List) {
-      for (Object o : (List<?>) node) collectQueries(o, out);
+    } else if (node.isArray()) {
+      for (JsonNode o : node) collectQueries(o, out);
     }
   }
 
@@ -364,17 +370,8 @@ class OperationsTest {
     }
   }
 
-  private static Map<String, Object> obj(String json) {
-    return cast(Json.parse(json.trim()));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Map<String, Object> cast(Object o) {
-    return (Map<String, Object>) o;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static List<Object> list(Object o) {
-    return (List<Object>) o;
+  /** An admin answer or CLI output read as the view it declares to be. */
+  private static <T> T view(String json, Class<T> view) {
+    return AdminJson.read(json, view);
   }
 }

@@ -3,7 +3,8 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
-import io.estuary.network.admin.Json;
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
 import io.estuary.worker.MiniCluster;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -108,9 +109,9 @@ class WorkerMemoryPressureTest {
               + "small to test anything)");
           assertTrue(log.contains("-> NORMAL"), "and resumed");
           long peakKb = peakResidentKb(workers.process(i));
-          Map<String, Object> memory = memoryStatus(log);
-          long limit = ((Number) memory.get("limitBytes")).longValue();
-          long trackedPeak = ((Number) memory.get("peakBytes")).longValue();
+          AdminViews.Memory memory = memoryStatus(log);
+          long limit = memory.limitBytes();
+          long trackedPeak = memory.peakBytes();
           System.out.printf("PRESSURE worker %d: %d partitions x 2 copies, %d MB pushed in all, buffer limit 64 MiB, "
               + "direct memory cap 160 MiB, heap 384 MiB: peak resident %d MB, tracked peak %.1f MiB of %d MiB, "
               + "job %d ms, %d pauses%n", i, PARTITIONS, (long) MAPS * RECORDS_PER_MAP * 250 * 2 / 1_000_000,
@@ -134,19 +135,15 @@ class WorkerMemoryPressureTest {
    * The worker's {@code memory} section of {@code /api/status} (held, limit and peak bytes), from the HTTP port its
    * log names (the test starts workers on port 0).
    */
-  static Map<String, Object> memoryStatus(String log) throws Exception {
+  static AdminViews.Memory memoryStatus(String log) throws Exception {
     java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(fetch\\), (\\d+) \\(http\\)").matcher(log);
     assertTrue(m.find(), "the worker's log names no HTTP port");
     HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + m.group(1) + "/api/status")
         .openConnection();
     assertEquals(200, c.getResponseCode());
     try (InputStream in = c.getInputStream()) {
-      @SuppressWarnings("unchecked")
-      Map<String, Object> status = (Map<String, Object>) Json.parse(new String(in.readAllBytes(),
-          StandardCharsets.UTF_8).trim());
-      @SuppressWarnings("unchecked")
-      Map<String, Object> memory = (Map<String, Object>) status.get("memory");
-      return memory;
+      return AdminJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), AdminViews.WorkerStatus.class)
+          .memory();
     }
   }
 

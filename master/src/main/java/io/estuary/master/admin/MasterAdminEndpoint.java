@@ -7,18 +7,23 @@ import io.estuary.common.protocol.WorkerState;
 import io.estuary.master.state.MasterNodes;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.WorkerId;
-import io.estuary.network.admin.AdminHttpServer;
-import io.estuary.network.admin.AdminHttpServer.Request;
-import io.estuary.network.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminHttpServer;
+import io.estuary.server.admin.AdminHttpServer.Request;
+import io.estuary.server.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminViews;
+import io.estuary.server.admin.AdminViews.Application;
+import io.estuary.server.admin.AdminViews.ApplicationShuffles;
+import io.estuary.server.admin.AdminViews.MasterEntry;
+import io.estuary.server.admin.AdminViews.Peer;
+import io.estuary.server.admin.AdminViews.ShuffleDetail;
+import io.estuary.server.admin.AdminViews.ShuffleSummary;
+import io.estuary.server.admin.AdminViews.Worker;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-
-import static io.estuary.network.admin.Json.map;
 
 /**
  * The master's admin endpoint, on its own port (served by the shared {@link AdminHttpServer}); docs/rest-api.md
@@ -27,6 +32,7 @@ import static io.estuary.network.admin.Json.map;
  * role. Changes ({@code POST /api/workers/(exclude|activate|decommission)}, {@code POST /api/leadership/transfer})
  * only the leader makes: a follower answers 421 naming the leader's id and RPC endpoint, and the caller asks the
  * leader. Bad input gets 400, an unknown worker, master or application 404, a change that cannot be made 409.
+ * Every answer is one of {@link AdminViews}.
  *
  * <p>Thread-safe: requests run on the HTTP server's threads and only read the master's state (through its state
  * machine's read()) or submit changes through its log; it holds no state of its own.
@@ -43,10 +49,11 @@ public final class MasterAdminEndpoint implements Closeable {
     this.master = master;
     this.http = AdminHttpServer.builder("master")
         .get("/api/status", r -> Response.json(200, status()))
-        .get("/api/masters", r -> Response.json(200, withSource(map("masters", masters()))))
-        .get("/api/workers", r -> Response.json(200, withSource(map("workers", master.state(this::workers)))))
-        .get("/api/applications", r -> Response.json(200, withSource(map("applications",
-            master.state(s -> applications(s, null, false))))))
+        .get("/api/masters", r -> Response.json(200, new AdminViews.Masters(servedBy(), masters())))
+        .get("/api/workers", r -> Response.json(200, new AdminViews.Workers(servedBy(),
+            master.state(this::workers))))
+        .get("/api/applications", r -> Response.json(200, new AdminViews.Applications(servedBy(),
+            master.state(MasterAdminEndpoint::applications))))
         .get("/api/shuffles", this::shuffles)
         .post("/api/leadership/transfer", this::transferLeadership)
         .postPrefix("/api/workers/", this::setWorkerState)
@@ -66,10 +73,10 @@ public final class MasterAdminEndpoint implements Closeable {
       return Response.error(404, "no master '" + to + "'; the masters are " + ids(master.nodes()));
     }
     if (!master.isLeader()) return notLeader();
-    if (to.equals(master.id())) return Response.json(200, map("leader", to, "changed", false));
+    if (to.equals(master.id())) return Response.json(200, new AdminViews.LeadershipTransfer(to, false));
     try {
       master.transferLeadership(to);
-      return Response.json(200, map("leader", to, "changed", true));
+      return Response.json(200, new AdminViews.LeadershipTransfer(to, true));
     } catch (IOException | IllegalStateException e) {
       return Response.error(409, "handing leadership to " + to + " failed: " + e.getMessage());
     }
@@ -92,7 +99,7 @@ public final class MasterAdminEndpoint implements Closeable {
     if (master.state(s -> s.worker(id)) == null) return Response.error(404, "no registered worker " + id);
     try {
       master.setWorkerState(id, state, "operator (admin API)");
-      return Response.json(200, map("worker", id, "state", stateName(state)));
+      return Response.json(200, new AdminViews.WorkerStateSet(id, stateName(state)));
     } catch (IllegalArgumentException | IllegalStateException e) {
       return Response.error(409, e.getMessage()); // lost or leadership moved meanwhile
     }
@@ -103,15 +110,15 @@ public final class MasterAdminEndpoint implements Closeable {
     if (app != null && !app.isEmpty() && !master.state(s -> s.hasApplication(app))) {
       return Response.error(404, "no registered application " + app);
     }
-    return Response.json(200, withSource(map("applications",
-        master.state(s -> applications(s, app == null || app.isEmpty() ? null : app, true)))));
+    return Response.json(200, new AdminViews.Shuffles(servedBy(),
+        master.state(s -> shuffles(s, app == null || app.isEmpty() ? null : app))));
   }
 
   /** 421 naming the leader, for a change asked of a follower. */
   private Response notLeader() {
     String leader = master.log().leaderEndpoint();
-    return Response.json(NOT_LEADER, map("error", "master " + master.id() + " is not the leader; ask "
-        + (leader == null ? "the leader (none elected yet)" : leader), "leaderId", leaderId(), "leader", leader));
+    return Response.json(NOT_LEADER, new AdminViews.NotLeader("master " + master.id() + " is not the leader; ask "
+        + (leader == null ? "the leader (none elected yet)" : leader), leaderId(), leader));
   }
 
   /** The leader's id in the HA group: this master's id for a single master, null while none is known. */
@@ -126,95 +133,85 @@ public final class MasterAdminEndpoint implements Closeable {
     return master.nodes().isEmpty() ? "single" : master.isLeader() ? "leader" : "follower";
   }
 
-  /** Adds which master answered, so a reader knows whether it read the leader. */
-  private Map<String, Object> withSource(Map<String, Object> m) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("servedBy", map("id", master.id(), "role", role(), "version", master.version()));
-    out.putAll(m);
-    return out;
+  /** Which master answered, so a reader knows whether it read the leader. */
+  private AdminViews.ServedBy servedBy() {
+    return new AdminViews.ServedBy(master.id(), role(), master.version());
   }
 
-  private List<Object> masters() {
-    List<Object> out = new ArrayList<>();
+  private List<MasterEntry> masters() {
+    List<MasterEntry> out = new ArrayList<>();
     String leaderId = leaderId();
     if (master.nodes().isEmpty()) {
-      out.add(map("id", master.id(), "rpc", master.endpoint(), "role", "single", "self", true, "version",
-          master.version(), "term", master.log().term()));
+      out.add(new MasterEntry(master.id(), master.endpoint(), null, "single", true, master.version(),
+          master.log().term()));
       return out;
     }
     for (MasterNodes.Node n : master.nodes().all()) {
       boolean self = n.id.equals(master.id());
-      Map<String, Object> m = map("id", n.id, "rpc", n.rpcEndpoint(), "raft", n.raftEndpoint(),
-          "role", n.id.equals(leaderId) ? "leader" : "follower", "self", self);
-      if (self) { // a master knows only its own version and term; the CLI asks each master for its own
-        m.put("version", master.version());
-        m.put("term", master.log().term());
-      }
-      out.add(m);
+      // a master knows only its own version and term; the CLI asks each master for its own
+      out.add(new MasterEntry(n.id, n.rpcEndpoint(), n.raftEndpoint(), n.id.equals(leaderId) ? "leader" : "follower",
+          self, self ? master.version() : null, self ? master.log().term() : null));
     }
     return out;
   }
 
-  private List<Object> workers(MasterState st) {
-    List<Object> workers = new ArrayList<>();
+  private List<Worker> workers(MasterState st) {
+    List<Worker> workers = new ArrayList<>();
     for (WorkerInfo w : st.workers()) {
       String id = WorkerId.of(w.getAddress());
-      List<Object> disks = new ArrayList<>();
-      for (DiskInfo d : w.getDisksList()) {
-        disks.add(map("mountPoint", d.getMountPoint(), "status", d.getStatus().name(), "usableBytes",
-            d.getUsableBytes(), "activeSlots", d.getActiveSlots(), "flushMicros", d.getAvgFlushMicros(),
-            "fetchMicros", d.getAvgFetchMicros()));
-      }
-      workers.add(map("id", id, "state", stateName(st.workerState(id)), "reason", st.workerStateReason(id),
-          "version", w.getVersion().isEmpty() ? "unknown" : w.getVersion(), "host", w.getAddress().getHost(),
-          "rpcPort", w.getAddress().getRpcPort(), "pushPort", w.getAddress().getPushPort(),
-          "fetchPort", w.getAddress().getFetchPort(), "disks", disks));
+      List<AdminViews.Disk> disks = new ArrayList<>();
+      for (DiskInfo d : w.getDisksList()) disks.add(AdminViews.Disk.of(d));
+      workers.add(new Worker(id, stateName(st.workerState(id)), st.workerStateReason(id),
+          w.getVersion().isEmpty() ? "unknown" : w.getVersion(), w.getAddress().getHost(),
+          w.getAddress().getRpcPort(), w.getAddress().getPushPort(), w.getAddress().getFetchPort(), disks));
     }
     return workers;
   }
 
-  /** Applications (all, or only {@code onlyApp}) with their shuffles; with {@code detail}, each shuffle's workers. */
-  private static List<Object> applications(MasterState st, String onlyApp, boolean detail) {
-    List<Object> apps = new ArrayList<>();
+  /** Every application with its shuffles, each with how many workers hold it. */
+  private static List<Application> applications(MasterState st) {
+    List<Application> apps = new ArrayList<>();
     for (String app : st.applicationIds()) {
-      if (onlyApp != null && !onlyApp.equals(app)) continue;
-      List<Object> shuffles = new ArrayList<>();
+      List<ShuffleSummary> shuffles = new ArrayList<>();
       for (Map.Entry<Integer, List<PartitionLocation>> e : st.shuffles(app).entrySet()) {
-        TreeSet<String> ws = new TreeSet<>();
-        TreeSet<Integer> partitions = new TreeSet<>();
-        for (PartitionLocation l : e.getValue()) {
-          ws.add(WorkerId.of(l.getWorker()));
-          partitions.add(l.getPartitionId());
-        }
-        Map<String, Object> s = map("id", e.getKey(), "partitions", partitions.size(), "locations",
-            e.getValue().size());
-        s.put("workers", detail ? new ArrayList<>(ws) : (Object) ws.size());
-        shuffles.add(s);
+        ShuffleDetail d = shuffle(e.getKey(), e.getValue());
+        shuffles.add(new ShuffleSummary(d.id(), d.partitions(), d.locations(), d.workers().size()));
       }
-      apps.add(map("id", app, "shuffles", shuffles));
+      apps.add(new Application(app, shuffles));
     }
     return apps;
   }
 
-  private Map<String, Object> status() {
-    Map<String, Object> s = new LinkedHashMap<>();
-    MasterNodes nodes = master.nodes();
-    s.put("role", role());
-    s.put("id", master.id());
-    s.put("version", master.version());
-    s.put("protocolVersion", io.estuary.common.ProtocolVersion.CURRENT);
-    s.put("leader", master.log().leaderEndpoint());
-    s.put("leaderId", leaderId());
-    s.put("term", master.log().term());
-    s.put("appliedIndex", master.log().appliedIndex());
-    List<Object> peers = new ArrayList<>();
-    for (MasterNodes.Node n : nodes.all()) {
-      peers.add(map("id", n.id, "rpc", n.rpcEndpoint(), "raft", n.raftEndpoint()));
+  /** Applications (all, or only {@code onlyApp}) with their shuffles, each listing its workers. */
+  private static List<ApplicationShuffles> shuffles(MasterState st, String onlyApp) {
+    List<ApplicationShuffles> apps = new ArrayList<>();
+    for (String app : st.applicationIds()) {
+      if (onlyApp != null && !onlyApp.equals(app)) continue;
+      List<ShuffleDetail> shuffles = new ArrayList<>();
+      for (Map.Entry<Integer, List<PartitionLocation>> e : st.shuffles(app).entrySet()) {
+        shuffles.add(shuffle(e.getKey(), e.getValue()));
+      }
+      apps.add(new ApplicationShuffles(app, shuffles));
     }
-    s.put("peers", peers);
-    s.put("workers", master.state(this::workers));
-    s.put("applications", master.state(st -> applications(st, null, false)));
-    return s;
+    return apps;
+  }
+
+  private static ShuffleDetail shuffle(int id, List<PartitionLocation> locations) {
+    TreeSet<String> ws = new TreeSet<>();
+    TreeSet<Integer> partitions = new TreeSet<>();
+    for (PartitionLocation l : locations) {
+      ws.add(WorkerId.of(l.getWorker()));
+      partitions.add(l.getPartitionId());
+    }
+    return new ShuffleDetail(id, partitions.size(), locations.size(), new ArrayList<>(ws));
+  }
+
+  private AdminViews.MasterStatus status() {
+    List<Peer> peers = new ArrayList<>();
+    for (MasterNodes.Node n : master.nodes().all()) peers.add(new Peer(n.id, n.rpcEndpoint(), n.raftEndpoint()));
+    return new AdminViews.MasterStatus(role(), master.id(), master.version(), io.estuary.common.ProtocolVersion.CURRENT,
+        master.log().leaderEndpoint(), leaderId(), master.log().term(), master.log().appliedIndex(), peers,
+        master.state(this::workers), master.state(MasterAdminEndpoint::applications));
   }
 
   /** ACTIVE, EXCLUDED, ...: the protobuf name without its prefix. */

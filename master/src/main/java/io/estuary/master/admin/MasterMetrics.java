@@ -22,7 +22,7 @@ public final class MasterMetrics {
   private final Counter workerFailureReports;
 
   public MasterMetrics(AdministeredMaster master) {
-    io.estuary.network.admin.BuildInfo.register(registry, "master", master.version());
+    io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
     slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
         .register(registry);
     slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total",

@@ -6,8 +6,9 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
-import io.estuary.network.admin.AdminHttpServer;
-import io.estuary.network.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminHttpServer;
+import io.estuary.server.admin.AdminHttpServer.Response;
+import io.estuary.server.admin.AdminViews;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.storage.Disk;
 import io.estuary.worker.storage.MemoryTracker;
@@ -22,7 +23,6 @@ import java.util.Map;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
-import static io.estuary.network.admin.Json.map;
 
 /**
  * The worker's observability: its {@link WorkerMetrics}, a {@link StallDetector} over its flushers and network
@@ -94,7 +94,7 @@ public final class WorkerAdmin implements Closeable {
           .get("/health", r -> health())
           .post("/api/decommission", r -> {
             decommission.run();
-            return Response.json(202, map("state", state.get()));
+            return Response.json(202, new AdminViews.WorkerState(state.get()));
           })
           .start(host, port);
     } catch (IOException e) {
@@ -115,37 +115,23 @@ public final class WorkerAdmin implements Closeable {
     return Response.text(503, "stalled: " + String.join(", ", stalled) + "\n");
   }
 
-  private Map<String, Object> status(WorkerAddress a, String state) {
-    Map<String, Object> s = new LinkedHashMap<>();
-    if (a != null) {
-      s.put("address", map("host", a.getHost(), "rpcPort", a.getRpcPort(), "pushPort", a.getPushPort(),
-          "fetchPort", a.getFetchPort(), "httpPort", httpPort()));
-    }
-    s.put("version", version);
-    s.put("protocolVersion", ProtocolVersion.CURRENT);
-    s.put("state", state);
+  private AdminViews.WorkerStatus status(WorkerAddress a, String state) {
+    AdminViews.WorkerAddress address = a == null ? null
+        : new AdminViews.WorkerAddress(a.getHost(), a.getRpcPort(), a.getPushPort(), a.getFetchPort(), httpPort());
     List<String> stalled = stalls.stalled();
-    s.put("healthy", stalled.isEmpty());
-    s.put("stalled", stalled);
-    List<Object> disks = new ArrayList<>();
+    List<AdminViews.Disk> disks = new ArrayList<>();
     long partitions = 0;
     for (DiskInfo d : storage.diskInfos()) {
       partitions += d.getActiveSlots();
-      disks.add(map("mountPoint", d.getMountPoint(), "status", d.getStatus().name(), "usableBytes",
-          d.getUsableBytes(), "activeSlots", d.getActiveSlots(), "flushMicros", d.getAvgFlushMicros(),
-          "fetchMicros", d.getAvgFetchMicros()));
+      disks.add(AdminViews.Disk.of(d));
     }
-    s.put("disks", disks);
     MemoryTracker memory = storage.memory();
-    s.put("memory", map("heldBytes", memory.held(), "limitBytes", memory.limit(), "peakBytes", memory.peak(),
-        "level", memory.level().name(), "paused", metrics.paused(), "pauses", memory.pauses()));
-    s.put("activePartitions", partitions);
-    s.put("activeShuffles", activeShuffles.getAsInt());
-    s.put("openStreams", openStreams.getAsInt());
-    Map<String, Object> conns = new LinkedHashMap<>();
+    AdminViews.Memory mem = new AdminViews.Memory(memory.held(), memory.limit(), memory.peak(),
+        memory.level().name(), metrics.paused(), memory.pauses());
+    Map<String, Integer> conns = new LinkedHashMap<>();
     for (String server : SERVERS) conns.put(server, metrics.connections(server));
-    s.put("connections", conns);
-    return s;
+    return new AdminViews.WorkerStatus(address, version, ProtocolVersion.CURRENT, state, stalled.isEmpty(), stalled,
+        disks, mem, partitions, activeShuffles.getAsInt(), openStreams.getAsInt(), conns);
   }
 
   @Override

@@ -3,7 +3,7 @@ package io.estuary.worker.admin;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
-import io.estuary.network.admin.BuildInfo;
+import io.estuary.server.admin.BuildInfo;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.StorageManager;

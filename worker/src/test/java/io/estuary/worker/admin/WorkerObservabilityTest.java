@@ -21,8 +21,9 @@ import io.estuary.common.protocol.StreamHandle;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.ShuffleKey;
-import io.estuary.network.admin.Json;
-import io.estuary.network.admin.MetricsDoc;
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
+import io.estuary.server.admin.MetricsDoc;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.ChunkReceivedCallback;
 import io.estuary.network.client.RemoteException;
@@ -157,28 +158,27 @@ class WorkerObservabilityTest {
       assertEquals(0, sample(m, "estuary_worker_open_streams"), "every stream read to its end");
       assertEquals(0, sample(m, "estuary_worker_cache_hits_total"));
 
-      @SuppressWarnings("unchecked")
-      Map<String, Object> status = (Map<String, Object>) Json.parse(Scrapes.get(http, "/api/status").body);
-      @SuppressWarnings("unchecked")
-      Map<String, Object> address = (Map<String, Object>) status.get("address");
-      assertEquals("127.0.0.1", address.get("host"));
-      assertEquals((long) w.getPushPort(), address.get("pushPort"));
-      assertEquals((long) http, address.get("httpPort"));
-      assertEquals("ACTIVE", status.get("state"));
-      assertEquals(Boolean.TRUE, status.get("healthy"));
-      List<?> disks = (List<?>) status.get("disks");
+      AdminViews.WorkerStatus status = AdminJson.read(Scrapes.get(http, "/api/status").body,
+          AdminViews.WorkerStatus.class);
+      AdminViews.WorkerAddress address = status.address();
+      assertEquals("127.0.0.1", address.host());
+      assertEquals(w.getPushPort(), address.pushPort());
+      assertEquals(http, address.httpPort());
+      assertEquals("ACTIVE", status.state());
+      assertTrue(status.healthy());
+      List<AdminViews.Disk> disks = status.disks();
       assertEquals(1, disks.size());
-      Map<?, ?> disk = (Map<?, ?>) disks.get(0);
-      assertEquals(mount, disk.get("mountPoint"));
-      assertEquals("DISK_HEALTHY", disk.get("status"));
-      assertTrue((Long) disk.get("usableBytes") > 0);
-      assertEquals(0L, disk.get("activeSlots"));
-      Map<?, ?> memory = (Map<?, ?>) status.get("memory");
-      assertEquals(1L << 30, memory.get("limitBytes"));
-      assertEquals(Boolean.FALSE, memory.get("paused"));
-      assertEquals(1L, status.get("activeShuffles"));
-      assertEquals(0L, status.get("openStreams"));
-      assertTrue((Long) ((Map<?, ?>) status.get("connections")).get("push") >= 1);
+      AdminViews.Disk disk = disks.get(0);
+      assertEquals(mount, disk.mountPoint());
+      assertEquals("DISK_HEALTHY", disk.status());
+      assertTrue(disk.usableBytes() > 0);
+      assertEquals(0, disk.activeSlots());
+      AdminViews.Memory memory = status.memory();
+      assertEquals(1L << 30, memory.limitBytes());
+      assertFalse(memory.paused());
+      assertEquals(1, status.activeShuffles());
+      assertEquals(0, status.openStreams());
+      assertTrue(status.connections().get("push") >= 1);
 
       Scrapes.Reply health = Scrapes.get(http, "/health");
       assertEquals(200, health.code, health.body);
@@ -189,7 +189,8 @@ class WorkerObservabilityTest {
       Scrapes.Reply dec = Scrapes.post(http, "/api/decommission");
       assertEquals(202, dec.code, dec.body);
       assertEquals(io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING, cluster.workers().get(0).state());
-      assertTrue(Scrapes.get(http, "/api/status").body.contains("\"state\":\"DECOMMISSIONING\""));
+      assertEquals("DECOMMISSIONING", AdminJson.read(Scrapes.get(http, "/api/status").body,
+          AdminViews.WorkerStatus.class).state());
     }
   }
 

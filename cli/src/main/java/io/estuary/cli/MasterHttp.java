@@ -1,6 +1,8 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
-import io.estuary.network.admin.Json;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews.MasterStatus;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -23,17 +25,27 @@ final class MasterHttp {
   /** How long changes wait for a leader to be elected. */
   private static final long LEADER_WAIT_MS = 15_000;
 
-  /** One answer: HTTP status and parsed JSON body. */
-  record Answer(int code, Object body) {
+  /** One answer: HTTP status and its body (JSON, unless something other than a master answered). */
+  record Answer(int code, String body) {
+    /** The failure's message: an admin {@code Error}'s text, else the body, else the status. */
     String error() {
-      Object e = body instanceof Map ? ((Map<?, ?>) body).get("error") : null;
-      return e == null ? "HTTP " + code : String.valueOf(e);
+      try {
+        JsonNode e = body.isEmpty() ? null : AdminJson.tree(body).get("error");
+        if (e != null && !e.isNull()) return e.asText();
+      } catch (IllegalArgumentException notJson) {
+        // fall through: not an admin answer
+      }
+      return body.trim().isEmpty() ? "HTTP " + code : body.trim();
+    }
+
+    <T> T as(Class<T> view) {
+      return AdminJson.read(body, view);
     }
   }
 
   private final List<String> endpoints;
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
-  private Map<String, Map<String, Object>> statuses;
+  private Map<String, MasterStatus> statuses;
 
   MasterHttp(List<String> endpoints) {
     this.endpoints = endpoints;
@@ -54,13 +66,7 @@ final class MasterHttp {
     b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
     try {
       HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
-      Object body;
-      try {
-        body = r.body().isEmpty() ? null : Json.parse(r.body());
-      } catch (IllegalArgumentException notJson) {
-        body = Json.map("error", r.body().trim());
-      }
-      return new Answer(r.statusCode(), body);
+      return new Answer(r.statusCode(), r.body());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);
@@ -73,21 +79,21 @@ final class MasterHttp {
    * GET /api/status of every master, by endpoint; null for those that do not answer. Asked once per command (a
    * status lists every worker, which is much with thousands); {@link #freshStatuses()} asks again.
    */
-  Map<String, Map<String, Object>> statuses() {
+  Map<String, MasterStatus> statuses() {
     if (statuses == null) statuses = freshStatuses();
     return statuses;
   }
 
   /** As {@link #statuses()}, asked now (leadership may have moved). */
-  Map<String, Map<String, Object>> freshStatuses() {
-    Map<String, Map<String, Object>> out = new LinkedHashMap<>();
+  Map<String, MasterStatus> freshStatuses() {
+    Map<String, MasterStatus> out = new LinkedHashMap<>();
     for (String e : endpoints) {
-      Map<String, Object> s = null;
+      MasterStatus s = null;
       try {
         Answer a = call(e, "GET", "/api/status");
-        if (a.code() == 200 && a.body() instanceof Map) s = cast(a.body());
-      } catch (IOException ignored) {
-        // unreachable: reported as such
+        if (a.code() == 200) s = a.as(MasterStatus.class);
+      } catch (IOException | IllegalArgumentException ignored) {
+        // unreachable, or not a master: reported as unreachable
       }
       out.put(e, s);
     }
@@ -96,37 +102,37 @@ final class MasterHttp {
   }
 
   /** The endpoint of the master that leads (or the single master), or null. */
-  static String leader(Map<String, Map<String, Object>> statuses) {
-    for (Map.Entry<String, Map<String, Object>> e : statuses.entrySet()) {
-      Map<String, Object> s = e.getValue();
-      if (s != null && ("leader".equals(s.get("role")) || "single".equals(s.get("role")))) return e.getKey();
+  static String leader(Map<String, MasterStatus> statuses) {
+    for (Map.Entry<String, MasterStatus> e : statuses.entrySet()) {
+      MasterStatus s = e.getValue();
+      if (s != null && ("leader".equals(s.role()) || "single".equals(s.role()))) return e.getKey();
     }
     return null;
   }
 
   /** GET {@code path} from the leader, or any master that answers; a 4xx/5xx answer fails the command. */
-  Object read(String path) throws CliException {
-    Map<String, Map<String, Object>> st = statuses();
+  <T> T read(String path, Class<T> view) throws CliException {
+    Map<String, MasterStatus> st = statuses();
     String leader = leader(st);
-    if (leader != null) return ok(leader, "GET", path);
-    for (Map.Entry<String, Map<String, Object>> e : st.entrySet()) {
-      if (e.getValue() != null) return ok(e.getKey(), "GET", path);
+    if (leader != null) return ok(leader, "GET", path, view);
+    for (Map.Entry<String, MasterStatus> e : st.entrySet()) {
+      if (e.getValue() != null) return ok(e.getKey(), "GET", path, view);
     }
     throw unreachable();
   }
 
   /** POST {@code path} to the leader, following it when it moves. */
-  Object write(String path) throws CliException {
+  <T> T write(String path, Class<T> view) throws CliException {
     long deadline = System.currentTimeMillis() + LEADER_WAIT_MS;
     String last = null;
     for (boolean first = true; ; first = false) {
-      Map<String, Map<String, Object>> st = first ? statuses() : freshStatuses();
+      Map<String, MasterStatus> st = first ? statuses() : freshStatuses();
       if (st.values().stream().allMatch(s -> s == null)) throw unreachable();
       String leader = leader(st);
       if (leader != null) {
         try {
           Answer a = call(leader, "POST", path);
-          if (a.code() / 100 == 2) return a.body();
+          if (a.code() / 100 == 2) return parse(a, view);
           if (a.code() != 421) throw new CliException(CliException.FAILED, a.error());
           last = a.error();
         } catch (IOException e) {
@@ -144,21 +150,21 @@ final class MasterHttp {
   }
 
   /** Why no leader is among the masters given, e.g. it leads but its HTTP address was not given. */
-  private static String notAmong(Map<String, Map<String, Object>> st) {
-    for (Map<String, Object> s : st.values()) {
-      if (s != null && s.get("leaderId") != null) {
-        return "master " + s.get("leaderId") + " (rpc " + s.get("leader") + ") leads, but its HTTP address is not "
+  private static String notAmong(Map<String, MasterStatus> st) {
+    for (MasterStatus s : st.values()) {
+      if (s != null && s.leaderId() != null) {
+        return "master " + s.leaderId() + " (rpc " + s.leader() + ") leads, but its HTTP address is not "
             + "among " + st.keySet() + "; add it with --master";
       }
     }
     return "no master leads right now (election under way?)";
   }
 
-  private Object ok(String endpoint, String method, String path) throws CliException {
+  private <T> T ok(String endpoint, String method, String path, Class<T> view) throws CliException {
     try {
       Answer a = call(endpoint, method, path);
       if (a.code() / 100 != 2) throw new CliException(CliException.FAILED, a.error());
-      return a.body();
+      return parse(a, view);
     } catch (IOException e) {
       throw new CliException(CliException.UNREACHABLE, "master " + endpoint + " did not answer: " + e.getMessage());
     }
@@ -178,8 +184,11 @@ final class MasterHttp {
     }
   }
 
-  @SuppressWarnings("unchecked")
-  static Map<String, Object> cast(Object o) {
-    return (Map<String, Object>) o;
+  private static <T> T parse(Answer a, Class<T> view) throws CliException {
+    try {
+      return a.as(view);
+    } catch (IllegalArgumentException e) {
+      throw new CliException(CliException.FAILED, "unexpected answer (HTTP " + a.code() + "): " + e.getMessage());
+    }
   }
 }

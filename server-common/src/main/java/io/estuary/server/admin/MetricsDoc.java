@@ -1,4 +1,4 @@
-package io.estuary.network.admin;
+package io.estuary.server.admin;
 
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;

@@ -1,4 +1,4 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
 /** A failure the CLI reports as one line on stderr, exiting with {@link #exitCode()}. Immutable. */
 final class CliException extends Exception {

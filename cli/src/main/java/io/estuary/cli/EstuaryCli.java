@@ -1,8 +1,12 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
-import io.estuary.network.admin.Json;
+import io.estuary.cli.CliViews.MasterRow;
+import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminViews;
+import io.estuary.server.admin.AdminViews.MasterStatus;
+import io.estuary.server.admin.AdminViews.Worker;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -14,11 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import static io.estuary.master.cli.MasterHttp.cast;
-
 /**
  * {@code bin/estuary}: the operator's command line over the masters' admin API (docs/rest-api.md). Asks any master
- * and follows the leader for changes; prints tables, or the API's JSON with {@code --json}; exits 0 on success,
+ * and follows the leader for changes; prints tables, or with {@code --json} the API's JSON ({@link AdminViews}, or
+ * {@link CliViews} for what it joins from several masters); exits 0 on success,
  * 1 when a master refuses or something named does not exist, 2 on a bad command line, 3 when no master answers or
  * leads. Warns when nodes run different versions (a rolling upgrade under way). Stateless between runs.
  */
@@ -106,69 +109,59 @@ public final class EstuaryCli {
   // ---- commands ----
 
   private void status() throws CliException {
-    List<Map<String, Object>> ms = masterRows();
-    Map<String, Object> ws = cast(masters.read("/api/workers"));
-    Map<String, Object> as = cast(masters.read("/api/applications"));
-    List<Object> workers = list(ws.get("workers"));
+    List<MasterRow> ms = masterRows();
+    List<Worker> workers = masters.read("/api/workers", AdminViews.Workers.class).workers();
+    int apps = masters.read("/api/applications", AdminViews.Applications.class).applications().size();
     Map<String, Integer> byState = new TreeMap<>();
-    for (Object w : workers) byState.merge(String.valueOf(cast(w).get("state")), 1, Integer::sum);
-    Map<String, Object> leader = null;
-    for (Map<String, Object> m : ms) if ("leader".equals(m.get("role")) || "single".equals(m.get("role"))) leader = m;
+    for (Worker w : workers) byState.merge(String.valueOf(w.state()), 1, Integer::sum);
+    MasterRow leader = null;
+    for (MasterRow m : ms) if ("leader".equals(m.role()) || "single".equals(m.role())) leader = m;
     Map<String, List<String>> versions = versions(ms, workers);
     if (json) {
-      out.println(Json.write(Json.map("leader", leader == null ? null : leader.get("id"),
-          "term", leader == null ? null : leader.get("term"), "masters", ms, "workersByState", byState,
-          "workers", workers.size(), "applications", list(as.get("applications")).size(),
-          "versions", versions, "mixedVersions", versions.size() > 1)));
+      out.println(AdminJson.write(new CliViews.ClusterStatus(leader == null ? null : leader.id(),
+          leader == null ? null : leader.term(), ms, byState, workers.size(), apps, versions, versions.size() > 1)));
       warnMixed(versions, err);
       return;
     }
-    out.println("leader:       " + (leader == null ? "none" : display(leader.get("id")) + " (term " + leader.get("term")
-        + ")"));
-    long reachable = ms.stream().filter(m -> !"unreachable".equals(m.get("role"))).count();
+    out.println("leader:       " + (leader == null ? "none" : display(leader.id()) + " (term " + leader.term() + ")"));
+    long reachable = ms.stream().filter(m -> !"unreachable".equals(m.role())).count();
     out.println("masters:      " + ms.size() + " (" + reachable + " answering)");
     out.println("workers:      " + workers.size() + (byState.isEmpty() ? "" : " " + byState));
-    out.println("applications: " + list(as.get("applications")).size());
+    out.println("applications: " + apps);
     out.println("versions:     " + String.join(", ", versions.keySet()));
     warnMixed(versions, out);
   }
 
   private void masters() throws CliException {
-    List<Map<String, Object>> ms = masterRows();
+    List<MasterRow> ms = masterRows();
     Map<String, List<String>> versions = versions(ms, List.of());
     if (json) {
-      out.println(Json.write(Json.map("masters", ms)));
+      out.println(AdminJson.write(new CliViews.MasterRows(ms)));
       warnMixed(versions, err);
       return;
     }
     Table t = new Table("ID", "ROLE", "TERM", "VERSION", "HTTP", "RPC");
-    for (Map<String, Object> m : ms) {
-      t.row(display(m.get("id")), m.get("role"), m.get("term"), m.get("version"), m.get("http"), m.get("rpc"));
-    }
+    for (MasterRow m : ms) t.row(display(m.id()), m.role(), m.term(), m.version(), m.http(), m.rpc());
     t.print(out);
     warnMixed(versions, out);
   }
 
   private void workers() throws CliException {
-    Map<String, Object> ws = cast(masters.read("/api/workers"));
-    List<Object> workers = list(ws.get("workers"));
+    AdminViews.Workers ws = masters.read("/api/workers", AdminViews.Workers.class);
+    List<Worker> workers = ws.workers();
     Map<String, List<String>> versions = versions(List.of(), workers);
     if (json) {
-      out.println(Json.write(ws));
+      out.println(AdminJson.write(ws));
       warnMixed(versions, err);
       return;
     }
     Table t = new Table("WORKER", "STATE", "VERSION", "DISK", "DISK STATUS", "USABLE", "SLOTS");
-    for (Object o : workers) {
-      Map<String, Object> w = cast(o);
-      List<Object> disks = list(w.get("disks"));
-      if (disks.isEmpty()) t.row(w.get("id"), w.get("state"), w.get("version"), "-");
+    for (Worker w : workers) {
+      if (w.disks().isEmpty()) t.row(w.id(), w.state(), w.version(), "-");
       boolean first = true;
-      for (Object d : disks) {
-        Map<String, Object> disk = cast(d);
-        t.row(first ? w.get("id") : "", first ? w.get("state") : "", first ? w.get("version") : "",
-            disk.get("mountPoint"), String.valueOf(disk.get("status")).replace("DISK_", ""),
-            bytes(((Number) disk.get("usableBytes")).longValue()), disk.get("activeSlots"));
+      for (AdminViews.Disk disk : w.disks()) {
+        t.row(first ? w.id() : "", first ? w.state() : "", first ? w.version() : "", disk.mountPoint(),
+            String.valueOf(disk.status()).replace("DISK_", ""), bytes(disk.usableBytes()), disk.activeSlots());
         first = false;
       }
     }
@@ -178,30 +171,27 @@ public final class EstuaryCli {
   }
 
   private void apps() throws CliException {
-    Map<String, Object> as = cast(masters.read("/api/applications"));
+    AdminViews.Applications as = masters.read("/api/applications", AdminViews.Applications.class);
     if (json) {
-      out.println(Json.write(as));
+      out.println(AdminJson.write(as));
       return;
     }
     Table t = new Table("APPLICATION", "SHUFFLES");
-    for (Object o : list(as.get("applications"))) t.row(cast(o).get("id"), list(cast(o).get("shuffles")).size());
+    for (AdminViews.Application a : as.applications()) t.row(a.id(), a.shuffles().size());
     t.print(out);
   }
 
   private void shuffles(String app) throws CliException {
-    Map<String, Object> as = cast(masters.read("/api/shuffles" + (app == null ? "" : "?app=" + MasterHttp.encode(app))));
+    AdminViews.Shuffles as = masters.read("/api/shuffles" + (app == null ? "" : "?app=" + MasterHttp.encode(app)),
+        AdminViews.Shuffles.class);
     if (json) {
-      out.println(Json.write(as));
+      out.println(AdminJson.write(as));
       return;
     }
     Table t = new Table("APPLICATION", "SHUFFLE", "PARTITIONS", "LOCATIONS", "WORKERS");
-    for (Object o : list(as.get("applications"))) {
-      Map<String, Object> a = cast(o);
-      for (Object s : list(a.get("shuffles"))) {
-        Map<String, Object> sh = cast(s);
-        List<String> ws = new ArrayList<>();
-        for (Object w : list(sh.get("workers"))) ws.add(String.valueOf(w));
-        t.row(a.get("id"), sh.get("id"), sh.get("partitions"), sh.get("locations"), String.join(",", ws));
+    for (AdminViews.ApplicationShuffles a : as.applications()) {
+      for (AdminViews.ShuffleDetail sh : a.shuffles()) {
+        t.row(a.id(), sh.id(), sh.partitions(), sh.locations(), String.join(",", sh.workers()));
       }
     }
     t.print(out);
@@ -209,20 +199,22 @@ public final class EstuaryCli {
 
   private void setState(String action, String worker) throws CliException {
     String id = resolveWorker(worker);
-    Map<String, Object> r = cast(masters.write("/api/workers/" + action + "?id=" + MasterHttp.encode(id)));
-    if (json) out.println(Json.write(r));
-    else out.println("worker " + id + " is now " + r.get("state"));
+    AdminViews.WorkerStateSet r = masters.write("/api/workers/" + action + "?id=" + MasterHttp.encode(id),
+        AdminViews.WorkerStateSet.class);
+    if (json) out.println(AdminJson.write(r));
+    else out.println("worker " + id + " is now " + r.state());
   }
 
   private void transfer(String to) throws CliException {
-    Map<String, Object> r = cast(masters.write("/api/leadership/transfer?to=" + MasterHttp.encode(to)));
+    AdminViews.LeadershipTransfer r = masters.write("/api/leadership/transfer?to=" + MasterHttp.encode(to),
+        AdminViews.LeadershipTransfer.class);
     // Wait (bounded) until the masters say so, so that the next command finds the new leader.
     long deadline = System.currentTimeMillis() + 15_000;
     while (System.currentTimeMillis() < deadline) {
-      Map<String, Map<String, Object>> st = masters.freshStatuses();
+      Map<String, MasterStatus> st = masters.freshStatuses();
       String leader = MasterHttp.leader(st);
-      Map<String, Object> s = leader == null ? null : st.get(leader);
-      if (s != null && to.equals(s.get("id"))) break;
+      MasterStatus s = leader == null ? null : st.get(leader);
+      if (s != null && to.equals(s.id())) break;
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {
@@ -230,8 +222,8 @@ public final class EstuaryCli {
         break;
       }
     }
-    if (json) out.println(Json.write(r));
-    else out.println(Boolean.FALSE.equals(r.get("changed")) ? to + " already leads" : to + " leads now");
+    if (json) out.println(AdminJson.write(r));
+    else out.println(!r.changed() ? to + " already leads" : to + " leads now");
   }
 
   // ---- helpers ----
@@ -239,7 +231,7 @@ public final class EstuaryCli {
   /** The worker's full id from a full id or an unambiguous prefix (host:rpcPort). */
   private String resolveWorker(String given) throws CliException {
     List<String> ids = new ArrayList<>();
-    for (Object w : list(cast(masters.read("/api/workers")).get("workers"))) ids.add(String.valueOf(cast(w).get("id")));
+    for (Worker w : masters.read("/api/workers", AdminViews.Workers.class).workers()) ids.add(w.id());
     if (ids.contains(given)) return given;
     List<String> matches = new ArrayList<>();
     for (String id : ids) if (id.startsWith(given + ":")) matches.add(id);
@@ -251,63 +243,81 @@ public final class EstuaryCli {
     throw new CliException(CliException.FAILED, "'" + given + "' names several workers: " + String.join(", ", matches));
   }
 
+  /** A {@link MasterRow} being joined from several answers. */
+  private static final class Row {
+    String id;
+    String role = "unreachable";
+    Long term;
+    String version;
+    String http;
+    String rpc;
+
+    MasterRow done() {
+      return new MasterRow(id, role, term, version, http, rpc);
+    }
+  }
+
   /**
    * One row per master: every master of the group (from any master's /api/masters) joined with what each master
    * given on the command line says of itself; masters that do not answer show as unreachable.
    */
-  private List<Map<String, Object>> masterRows() throws CliException {
-    Map<String, Map<String, Object>> statuses = masters.statuses();
+  private List<MasterRow> masterRows() throws CliException {
+    Map<String, MasterStatus> statuses = masters.statuses();
     if (statuses.values().stream().allMatch(s -> s == null)) {
       throw new CliException(CliException.UNREACHABLE, "no master answered at "
           + String.join(", ", masters.endpoints()) + " (give the masters' HTTP addresses with --master)");
     }
-    Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
-    for (Object o : list(cast(masters.read("/api/masters")).get("masters"))) {
-      Map<String, Object> m = cast(o);
-      rows.put(String.valueOf(m.get("id")), Json.map("id", m.get("id"), "role", "unreachable", "term", null,
-          "version", null, "http", null, "rpc", m.get("rpc")));
+    Map<String, Row> rows = new LinkedHashMap<>();
+    for (AdminViews.MasterEntry m : masters.read("/api/masters", AdminViews.Masters.class).masters()) {
+      Row row = new Row();
+      row.id = m.id();
+      row.rpc = m.rpc();
+      rows.put(String.valueOf(m.id()), row);
     }
     List<String> silent = new ArrayList<>();
-    for (Map.Entry<String, Map<String, Object>> e : statuses.entrySet()) {
-      Map<String, Object> s = e.getValue();
+    for (Map.Entry<String, MasterStatus> e : statuses.entrySet()) {
+      MasterStatus s = e.getValue();
       if (s == null) {
         silent.add(e.getKey());
         continue;
       }
-      Map<String, Object> row = rows.computeIfAbsent(String.valueOf(s.get("id")), k -> Json.map("id", s.get("id"),
-          "rpc", null));
-      row.put("role", s.get("role"));
-      row.put("term", s.get("term"));
-      row.put("version", s.get("version"));
-      row.put("http", e.getKey());
+      Row row = rows.computeIfAbsent(String.valueOf(s.id()), k -> {
+        Row r = new Row();
+        r.id = s.id();
+        return r;
+      });
+      row.role = s.role();
+      row.term = s.term();
+      row.version = s.version();
+      row.http = e.getKey();
     }
     // A master that does not answer has no id we could learn: pin its address on the one group member left
     // unmatched on that host, or list it on its own.
     for (String endpoint : silent) {
       String host = endpoint.substring(0, endpoint.lastIndexOf(':'));
-      List<Map<String, Object>> candidates = new ArrayList<>();
-      for (Map<String, Object> r : rows.values()) {
-        if (r.get("http") == null && r.get("rpc") != null && String.valueOf(r.get("rpc")).startsWith(host + ":")) {
-          candidates.add(r);
-        }
+      List<Row> candidates = new ArrayList<>();
+      for (Row r : rows.values()) if (r.http == null && r.rpc != null && r.rpc.startsWith(host + ":")) candidates.add(r);
+      if (candidates.size() == 1) {
+        candidates.get(0).http = endpoint;
+      } else {
+        Row r = new Row();
+        r.http = endpoint;
+        rows.put("?" + endpoint, r);
       }
-      if (candidates.size() == 1) candidates.get(0).put("http", endpoint);
-      else rows.put("?" + endpoint, Json.map("id", null, "role", "unreachable", "term", null, "version", null,
-          "http", endpoint, "rpc", null));
     }
-    return new ArrayList<>(rows.values());
+    List<MasterRow> out = new ArrayList<>();
+    for (Row r : rows.values()) out.add(r.done());
+    return out;
   }
 
   /** Which nodes run which version: version -> node names (master ids, worker ids). */
-  private static Map<String, List<String>> versions(List<Map<String, Object>> masterRows, List<Object> workers) {
+  private static Map<String, List<String>> versions(List<MasterRow> masterRows, List<Worker> workers) {
     Map<String, List<String>> out = new TreeMap<>();
-    for (Map<String, Object> m : masterRows) {
-      if (m.get("version") != null) out.computeIfAbsent(String.valueOf(m.get("version")), v -> new ArrayList<>())
-          .add("master " + display(m.get("id")));
+    for (MasterRow m : masterRows) {
+      if (m.version() != null) out.computeIfAbsent(m.version(), v -> new ArrayList<>()).add("master " + display(m.id()));
     }
-    for (Object o : workers) {
-      Map<String, Object> w = cast(o);
-      out.computeIfAbsent(String.valueOf(w.get("version")), v -> new ArrayList<>()).add("worker " + w.get("id"));
+    for (Worker w : workers) {
+      out.computeIfAbsent(String.valueOf(w.version()), v -> new ArrayList<>()).add("worker " + w.id());
     }
     return out;
   }
@@ -338,11 +348,6 @@ public final class EstuaryCli {
       u++;
     }
     return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
-  }
-
-  @SuppressWarnings("unchecked")
-  private static List<Object> list(Object o) {
-    return o instanceof List ? (List<Object>) o : List.of();
   }
 
   private static void args(String cmd, List<String> rest, int min, int max) throws CliException {

@@ -1,4 +1,4 @@
-package io.estuary.network.admin;
+package io.estuary.server.admin;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -73,12 +73,13 @@ public final class AdminHttpServer implements Closeable {
       this.body = body;
     }
 
-    public static Response json(int code, Object value) {
-      return new Response(code, "application/json", Json.write(value));
+    /** {@code view}: one of {@link AdminViews}. */
+    public static Response json(int code, Object view) {
+      return new Response(code, "application/json", AdminJson.write(view));
     }
 
     public static Response error(int code, String message) {
-      return json(code, Json.map("error", message));
+      return json(code, new AdminViews.Error(message));
     }
 
     public static Response text(int code, String body) {

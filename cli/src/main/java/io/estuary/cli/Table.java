@@ -1,4 +1,4 @@
-package io.estuary.master.cli;
+package io.estuary.cli;
 
 import java.io.PrintStream;
 import java.util.ArrayList;

@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# A local Estuary cluster on loopback, for the scripts that start one (build/local-cluster.sh, bench/chaos.sh,
+# bench/rolling-restart.sh) and those that wait for one (build/check-deploy.sh). Source it; it defines functions
+# only. Readiness comes from the CLI (`bin/estuary --json ...`, the masters' admin views), never from log text.
+#
+# The caller sets, before calling the functions:
+#   ESTUARY_HOME         the distribution the servers and the CLI run from (its sbin/, bin/, conf/)
+#   ESTUARY_LOG_DIR      where the servers log and keep their pid files
+#   CLUSTER_WORK         a directory for each server's conf dir (conf-master, conf-worker<i>) and disks
+#   CLUSTER_MASTER       the master's RPC endpoint (host:port), written into every server's configuration
+#   CLUSTER_MASTER_HTTP  the masters' HTTP endpoints (host:port[,host:port...]) the CLI asks
+# Each worker i listens on four consecutive ports from its first one (rpc, push, fetch, http), so its id is
+# 127.0.0.1:p:p+1:p+2. Needs python3 to read the CLI's JSON.
+
+# cluster_conf_dir NAME LINES: a conf dir for one server (log4j2.xml from the distribution, the master endpoint and
+# LINES as estuary-defaults.conf); prints its path.
+cluster_conf_dir() {
+  local d=$CLUSTER_WORK/conf-$1
+  mkdir -p "$d"
+  cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
+  printf 'estuary.master.endpoints %s\n%s\n' "$CLUSTER_MASTER" "$2" > "$d/estuary-defaults.conf"
+  echo "$d"
+}
+
+# cluster_start_master PORT HTTP_PORT: the master (instance 1) on 127.0.0.1.
+cluster_start_master() {
+  local d
+  d=$(cluster_conf_dir master "estuary.master.host 127.0.0.1
+estuary.master.port $1
+estuary.master.http.port $2")
+  ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=1 "$ESTUARY_HOME/sbin/start-master.sh"
+}
+
+cluster_stop_master() {
+  ESTUARY_CONF_DIR=$CLUSTER_WORK/conf-master ESTUARY_INSTANCE=1 "$ESTUARY_HOME/sbin/stop-master.sh"
+}
+
+# cluster_worker_conf I FIRST_PORT [HEARTBEAT]: worker i's conf dir (its disk under CLUSTER_WORK); prints its path.
+cluster_worker_conf() {
+  local p=$2
+  cluster_conf_dir "worker$1" "estuary.worker.host 127.0.0.1
+estuary.worker.rpc.port $p
+estuary.worker.push.port $((p + 1))
+estuary.worker.fetch.port $((p + 2))
+estuary.worker.http.port $((p + 3))
+estuary.worker.storage.dirs $CLUSTER_WORK/disk-worker$1
+estuary.worker.disk.reserve 0
+estuary.worker.heartbeat.interval ${3:-2s}"
+}
+
+# cluster_start_worker I FIRST_PORT [HEARTBEAT]: starts worker i (same ports and disk every time); does not wait.
+cluster_start_worker() {
+  local d
+  d=$(cluster_worker_conf "$1" "$2" "${3:-2s}")
+  ESTUARY_CONF_DIR=$d ESTUARY_INSTANCE=$1 "$ESTUARY_HOME/sbin/start-worker.sh"
+}
+
+# cluster_stop_worker I: a graceful stop (SIGTERM, then sbin's timeout); prints what stop-worker.sh says.
+cluster_stop_worker() {
+  ESTUARY_CONF_DIR=$CLUSTER_WORK/conf-worker$1 ESTUARY_INSTANCE=$1 "$ESTUARY_HOME/sbin/stop-worker.sh"
+}
+
+# cluster_worker_id FIRST_PORT: the id the master knows worker by.
+cluster_worker_id() {
+  echo "127.0.0.1:$1:$(($1 + 1)):$(($1 + 2))"
+}
+
+# cluster_cli ARGS...: bin/estuary against CLUSTER_MASTER_HTTP.
+cluster_cli() {
+  "$ESTUARY_HOME/bin/estuary" --master "$CLUSTER_MASTER_HTTP" "$@"
+}
+
+# cluster_json EXPRESSION: evaluates a Python expression over the JSON document on stdin (as j) and prints it;
+# prints nothing (and fails) when stdin is not JSON.
+cluster_json() {
+  python3 -c 'import json, sys
+j = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print("" if v is None else (str(v).lower() if isinstance(v, bool) else v))' "$1" 2>/dev/null
+}
+
+# cluster_worker_state WORKER_ID: its state at the master (ACTIVE, EXCLUDED, DECOMMISSIONING, SHUTTING_DOWN), or
+# nothing while the master does not answer or does not know it.
+cluster_worker_state() {
+  cluster_cli --json workers 2>/dev/null \
+    | cluster_json "next((w['state'] for w in j['workers'] if w['id'] == '$1'), None)" || true
+}
+
+# cluster_active_workers: how many workers the master holds ACTIVE (nothing while it does not answer).
+cluster_active_workers() {
+  cluster_cli --json status 2>/dev/null | cluster_json "j['workersByState'].get('ACTIVE', 0)" || true
+}
+
+# cluster_wait_active N SECONDS: waits until at least N workers are ACTIVE at the master; fails after SECONDS.
+cluster_wait_active() {
+  local deadline=$((SECONDS + $2)) n
+  while :; do
+    n=$(cluster_active_workers)
+    [ "${n:-0}" -ge "$1" ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.5
+  done
+}
+
+# cluster_wait_worker_state WORKER_ID STATE SECONDS: waits until the master holds the worker in STATE.
+cluster_wait_worker_state() {
+  local deadline=$((SECONDS + $3))
+  while :; do
+    [ "$(cluster_worker_state "$1")" = "$2" ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.5
+  done
+}
+
+# cluster_wait_master SECONDS: waits until a master answers the CLI (and leads, or is the single master).
+cluster_wait_master() {
+  local deadline=$((SECONDS + $1))
+  while :; do
+    [ "$(cluster_cli --json status 2>/dev/null | cluster_json "j['leader'] is not None")" = true ] && return 0
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.5
+  done
+}
+
+# cluster_worker_own_state FIRST_PORT: the state worker says of itself in its /api/status (REGISTERING until the
+# master accepted its registration, then ACTIVE, DECOMMISSIONING, ...), or nothing while it does not answer. A
+# restarted worker is back once this says ACTIVE again (the master may have held it ACTIVE throughout).
+cluster_worker_own_state() {
+  curl -s --max-time 5 "http://127.0.0.1:$(($1 + 3))/api/status" 2>/dev/null | cluster_json "j['state']" || true
+}
