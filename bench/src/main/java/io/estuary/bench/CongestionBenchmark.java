@@ -1,7 +1,7 @@
 package io.estuary.bench;
 
 import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;

@@ -1,7 +1,7 @@
 package io.estuary.client.engine;
 
 import io.estuary.client.ShuffleClient;
-import io.estuary.client.ShuffleSpec;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.common.config.EstuaryConf;
 import java.io.IOException;
