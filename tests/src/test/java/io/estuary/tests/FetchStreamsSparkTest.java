@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -140,8 +141,7 @@ class FetchStreamsSparkTest {
           }
         }
         assertEquals(0, reruns.get(), "no stream refused as one too many was taken for lost data");
-        long deadline = System.currentTimeMillis() + WAIT_MS;
-        while (worker.openFetchStreams() > 0 && System.currentTimeMillis() < deadline) Thread.sleep(20);
+        waitFor(() -> worker.openFetchStreams() == 0, WAIT_MS, "every reducer that stopped early closed its stream");
         assertEquals(0, worker.openFetchStreams(), "every reducer that stopped early closed its stream");
       } finally {
         stop(spark);

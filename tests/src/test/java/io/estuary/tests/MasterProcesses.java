@@ -14,8 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Masters of a Raft group as separate JVMs on loopback, so a test can kill -9 one. Each is started with
- * {@code io.estuary.master.Master} and {@code -Destuary.*} settings, the way sbin/ starts it.
+ * Masters as separate JVMs on loopback: a Raft group, so a test can kill -9 one, or a single master
+ * ({@link #single}). Each is started with {@code io.estuary.master.Master} and {@code -Destuary.*} settings, the way
+ * sbin/ starts it. With {@link WorkerProcesses}, the one process harness of the end-to-end tests. Not thread-safe.
  */
 final class MasterProcesses implements AutoCloseable {
   private final Process[] processes;
@@ -24,7 +25,17 @@ final class MasterProcesses implements AutoCloseable {
   private final String nodes;
   private final Path dir;
 
+  /** One master without a Raft group (no HA settings), on free ports. */
+  static MasterProcesses single() throws IOException {
+    return new MasterProcesses(1, false);
+  }
+
+  /** A Raft group of {@code n} masters. */
   MasterProcesses(int n) throws IOException {
+    this(n, true);
+  }
+
+  private MasterProcesses(int n, boolean group) throws IOException {
     dir = Files.createTempDirectory("estuary-master-procs");
     processes = new Process[n];
     httpPorts = new int[n];
@@ -36,17 +47,29 @@ final class MasterProcesses implements AutoCloseable {
       rpcEndpoints.add("127.0.0.1:" + rpc);
       httpPorts[i] = free[3 * i + 2];
     }
-    nodes = String.join(",", entries);
+    nodes = group ? String.join(",", entries) : null;
     for (int i = 0; i < n; i++) start(i);
   }
 
   void start(int i) throws IOException {
-    processes[i] = ServerProcess.start("io.estuary.master.Master", "256m", java.util.Arrays.asList(
-        "estuary.master.ha.nodes=" + nodes,
-        "estuary.master.ha.id=m" + i,
-        "estuary.master.ha.dir=" + dir.resolve("raft"),
-        "estuary.master.http.port=" + httpPorts[i],
-        "estuary.master.liveness.checkInterval=500ms"), dir.resolve("master-" + i + ".log"), dir);
+    List<String> settings = nodes != null
+        ? java.util.Arrays.asList(
+            "estuary.master.ha.nodes=" + nodes,
+            "estuary.master.ha.id=m" + i,
+            "estuary.master.ha.dir=" + dir.resolve("raft"),
+            "estuary.master.http.port=" + httpPorts[i],
+            "estuary.master.liveness.checkInterval=500ms")
+        : java.util.Arrays.asList(
+            "estuary.master.host=127.0.0.1",
+            "estuary.master.port=" + rpcEndpoints.get(i).substring(rpcEndpoints.get(i).lastIndexOf(':') + 1),
+            "estuary.master.http.port=" + httpPorts[i]);
+    processes[i] = ServerProcess.start("io.estuary.master.Master", "256m", settings,
+        dir.resolve("master-" + i + ".log"), dir);
+  }
+
+  /** Master i's operating-system process, or null when it is not running. */
+  Process process(int i) {
+    return processes[i];
   }
 
   String endpoints() {

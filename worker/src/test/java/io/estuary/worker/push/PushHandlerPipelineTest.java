@@ -1,5 +1,6 @@
 package io.estuary.worker.push;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
@@ -311,11 +312,7 @@ class PushHandlerPipelineTest {
     // (The flusher may already have brought the level back down, so the connection may have resumed.)
 
     for (int p = 0; p < 16; p++) registry.writer(KEY, p, 0).commit().get(); // written: the memory is free again
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!port.server.config().isAutoRead()) {
-      assertTrue(System.currentTimeMillis() < deadline, "reads never resumed");
-      Thread.sleep(10);
-    }
+    waitFor(() -> port.server.config().isAutoRead(), 30_000, "reads resume");
     assertEquals(0, storage.memory().held());
   }
 

@@ -1,5 +1,6 @@
 package io.estuary.worker.storage;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -75,13 +76,9 @@ class OpenFilesBoundTest {
           writers.get(p).append(PooledByteBufAllocator.DEFAULT.directBuffer(PUSH).writeBytes(data));
         }
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       for (int p = 0; p < PARTITIONS; p++) {
         File f = new File(new File(new File(disk.dir(), "app-open-files"), "0"), p + "-0.data");
-        while (f.length() < 2L * PUSH) {
-          assertTrue(System.nanoTime() < deadline, "partition " + p + " was not written: " + f.length() + " bytes");
-          Thread.sleep(5);
-        }
+        waitFor(() -> f.length() >= 2L * PUSH, 60_000, "partition " + p + " is written");
         assertEquals(PUSH, writers.get(p).bufferedBytes(), "partition " + p + " keeps its last push in memory");
       }
       int partlyWritten = openFiles();

@@ -1,5 +1,6 @@
 package io.estuary.worker.storage;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.status.StatusCode;
@@ -145,19 +146,13 @@ class PartitionFileWriterTest {
   void destroyReleasesBufferedDataAndDeletesTheFile() throws Exception {
     PartitionFileWriter w = writer(4 << 10, 8 << 20);
     for (int i = 0; i < 10; i++) w.append(data(bytes(1500, i))); // some written, some buffered
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (memory.held() > memory.unqueued()) { // let the queued writes land so the file exists
-      assertTrue(System.currentTimeMillis() < deadline);
-      Thread.sleep(5);
-    }
+    // Let the queued writes land so the file exists.
+    waitFor(() -> memory.held() <= memory.unqueued(), 30_000, "the queued writes land");
     assertTrue(w.bufferedBytes() > 0);
     w.destroy();
     assertEquals(0, memory.held());
     File f = new File(dir.toFile(), "0-0.data");
-    while (f.exists()) { // deleted on the disk's cleaner thread
-      assertTrue(System.currentTimeMillis() < deadline, f + " was not deleted");
-      Thread.sleep(5);
-    }
+    waitFor(() -> !f.exists(), 30_000, f + " is deleted (on the disk's cleaner thread)");
     StatusException e = assertThrows(StatusException.class, () -> w.append(data(bytes(10, 2))));
     assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
   }
