@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.estuary;
 import io.estuary.client.ShuffleServices;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.common.config.EstuaryConf;
 import org.apache.spark.MapOutputTracker;
 import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
@@ -24,17 +23,13 @@ import org.apache.spark.shuffle.ShuffleWriter;
  * fails with a message saying why. It never falls back to Spark's own shuffle.
  */
 public class EstuaryShuffleManager implements ShuffleManager {
-  private final SparkConf sparkConf;
-  private final EstuaryConf conf;
   private final boolean isDriver;
   private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
   private final ShuffleServices services;
 
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
-    this.sparkConf = sparkConf;
     this.isDriver = isDriver;
-    this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
-    this.services = new ShuffleServices(conf, this::newLifecycle);
+    this.services = SparkServices.create(sparkConf, EstuaryShuffleManager::forgetMapOutputs);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
       // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf object).
@@ -46,18 +41,15 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this(sparkConf, false);
   }
 
-  private LifecycleManager newLifecycle() {
-    String host = sparkConf.get("spark.driver.host", "localhost");
-    LifecycleManager created = new LifecycleManager(SparkConfBridge.applicationAttemptId(sparkConf), conf, host);
-    // Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle: Spark then
-    // reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
-    created.onShuffleLost(shuffleId -> {
-      MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
-      if (tracker instanceof MapOutputTrackerMaster) {
-        ((MapOutputTrackerMaster) tracker).unregisterAllMapAndMergeOutput(shuffleId);
-      }
-    });
-    return created;
+  /**
+   * Before a reader's fetch failure reaches the scheduler, forget every map output of the lost shuffle: Spark then
+   * reruns all its maps (Spark itself unregisters nothing for a failure naming no map).
+   */
+  private static void forgetMapOutputs(int shuffleId) {
+    MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+    if (tracker instanceof MapOutputTrackerMaster) {
+      ((MapOutputTrackerMaster) tracker).unregisterAllMapAndMergeOutput(shuffleId);
+    }
   }
 
   @Override

@@ -53,13 +53,8 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
     LostData.report(client, handle.spec(), e);
     // Spark's FetchFailedException is checked; it must leave the record iterator as it is (Spark recognises it
     // even when wrapped, but its message and type should reach the scheduler unchanged).
-    throw EstuaryShuffleReader.<RuntimeException>sneaky(new FetchFailedException(null, handle.shuffleId(), -1L, -1,
+    throw SparkServices.<RuntimeException>sneaky(new FetchFailedException(null, handle.shuffleId(), -1L, -1,
         startPartition, "Estuary: " + e.getMessage(), e));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> T sneaky(Throwable t) throws T {
-    throw (T) t;
   }
 
   /** Spark's read metrics reporter as the shared reader sees it: each chunk fetched is a remote block. */

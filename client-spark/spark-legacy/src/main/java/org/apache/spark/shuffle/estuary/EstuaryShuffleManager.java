@@ -3,7 +3,6 @@ package org.apache.spark.shuffle.estuary;
 import io.estuary.client.ShuffleServices;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.common.config.EstuaryConf;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.ShuffleDependency;
@@ -21,17 +20,13 @@ import org.apache.spark.shuffle.ShuffleWriter;
  * Spark. Every shuffle goes through Estuary; it never falls back to Spark's own shuffle. Thread-safe.
  */
 public class EstuaryShuffleManager implements ShuffleManager {
-  private final SparkConf sparkConf;
-  private final EstuaryConf conf;
   private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
   /** Driver only: the handles of live shuffles, whose generation a loss bumps. */
   private final Map<Integer, EstuaryShuffleHandle<?, ?, ?>> handles = new ConcurrentHashMap<>();
   private final ShuffleServices services;
 
   public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
-    this.sparkConf = sparkConf;
-    this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
-    this.services = new ShuffleServices(conf, this::newLifecycle);
+    this.services = SparkServices.create(sparkConf, this::shuffleLost);
     if (isDriver) {
       ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
     }
@@ -41,16 +36,11 @@ public class EstuaryShuffleManager implements ShuffleManager {
     this(sparkConf, false);
   }
 
-  private LifecycleManager newLifecycle() {
-    String host = sparkConf.get("spark.driver.host", "localhost");
-    LifecycleManager created = new LifecycleManager(SparkConfBridge.applicationAttemptId(sparkConf), conf, host);
-    // Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation.
-    created.onShuffleLost(shuffleId -> {
-      EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
-      if (h != null) h.nextGeneration();
-      SparkLine.forgetMapOutputs(shuffleId);
-    });
-    return created;
+  /** Runs before the reader's fetch failure reaches the scheduler: the rerun's maps write a new generation. */
+  private void shuffleLost(int shuffleId) {
+    EstuaryShuffleHandle<?, ?, ?> h = handles.get(shuffleId);
+    if (h != null) h.nextGeneration();
+    SparkLine.forgetMapOutputs(shuffleId);
   }
 
   @Override

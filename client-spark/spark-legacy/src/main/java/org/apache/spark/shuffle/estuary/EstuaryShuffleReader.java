@@ -43,13 +43,8 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
     LOG.warn("Shuffle {} partitions [{}, {}) cannot be read: {}", handle.shuffleId(), startPartition, endPartition,
         e.getMessage());
     LostData.report(client, handle.spec(), e);
-    throw EstuaryShuffleReader.<RuntimeException>sneaky(
+    throw SparkServices.<RuntimeException>sneaky(
         SparkLine.fetchFailed(handle.shuffleId(), startPartition, "Estuary: " + e.getMessage(), e));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T extends Throwable> T sneaky(Throwable t) throws T {
-    throw (T) t;
   }
 
   @Override
