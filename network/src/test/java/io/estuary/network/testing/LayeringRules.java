@@ -55,7 +55,7 @@ public final class LayeringRules {
     List<ArchRule> rules = new ArrayList<>();
     rules.add(freeOfPackageCycles(module.root));
     rules.add(importsOnly(module));
-    rules.add(subPackagesDoNotImportRoot(module.root));
+    rules.add(subPackagesDoNotImportRoot(module.root, aboveRoot(module)));
     switch (module) {
       case NETWORK:
         rules.add(doesNotImport("io.estuary.network.server", "io.estuary.network.client",
@@ -72,6 +72,11 @@ public final class LayeringRules {
             "the write path and the read path meet only in storage and partition"));
         break;
       case CLIENT:
+        rules.add(noClasses().that().resideInAPackage("io.estuary.client..")
+            .and().resideOutsideOfPackage("io.estuary.client.engine..")
+            .should().dependOnClassesThat().resideInAPackage("io.estuary.client.engine..")
+            .because("the engine kit sits above the client's root: adapters use it, the client core never does")
+            .allowEmptyShould(true));
         rules.add(doesNotImport("io.estuary.client.write", "io.estuary.client.read",
             "writers and readers are separate engine ports; what both need lives below them"));
         rules.add(doesNotImport("io.estuary.client.read", "io.estuary.client.write",
@@ -124,9 +129,22 @@ public final class LayeringRules {
             + "client code, clients never see server code");
   }
 
+  /**
+   * Sub-packages that sit above the module's root package rather than below it: they use the root's facade, and
+   * nothing else in the module uses them. The client's engine kit is the one today: the adapters' shared parts.
+   */
+  static List<String> aboveRoot(Module module) {
+    return module == Module.CLIENT ? Arrays.asList("io.estuary.client.engine") : new ArrayList<>();
+  }
+
   /** Sub-packages of {@code root} never import classes of the root package itself: the root composes them. */
   public static ArchRule subPackagesDoNotImportRoot(String root) {
-    return noClasses().that(resideInASubPackageOf(root))
+    return subPackagesDoNotImportRoot(root, new ArrayList<>());
+  }
+
+  /** As {@link #subPackagesDoNotImportRoot(String)}, for every sub-package but those in {@code above} (and below). */
+  public static ArchRule subPackagesDoNotImportRoot(String root, List<String> above) {
+    return noClasses().that(resideInASubPackageOf(root, above))
         .should().dependOnClassesThat().resideInAPackage(root)
         .because("the root package wires the sub-packages together; what they share belongs in a sub-package")
         .allowEmptyShould(true);
@@ -140,11 +158,16 @@ public final class LayeringRules {
         .allowEmptyShould(true);
   }
 
-  private static DescribedPredicate<JavaClass> resideInASubPackageOf(String root) {
-    return new DescribedPredicate<JavaClass>("reside in a sub-package of " + root) {
+  private static DescribedPredicate<JavaClass> resideInASubPackageOf(String root, List<String> above) {
+    return new DescribedPredicate<JavaClass>("reside in a sub-package of " + root + " (not above it: " + above + ")") {
       @Override
       public boolean test(JavaClass c) {
-        return c.getPackageName().startsWith(root + ".");
+        String p = c.getPackageName();
+        if (!p.startsWith(root + ".")) return false;
+        for (String a : above) {
+          if (p.equals(a) || p.startsWith(a + ".")) return false;
+        }
+        return true;
       }
     };
   }
