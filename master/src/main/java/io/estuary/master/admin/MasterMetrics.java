@@ -24,6 +24,7 @@ public final class MasterMetrics {
 
   public MasterMetrics(Master master) {
     io.estuary.network.admin.BuildInfo.register(registry, "master", master.version());
+    io.estuary.network.admin.JvmMetrics.register(registry);
     slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
         .register(registry);
     slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total",
