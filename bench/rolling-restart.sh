@@ -106,6 +106,7 @@ estuary.worker.http.port $((p + 3))
 estuary.worker.storage.dirs $work/disk-worker$i
 estuary.worker.disk.reserve 0
 estuary.worker.heartbeat.interval 1s" >/dev/null
+  # shellcheck disable=SC2046 # wenv prints several VAR=value words
   env $(wenv "$i") "$ESTUARY_HOME/sbin/start-worker.sh" >/dev/null
   for _ in $(seq 1 120); do
     [ "$(wstate "$i")" = ACTIVE ] && return 0
@@ -115,6 +116,7 @@ estuary.worker.heartbeat.interval 1s" >/dev/null
   return 1
 }
 
+# shellcheck disable=SC2046,SC2069 # wenv prints several VAR=value words; stderr to stdout, stdout dropped
 stop_worker() { env $(wenv "$1") "$ESTUARY_HOME/sbin/stop-worker.sh" 2>&1 >/dev/null; } # prints only trouble
 # The worker's "Graceful stop:" lines so far (its log is appended to across restarts).
 graceful_lines() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c 'Graceful stop:' || true; }
