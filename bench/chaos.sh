@@ -187,7 +187,7 @@ spark_driver() {
 
 # Runs ChaosJob once; with a kill schedule, the monkey alongside. Sets: verdict secs reruns tfail result_line.
 run_job() { # name, replicate, timeout-seconds, [delay worker restart]
-  local name=$1 rep=$2 timeout=$3 out=$work/drivers/$1.log
+  local rep=$2 timeout=$3 out=$work/drivers/$1.log
   # shellcheck disable=SC2086
   (spark_driver io.estuary.bench.ChaosJob "$master_ep" "$gb" "$rep" $expected >"$out" 2>&1) &
   driver=$!

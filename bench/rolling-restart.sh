@@ -96,6 +96,7 @@ start_worker() { # i; returns once the master holds it ACTIVE
   return 1
 }
 
+# shellcheck disable=SC2069 # stderr to stdout, stdout dropped
 stop_worker() { cluster_stop_worker "$1" 2>&1 >/dev/null; } # prints only trouble
 # The worker's "Graceful stop:" lines so far (its log is appended to across restarts).
 graceful_lines() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c 'Graceful stop:' || true; }

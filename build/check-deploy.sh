@@ -142,7 +142,9 @@ else
   # ready POD: its readiness probe answers 200.
   ready() {
     local host port_path
+    # shellcheck source=/dev/null # pod.sh is written by the renderer above
     host=$(. "$smoke/pods/$1/pod.sh" && echo "$ESTUARY_HOST")
+    # shellcheck source=/dev/null disable=SC2154
     port_path=$(. "$smoke/pods/$1/pod.sh" && echo "$PROBE_readinessProbe")
     curl -sf -o /dev/null "http://$host:${port_path% *}${port_path#* }"
   }
@@ -175,6 +177,7 @@ else
   t1=$(date +%s)
   for i in 4 3 2 1 0; do
     kill "${pids[$i]}" 2>/dev/null || true
+    # shellcheck source=/dev/null
     grace=$(. "$smoke/pods/${pods[$i]}/pod.sh" && echo "$GRACE")
     for _ in $(seq 1 $((grace * 2))); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.5; done
     if kill -0 "${pids[$i]}" 2>/dev/null; then echo "   ${pods[$i]} still running after its grace period of $grace s"; stopped=0; fi

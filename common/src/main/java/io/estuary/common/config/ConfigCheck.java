@@ -7,16 +7,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * Checks a server configuration file ({@code estuary-defaults.conf}) before it is deployed, more strictly than a
  * server reads it: every key must be a declared one (a server ignores keys outside {@code estuary.*}; here they
  * are refused too, since a server file holds nothing else), every value must parse and pass its key's check, no
- * key may appear twice (a server silently keeps the last one), and with a role given, the keys that role needs
+ * key may appear twice (a server silently keeps the last one), every rule between keys ({@link ConfigRule}, declared
+ * beside them) must hold for the file's values and the defaults of the keys it leaves out, and with a role given, the keys that role needs
  * without a default must be present. Used by the deployment checks (build/check-deploy.sh) on the configuration
  * the Helm chart renders.
  *
@@ -37,6 +40,7 @@ public final class ConfigCheck {
     }
     List<String> problems = new ArrayList<>(read.duplicates);
     EstuaryConf conf = new EstuaryConf();
+    Set<String> refused = new HashSet<>();
     for (Map.Entry<String, String> e : read.inOrder.entrySet()) {
       String key = e.getKey().trim();
       if (ConfigRegistry.get(key) == null) {
@@ -47,7 +51,13 @@ public final class ConfigCheck {
         conf.set(key, e.getValue().trim());
       } catch (ConfigException ex) {
         problems.add(ex.getMessage());
+        refused.add(key);
       }
+    }
+    for (ConfigRule rule : ConfigRegistry.rules()) {
+      if (rule.keys().stream().anyMatch(k -> refused.contains(k.key()))) continue; // already reported
+      String broken = rule.check(conf);
+      if (broken != null) problems.add(broken);
     }
     if (role != null) {
       String prefix = EstuaryConf.PREFIX + role.name().toLowerCase(java.util.Locale.ROOT) + ".";

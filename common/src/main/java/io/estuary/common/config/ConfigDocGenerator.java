@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Comparator;
+import java.util.List;
 
 /** Writes docs/configuration.md from the declared entries. Run by build/gen-config-docs.sh; a test checks drift. */
 public final class ConfigDocGenerator {
@@ -29,6 +31,13 @@ public final class ConfigDocGenerator {
             .append(" | ").append(e.doc().replace("|", "\\|")).append(" |\n");
       }
       sb.append('\n');
+    }
+    sb.append("## Rules between keys\n\n")
+        .append("Checked by `ConfigCheck` (build/check-deploy.sh) on a server's configuration file.\n\n");
+    List<ConfigRule> rules = ConfigRegistry.rules();
+    rules.sort(Comparator.comparing(ConfigRule::describe)); // declaration order depends on which class loads first
+    for (ConfigRule rule : rules) {
+      sb.append("- ").append(rule.describe("`")).append('\n');
     }
     return sb.toString();
   }

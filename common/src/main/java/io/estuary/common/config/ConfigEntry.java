@@ -13,7 +13,8 @@ public final class ConfigEntry<T> {
   private final ConfigType<T> type;
   private final String defaultText;
   private final String doc;
-  private final Scope scope;
+  private final Scope statedScope;
+  private volatile Scope scope;
 
   /** Who reads a key: the servers, or the client that runs inside engine tasks and drivers. */
   public enum Scope { SERVER, CLIENT, BOTH }
@@ -23,6 +24,7 @@ public final class ConfigEntry<T> {
     this.type = Objects.requireNonNull(type);
     this.defaultText = defaultText;
     this.doc = Objects.requireNonNull(doc);
+    this.statedScope = scope;
     this.scope = scope;
     if (defaultText != null) {
       type.parse(key, defaultText); // a bad default is a programming error: fail at class load
@@ -35,7 +37,16 @@ public final class ConfigEntry<T> {
   /** The default as text, or null when the key has no default. */
   public String defaultText() { return defaultText; }
   public String doc() { return doc; }
-  public Scope scope() { return scope; }
+  /** Who reads this key: as stated in its declaration, else the scope of the class that declares it. */
+  public Scope scope() {
+    if (scope == null) ConfigRegistry.loadAll();
+    return scope;
+  }
+
+  /** Called once the declaring class is known (see {@link ConfigRegistry}). */
+  void declaredIn(Scope classScope) {
+    scope = statedScope != null ? statedScope : classScope;
+  }
 
   T parse(String text) {
     return type.parse(key, text);
@@ -51,7 +62,7 @@ public final class ConfigEntry<T> {
     private final ConfigType<T> type;
     private String defaultText;
     private String doc = "";
-    private Scope scope = Scope.SERVER;
+    private Scope scope; // null: the declaring class's scope
     private Function<T, String> check;
 
     private Builder(String key, ConfigType<T> type) {
@@ -61,6 +72,7 @@ public final class ConfigEntry<T> {
 
     public Builder<T> doc(String doc) { this.doc = doc; return this; }
     public Builder<T> defaultValue(String text) { this.defaultText = text; return this; }
+    /** States a scope other than the declaring class's (e.g. a server-only key among the transport keys). */
     public Builder<T> scope(Scope scope) { this.scope = scope; return this; }
 
     /** A check on the parsed value; it returns an error message, or null when the value is fine. */

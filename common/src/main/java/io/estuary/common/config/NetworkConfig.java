@@ -1,8 +1,12 @@
 package io.estuary.common.config;
 
 import static io.estuary.common.config.ConfigEntry.Scope.BOTH;
+import static io.estuary.common.config.ConfigEntry.Scope.SERVER;
 
-/** Transport settings, shared by servers and clients. */
+/**
+ * Transport settings, shared by servers and clients (a driver runs a server too: its lifecycle server), so their
+ * scope is both unless a declaration says otherwise.
+ */
 public final class NetworkConfig {
   private NetworkConfig() {}
 
@@ -63,7 +67,7 @@ public final class NetworkConfig {
 
   public static final ConfigEntry<String> VERSION_OVERRIDE =
       ConfigEntry.builder("estuary.version.override", ConfigType.STRING)
-          .defaultValue("")
+          .defaultValue("").scope(SERVER)
           .doc("The version a master or worker reports (admin API, estuary_build_info metric, start-up log, "
               + "registration with the master) instead of the one it was built as; the environment variable "
               + "ESTUARY_VERSION does the same when this is empty. For rehearsing a rolling upgrade with one build.")
@@ -71,7 +75,7 @@ public final class NetworkConfig {
 
   public static final ConfigEntry<Boolean> HALT_ON_FATAL_ERROR =
       ConfigEntry.builder("estuary.network.server.haltOnFatalError", ConfigType.BOOLEAN)
-          .defaultValue("true")
+          .defaultValue("true").scope(SERVER)
           .doc("A master or worker started from the command line logs a VirtualMachineError (out of heap, an "
               + "internal JVM error) raised on any of its threads and halts the process, so that a supervisor "
               + "restarts it instead of it living on half dead. Running out of direct memory while receiving a "

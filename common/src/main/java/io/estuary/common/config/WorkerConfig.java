@@ -137,6 +137,11 @@ public final class WorkerConfig {
           .doc("Share of estuary.worker.memory.maxBuffered below which every paused connection resumes. Must be "
               + "below the pause ratios, so the worker does not flap between states.")
           .build();
+  // The worker's own check (MemoryPressure.Watermarks) refuses to start otherwise; ConfigCheck says it before.
+  public static final ConfigRule MEMORY_RESUME_BELOW_PAUSE = ConfigRule.below(MEMORY_RESUME, MEMORY_PAUSE_PUSH);
+  public static final ConfigRule MEMORY_PAUSE_PUSH_NOT_ABOVE_REPLICATE =
+      ConfigRule.atMost(MEMORY_PAUSE_PUSH, MEMORY_PAUSE_REPLICATE);
+
 
   public static final ConfigEntry<Long> FLUSH_MAX_AGE =
       ConfigEntry.builder("estuary.worker.flush.maxAge", ConfigType.DURATION_MS)
@@ -206,6 +211,8 @@ public final class WorkerConfig {
           .doc("A disk probe slower than this reports the disk slow: it gets no new slots, but keeps serving and "
               + "taking data for the partitions already on it. Should be below estuary.worker.disk.check.timeout.")
           .build();
+  public static final ConfigRule DISK_SLOW_BELOW_HUNG = ConfigRule.below(DISK_SLOW_THRESHOLD, DISK_CHECK_TIMEOUT);
+
 
   public static final ConfigEntry<Integer> FETCH_THREADS_PER_DISK =
       ConfigEntry.builder("estuary.worker.fetch.threadsPerDisk", ConfigType.INT)
@@ -236,6 +243,8 @@ public final class WorkerConfig {
           .doc("A partition file this large takes no more data: pushes are refused with a split status and the "
               + "writers move to a new epoch before going on. Must be at least estuary.worker.split.softSize.")
           .build();
+  public static final ConfigRule SPLIT_SOFT_NOT_ABOVE_HARD = ConfigRule.atMost(SPLIT_SOFT_SIZE, SPLIT_HARD_SIZE);
+
 
   public static final ConfigEntry<String> META_DIR =
       ConfigEntry.builder("estuary.worker.meta.dir", ConfigType.STRING)
@@ -254,6 +263,9 @@ public final class WorkerConfig {
               + "disk declared failed or hung are given up at once. Keep it below estuary.network.rpc.timeout, so "
               + "the driver gets an answer rather than a timeout.")
           .build();
+  public static final ConfigRule COMMIT_WAIT_BELOW_RPC_TIMEOUT =
+      ConfigRule.below(COMMIT_MAX_WAIT, NetworkConfig.RPC_TIMEOUT);
+
 
   public static final ConfigEntry<Long> SHUTDOWN_TIMEOUT =
       ConfigEntry.builder("estuary.worker.shutdown.timeout", ConfigType.DURATION_MS)
@@ -291,6 +303,9 @@ public final class WorkerConfig {
           .defaultValue("1m").check(ConfigType.positive())
           .doc("Committed partition files no larger than this are read once into the cache after their commit.")
           .build();
+  public static final ConfigRule CACHED_PARTITION_NOT_ABOVE_CACHE =
+      ConfigRule.atMost(CACHE_MAX_PARTITION_SIZE, CACHE_MAX_BYTES);
+
 
   static void touch() {}
 }

@@ -23,6 +23,7 @@ public final class MasterMetrics {
 
   public MasterMetrics(AdministeredMaster master) {
     io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
+    io.estuary.server.admin.JvmMetrics.register(registry);
     slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
         .register(registry);
     slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total",

@@ -52,6 +52,7 @@ public final class WorkerMetrics {
   public WorkerMetrics(String version, StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams,
       StallDetector stalls) {
     BuildInfo.register(registry, "worker", version);
+    io.estuary.server.admin.JvmMetrics.register(registry);
     this.memory = storage.memory();
     pushRequests = Counter.build("estuary_worker_push_requests_total",
         "Pushes (plain and merged) received, accepted or refused; replicas count the copies they receive.")

@@ -219,6 +219,19 @@ class WorkerObservabilityTest {
     return c.getValue();
   }
 
+  @Test
+  void bothServersExportTheJvmsGarbageCollectionsMemoryBufferPoolsAndThreads() throws Exception {
+    String worker = Scrapes.getOrFail(cluster.workers().get(0).httpPort(), "/metrics").body;
+    String master = io.estuary.server.admin.PrometheusText.scrape(cluster.master().metrics().registry());
+    for (String scrape : new String[] {worker, master}) {
+      assertTrue(scrape.contains("jvm_gc_collection_seconds_count{gc=\""), scrape);
+      assertTrue(scrape.contains("jvm_buffer_pool_used_bytes{pool=\"direct\",}"), scrape);
+      assertTrue(scrape.contains("jvm_memory_bytes_used{area=\"heap\",}"), scrape);
+      assertTrue(scrape.contains("jvm_memory_pool_bytes_used{pool=\""), scrape);
+      assertTrue(scrape.contains("jvm_threads_current "), scrape);
+    }
+  }
+
   /**
    * docs/metrics.md is generated from the registries of a running master and worker; with
    * {@code -Destuary.metrics.doc.write=true} (build/gen-metrics-docs.sh) this test writes it instead of checking it.
