@@ -36,8 +36,10 @@ public final class LayeringRules {
   public enum Module {
     COMMON("io.estuary.common"),
     NETWORK("io.estuary.network", "io.estuary.common"),
-    MASTER("io.estuary.master", "io.estuary.common", "io.estuary.network"),
-    WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network"),
+    SERVER_COMMON("io.estuary.server", "io.estuary.common"),
+    MASTER("io.estuary.master", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
+    WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
+    CLI("io.estuary.cli", "io.estuary.common", "io.estuary.server"),
     CLIENT("io.estuary.client", "io.estuary.common", "io.estuary.network"),
     CLIENT_MR("io.estuary.mr", "io.estuary.common", "io.estuary.network", "io.estuary.client");
 

@@ -1,0 +1,12 @@
+package io.estuary.cli;
+
+import io.estuary.network.testing.LayeringRules;
+import org.junit.jupiter.api.Test;
+
+/** The cli module keeps the layering rules (no package cycle, no forbidden import): see {@link LayeringRules}. */
+class LayeringTest {
+  @Test
+  void productionCodeKeepsTheLayeringRules() {
+    LayeringRules.check(LayeringRules.Module.CLI);
+  }
+}
