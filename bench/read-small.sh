@@ -21,10 +21,10 @@ fi
 cpfile=bench/target/read-small.classpath
 if [ ! -s "$cpfile" ] || [ pom.xml -nt "$cpfile" ] || [ bench/pom.xml -nt "$cpfile" ]; then
   rm -f "$cpfile.tmp"
-  mvn -B -o -q -pl master,worker,client dependency:build-classpath -Dmdep.includeScope=runtime \
+  mvn -B -o -q -pl master,worker,client -am compile dependency:build-classpath -Dmdep.includeScope=runtime \
     -Dmdep.outputFile="$root/$cpfile.tmp" -Dmdep.appendOutput=true
   # Third-party jars only (the modules' own classes come from their target/ directories), each once.
-  tr ':' '\n' < "$cpfile.tmp" | grep -v -e '/estuary-' -e '/junit' -e '/opentest4j' -e '/apiguardian' | sort -u \
+  tr ':' '\n' < "$cpfile.tmp" | grep -v -e '/estuary-' -e '/target/' -e '/junit' -e '/opentest4j' -e '/apiguardian' | sort -u \
     | paste -sd: > "$cpfile"
   rm -f "$cpfile.tmp"
 fi
