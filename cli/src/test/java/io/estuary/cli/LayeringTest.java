@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Test;
 
 /** The cli module keeps the layering rules (no package cycle, no forbidden import): see {@link LayeringRules}. */
 class LayeringTest {
-  @Test
-  void productionCodeKeepsTheLayeringRules() {
-    LayeringRules.check(LayeringRules.Module.CLI);
-  }
+    @Test
+    void productionCodeKeepsTheLayeringRules() {
+        LayeringRules.check(LayeringRules.Module.CLI);
+    }
 }

@@ -43,68 +43,70 @@ import org.slf4j.LoggerFactory;
  * ({@link LifecycleManager#rerunsReplaceLostGenerations()}).
  */
 public final class EstuaryAppMaster {
-  private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
-  private static final String RECOVERY_ENABLE = "yarn.app.mapreduce.am.job.recovery.enable";
-  private static final String REDUCE_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps";
-  private static final String FETCH_FAILURE_NOTIFICATIONS = "mapreduce.reduce.shuffle.max-fetch-failures-notifications";
-  private static final String FETCH_FAILURE_FRACTION = "mapreduce.reduce.shuffle.max-fetch-failures-fraction";
+    private static final Logger LOG = LoggerFactory.getLogger(EstuaryAppMaster.class);
+    private static final String RECOVERY_ENABLE = "yarn.app.mapreduce.am.job.recovery.enable";
+    private static final String REDUCE_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps";
+    private static final String FETCH_FAILURE_NOTIFICATIONS =
+            "mapreduce.reduce.shuffle.max-fetch-failures-notifications";
+    private static final String FETCH_FAILURE_FRACTION = "mapreduce.reduce.shuffle.max-fetch-failures-fraction";
 
-  private EstuaryAppMaster() {}
+    private EstuaryAppMaster() {}
 
-  public static void main(String[] args) throws Exception {
-    String container = System.getenv(ApplicationConstants.Environment.CONTAINER_ID.name());
-    JobConf conf = new JobConf(new YarnConfiguration());
-    conf.addResource(new Path(MRJobConfig.JOB_CONF_FILE));
-    if (container != null && conf.getNumReduceTasks() > 0) {
-      String appId = ContainerId.fromString(container).getApplicationAttemptId().toString();
-      String host = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
-      if (host == null) host = InetAddress.getLocalHost().getCanonicalHostName();
-      LifecycleManager lifecycle = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(conf), host);
-      lifecycle.rerunsReplaceLostGenerations();
-      Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
-      String address = host + ":" + lifecycle.port();
-      announce(lifecycle.appId(), address);
-      LOG.info("Estuary lifecycle manager of {} at {}", lifecycle.appId(), address);
+    public static void main(String[] args) throws Exception {
+        String container = System.getenv(ApplicationConstants.Environment.CONTAINER_ID.name());
+        JobConf conf = new JobConf(new YarnConfiguration());
+        conf.addResource(new Path(MRJobConfig.JOB_CONF_FILE));
+        if (container != null && conf.getNumReduceTasks() > 0) {
+            String appId =
+                    ContainerId.fromString(container).getApplicationAttemptId().toString();
+            String host = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
+            if (host == null) host = InetAddress.getLocalHost().getCanonicalHostName();
+            LifecycleManager lifecycle = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(conf), host);
+            lifecycle.rerunsReplaceLostGenerations();
+            Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
+            String address = host + ":" + lifecycle.port();
+            announce(lifecycle.appId(), address);
+            LOG.info("Estuary lifecycle manager of {} at {}", lifecycle.appId(), address);
+        }
+        MRAppMaster.main(new String[0]);
     }
-    MRAppMaster.main(new String[0]);
-  }
 
-  /**
-   * Writes the lifecycle's address into the AM's job.xml (a fresh file in place of the node manager's link, never
-   * written through) and into the environment of the tasks it launches.
-   */
-  private static void announce(String appId, String address) throws IOException {
-    java.nio.file.Path local = Paths.get(MRJobConfig.JOB_CONF_FILE);
-    Configuration mine = new Configuration(false);
-    try (InputStream in = Files.newInputStream(local)) {
-      mine.addResource(in);
-      mine.size(); // parse now, while the stream is open
+    /**
+     * Writes the lifecycle's address into the AM's job.xml (a fresh file in place of the node manager's link, never
+     * written through) and into the environment of the tasks it launches.
+     */
+    private static void announce(String appId, String address) throws IOException {
+        java.nio.file.Path local = Paths.get(MRJobConfig.JOB_CONF_FILE);
+        Configuration mine = new Configuration(false);
+        try (InputStream in = Files.newInputStream(local)) {
+            mine.addResource(in);
+            mine.size(); // parse now, while the stream is open
+        }
+        set(mine, appId, address);
+        addTaskEnv(mine, MRJobConfig.MAP_ENV, appId, address);
+        addTaskEnv(mine, MRJobConfig.REDUCE_ENV, appId, address);
+        java.nio.file.Path fresh = Paths.get(MRJobConfig.JOB_CONF_FILE + ".estuary");
+        try (OutputStream out = Files.newOutputStream(fresh)) {
+            mine.writeXml(out);
+        }
+        Files.move(fresh, local, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
-    set(mine, appId, address);
-    addTaskEnv(mine, MRJobConfig.MAP_ENV, appId, address);
-    addTaskEnv(mine, MRJobConfig.REDUCE_ENV, appId, address);
-    java.nio.file.Path fresh = Paths.get(MRJobConfig.JOB_CONF_FILE + ".estuary");
-    try (OutputStream out = Files.newOutputStream(fresh)) {
-      mine.writeXml(out);
+
+    /** Appends the lifecycle's address to a task type's environment list (which replaces {@code mapred.child.env}). */
+    private static void addTaskEnv(Configuration c, String key, String appId, String address) {
+        String given = c.get(key, c.get(JobConf.MAPRED_TASK_ENV, ""));
+        String ours = MrJobKeys.ENV_LIFECYCLE_ADDRESS + "=" + address + "," + MrJobKeys.ENV_APP_ID + "=" + appId;
+        c.set(key, given.trim().isEmpty() ? ours : given + "," + ours);
     }
-    Files.move(fresh, local, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-  }
 
-  /** Appends the lifecycle's address to a task type's environment list (which replaces {@code mapred.child.env}). */
-  private static void addTaskEnv(Configuration c, String key, String appId, String address) {
-    String given = c.get(key, c.get(JobConf.MAPRED_TASK_ENV, ""));
-    String ours = MrJobKeys.ENV_LIFECYCLE_ADDRESS + "=" + address + "," + MrJobKeys.ENV_APP_ID + "=" + appId;
-    c.set(key, given.trim().isEmpty() ? ours : given + "," + ours);
-  }
-
-  private static void set(Configuration c, String appId, String address) {
-    c.set(MrJobKeys.LIFECYCLE_ADDRESS, address);
-    c.set(MrJobKeys.APP_ID, appId);
-    c.setBoolean(RECOVERY_ENABLE, false);
-    c.setFloat(REDUCE_SLOWSTART, 1.0f);
-    // A reducer reports a map only when Estuary lost data of its generation (never for a slow or flaky host, as
-    // MapReduce's own shuffle does), so one report from one reducer is enough to rerun it.
-    c.setInt(FETCH_FAILURE_NOTIFICATIONS, 1);
-    c.setFloat(FETCH_FAILURE_FRACTION, 0f);
-  }
+    private static void set(Configuration c, String appId, String address) {
+        c.set(MrJobKeys.LIFECYCLE_ADDRESS, address);
+        c.set(MrJobKeys.APP_ID, appId);
+        c.setBoolean(RECOVERY_ENABLE, false);
+        c.setFloat(REDUCE_SLOWSTART, 1.0f);
+        // A reducer reports a map only when Estuary lost data of its generation (never for a slow or flaky host, as
+        // MapReduce's own shuffle does), so one report from one reducer is enough to rerun it.
+        c.setInt(FETCH_FAILURE_NOTIFICATIONS, 1);
+        c.setFloat(FETCH_FAILURE_FRACTION, 0f);
+    }
 }

@@ -20,57 +20,60 @@ import org.slf4j.LoggerFactory;
  * client settings) for every later job of the JVM. Thread-safe.
  */
 final class LocalLifecycles {
-  private static final Logger LOG = LoggerFactory.getLogger(LocalLifecycles.class);
-  private static final Map<String, Integer> shuffleIds = new HashMap<>();
-  private static final Map<String, Integer> reducersDone = new HashMap<>();
+    private static final Logger LOG = LoggerFactory.getLogger(LocalLifecycles.class);
+    private static final Map<String, Integer> shuffleIds = new HashMap<>();
+    private static final Map<String, Integer> reducersDone = new HashMap<>();
 
-  private LocalLifecycles() {}
+    private LocalLifecycles() {}
 
-  /** The process's services; the first job to ask configures them. Tasks lease its client. */
-  static ShuffleServices services(JobConf job) {
-    return ProcessServices.get(() -> {
-      EstuaryConf conf = MrConfBridge.toEstuaryConf(job);
-      return new ShuffleServices(conf, () -> startLocal(conf));
-    });
-  }
-
-  private static LifecycleManager startLocal(EstuaryConf conf) {
-    String appId = "mr-local-" + UUID.randomUUID().toString().substring(0, 8);
-    LifecycleManager lm = new LifecycleManager(appId, conf, "127.0.0.1");
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        lm.close();
-      } catch (RuntimeException e) {
-        LOG.warn("Stopping the local Estuary lifecycle manager failed: {}", e.getMessage());
-      }
-    }, "estuary-local-lifecycle-stop"));
-    return lm;
-  }
-
-  static LifecycleManager get(JobConf job) {
-    return services(job).lifecycle();
-  }
-
-  static synchronized int shuffleId(String jobId) {
-    Integer id = shuffleIds.get(jobId);
-    if (id == null) {
-      id = shuffleIds.size();
-      shuffleIds.put(jobId, id);
+    /** The process's services; the first job to ask configures them. Tasks lease its client. */
+    static ShuffleServices services(JobConf job) {
+        return ProcessServices.get(() -> {
+            EstuaryConf conf = MrConfBridge.toEstuaryConf(job);
+            return new ShuffleServices(conf, () -> startLocal(conf));
+        });
     }
-    return id;
-  }
 
-  /** How many jobs have used Estuary in this JVM (for tests). */
-  static synchronized int jobsSeen() {
-    return shuffleIds.size();
-  }
-
-  /** A reducer of {@code jobId} read its partition; after the last one the job's data is deleted. */
-  static synchronized void reducerDone(JobConf job, String jobId, int numReducers) {
-    int done = reducersDone.merge(jobId, 1, Integer::sum);
-    if (done == numReducers) {
-      services(job).unregisterShuffle(shuffleId(jobId));
-      reducersDone.remove(jobId);
+    private static LifecycleManager startLocal(EstuaryConf conf) {
+        String appId = "mr-local-" + UUID.randomUUID().toString().substring(0, 8);
+        LifecycleManager lm = new LifecycleManager(appId, conf, "127.0.0.1");
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            try {
+                                lm.close();
+                            } catch (RuntimeException e) {
+                                LOG.warn("Stopping the local Estuary lifecycle manager failed: {}", e.getMessage());
+                            }
+                        },
+                        "estuary-local-lifecycle-stop"));
+        return lm;
     }
-  }
+
+    static LifecycleManager get(JobConf job) {
+        return services(job).lifecycle();
+    }
+
+    static synchronized int shuffleId(String jobId) {
+        Integer id = shuffleIds.get(jobId);
+        if (id == null) {
+            id = shuffleIds.size();
+            shuffleIds.put(jobId, id);
+        }
+        return id;
+    }
+
+    /** How many jobs have used Estuary in this JVM (for tests). */
+    static synchronized int jobsSeen() {
+        return shuffleIds.size();
+    }
+
+    /** A reducer of {@code jobId} read its partition; after the last one the job's data is deleted. */
+    static synchronized void reducerDone(JobConf job, String jobId, int numReducers) {
+        int done = reducersDone.merge(jobId, 1, Integer::sum);
+        if (done == numReducers) {
+            services(job).unregisterShuffle(shuffleId(jobId));
+            reducersDone.remove(jobId);
+        }
+    }
 }

@@ -15,13 +15,15 @@ import org.apache.hadoop.conf.Configuration;
  * <p>Stateless: static functions only, safe from any thread.
  */
 final class MrConfBridge {
-  private MrConfBridge() {}
+    private MrConfBridge() {}
 
-  static EstuaryConf toEstuaryConf(Configuration job) {
-    List<String> keys = new ArrayList<>();
-    for (Map.Entry<String, String> kv : job) keys.add(kv.getKey());
-    // Workers slow down heavy pushers per user: the job's user by default.
-    return EngineConf.fromEngineKeys(EngineSettings.of(keys, job::get), "",
-        () -> job.get("mapreduce.job.user.name", System.getProperty("user.name", "")));
-  }
+    static EstuaryConf toEstuaryConf(Configuration job) {
+        List<String> keys = new ArrayList<>();
+        for (Map.Entry<String, String> kv : job) keys.add(kv.getKey());
+        // Workers slow down heavy pushers per user: the job's user by default.
+        return EngineConf.fromEngineKeys(
+                EngineSettings.of(keys, job::get),
+                "",
+                () -> job.get("mapreduce.job.user.name", System.getProperty("user.name", "")));
+    }
 }

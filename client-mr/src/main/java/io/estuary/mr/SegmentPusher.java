@@ -12,47 +12,47 @@ import org.apache.hadoop.io.WritableUtils;
  * Confined to the map task's thread.
  */
 final class SegmentPusher {
-  private final MapOutputWriter out;
-  private final int batchSize;
-  private final DataOutputBuffer batch = new DataOutputBuffer();
-  private int partition = -1;
-  private int records;
-  private long pushedRecords;
+    private final MapOutputWriter out;
+    private final int batchSize;
+    private final DataOutputBuffer batch = new DataOutputBuffer();
+    private int partition = -1;
+    private int records;
+    private long pushedRecords;
 
-  SegmentPusher(MapOutputWriter out, int batchSize) {
-    this.out = out;
-    this.batchSize = batchSize;
-  }
+    SegmentPusher(MapOutputWriter out, int batchSize) {
+        this.out = out;
+        this.batchSize = batchSize;
+    }
 
-  /** Starts the sorted run of {@code p}; the previous run is pushed first. */
-  void start(int p) {
-    end();
-    partition = p;
-  }
+    /** Starts the sorted run of {@code p}; the previous run is pushed first. */
+    void start(int p) {
+        end();
+        partition = p;
+    }
 
-  void append(byte[] b, int keyStart, int keyLength, int valueStart, int valueLength) throws IOException {
-    WritableUtils.writeVInt(batch, keyLength);
-    WritableUtils.writeVInt(batch, valueLength);
-    batch.write(b, keyStart, keyLength);
-    batch.write(b, valueStart, valueLength);
-    records++;
-    if (batch.getLength() >= batchSize) pushBatch();
-  }
+    void append(byte[] b, int keyStart, int keyLength, int valueStart, int valueLength) throws IOException {
+        WritableUtils.writeVInt(batch, keyLength);
+        WritableUtils.writeVInt(batch, valueLength);
+        batch.write(b, keyStart, keyLength);
+        batch.write(b, valueStart, valueLength);
+        records++;
+        if (batch.getLength() >= batchSize) pushBatch();
+    }
 
-  /** Ends the current run: what is buffered goes out as a batch of its own. */
-  void end() {
-    pushBatch();
-  }
+    /** Ends the current run: what is buffered goes out as a batch of its own. */
+    void end() {
+        pushBatch();
+    }
 
-  long pushedRecords() {
-    return pushedRecords;
-  }
+    long pushedRecords() {
+        return pushedRecords;
+    }
 
-  private void pushBatch() {
-    if (records == 0) return;
-    out.writeBatch(partition, batch.getData(), 0, batch.getLength(), records);
-    pushedRecords += records;
-    records = 0;
-    batch.reset();
-  }
+    private void pushBatch() {
+        if (records == 0) return;
+        out.writeBatch(partition, batch.getData(), 0, batch.getLength(), records);
+        pushedRecords += records;
+        records = 0;
+        batch.reset();
+    }
 }

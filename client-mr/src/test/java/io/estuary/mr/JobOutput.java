@@ -16,64 +16,64 @@ import org.apache.hadoop.fs.Path;
  * tab (what a total-order sort must produce).
  */
 final class JobOutput {
-  final long lines;
-  final long checksum;
-  final boolean globallySorted;
+    final long lines;
+    final long checksum;
+    final boolean globallySorted;
 
-  private JobOutput(long lines, long checksum, boolean globallySorted) {
-    this.lines = lines;
-    this.checksum = checksum;
-    this.globallySorted = globallySorted;
-  }
+    private JobOutput(long lines, long checksum, boolean globallySorted) {
+        this.lines = lines;
+        this.checksum = checksum;
+        this.globallySorted = globallySorted;
+    }
 
-  static JobOutput read(Configuration conf, Path dir) throws IOException {
-    FileSystem fs = dir.getFileSystem(conf);
-    FileStatus[] parts = fs.listStatus(dir, p -> p.getName().startsWith("part-"));
-    Arrays.sort(parts, (a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
-    long n = 0;
-    long sum = 0;
-    boolean sorted = true;
-    String previousKey = null;
-    for (FileStatus part : parts) {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(fs.open(part.getPath()),
-          StandardCharsets.UTF_8))) {
-        String line;
-        while ((line = r.readLine()) != null) {
-          n++;
-          sum += hash(line);
-          int tab = line.indexOf('\t');
-          String key = tab < 0 ? line : line.substring(0, tab);
-          if (previousKey != null && previousKey.compareTo(key) > 0) sorted = false;
-          previousKey = key;
+    static JobOutput read(Configuration conf, Path dir) throws IOException {
+        FileSystem fs = dir.getFileSystem(conf);
+        FileStatus[] parts = fs.listStatus(dir, p -> p.getName().startsWith("part-"));
+        Arrays.sort(parts, (a, b) -> a.getPath().getName().compareTo(b.getPath().getName()));
+        long n = 0;
+        long sum = 0;
+        boolean sorted = true;
+        String previousKey = null;
+        for (FileStatus part : parts) {
+            try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(fs.open(part.getPath()), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    n++;
+                    sum += hash(line);
+                    int tab = line.indexOf('\t');
+                    String key = tab < 0 ? line : line.substring(0, tab);
+                    if (previousKey != null && previousKey.compareTo(key) > 0) sorted = false;
+                    previousKey = key;
+                }
+            }
         }
-      }
+        return new JobOutput(n, sum, sorted);
     }
-    return new JobOutput(n, sum, sorted);
-  }
 
-  static long hash(String s) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
-      h ^= b;
-      h *= 0x100000001b3L;
+    static long hash(String s) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b;
+            h *= 0x100000001b3L;
+        }
+        return h;
     }
-    return h;
-  }
 
-  @Override
-  public boolean equals(Object o) {
-    if (!(o instanceof JobOutput)) return false;
-    JobOutput x = (JobOutput) o;
-    return lines == x.lines && checksum == x.checksum && globallySorted == x.globallySorted;
-  }
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof JobOutput)) return false;
+        JobOutput x = (JobOutput) o;
+        return lines == x.lines && checksum == x.checksum && globallySorted == x.globallySorted;
+    }
 
-  @Override
-  public int hashCode() {
-    return Long.hashCode(lines * 31 + checksum);
-  }
+    @Override
+    public int hashCode() {
+        return Long.hashCode(lines * 31 + checksum);
+    }
 
-  @Override
-  public String toString() {
-    return lines + " lines, checksum " + Long.toHexString(checksum) + (globallySorted ? ", sorted" : "");
-  }
+    @Override
+    public String toString() {
+        return lines + " lines, checksum " + Long.toHexString(checksum) + (globallySorted ? ", sorted" : "");
+    }
 }

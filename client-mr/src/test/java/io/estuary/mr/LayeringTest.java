@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Test;
 
 /** The MapReduce adapter keeps the layering rules (no package cycle, no forbidden import): see {@link LayeringRules}. */
 class LayeringTest {
-  @Test
-  void productionCodeKeepsTheLayeringRules() {
-    LayeringRules.check(LayeringRules.Module.CLIENT_MR);
-  }
+    @Test
+    void productionCodeKeepsTheLayeringRules() {
+        LayeringRules.check(LayeringRules.Module.CLIENT_MR);
+    }
 }

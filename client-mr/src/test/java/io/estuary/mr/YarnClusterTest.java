@@ -11,10 +11,10 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.StringTokenizer;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import java.util.StringTokenizer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.IntWritable;
@@ -40,221 +40,231 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class YarnClusterTest {
-  private static final String OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
-  private MiniCluster estuary;
-  private MiniMRYarnCluster yarn;
-  private java.nio.file.Path tmp;
-  private Configuration local;
+    private static final String OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED";
+    private MiniCluster estuary;
+    private MiniMRYarnCluster yarn;
+    private java.nio.file.Path tmp;
+    private Configuration local;
 
-  @BeforeAll
-  void start() throws Exception {
-    estuary = new MiniCluster(2, 1, new EstuaryConf());
-    tmp = Files.createTempDirectory("estuary-mr-yarn");
-    Configuration conf = new YarnConfiguration();
-    conf.setInt("yarn.nodemanager.resource.memory-mb", 4096);
-    conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
-    conf.setBoolean("yarn.nodemanager.pmem-check-enabled", false);
-    conf.setInt("yarn.scheduler.minimum-allocation-mb", 256);
-    yarn = new MiniMRYarnCluster("estuary-mr", 1);
-    yarn.init(conf);
-    yarn.start();
-    local = new Configuration();
-    local.set("fs.defaultFS", "file:///");
-    local.set("mapreduce.framework.name", "local");
-    local.set("mapreduce.cluster.local.dir", tmp.resolve("local").toString());
-    local.set("mapreduce.jobtracker.staging.root.dir", tmp.resolve("staging").toString());
-    local.setInt("mapreduce.local.map.tasks.maximum", 2);
-  }
-
-  @AfterAll
-  void stop() throws Exception {
-    if (yarn != null) yarn.stop();
-    if (estuary != null) estuary.close();
-  }
-
-  private Configuration onYarn() {
-    Configuration c = new Configuration(yarn.getConfig());
-    LocalModeTest.withEstuary(c, estuary.masterEndpoint());
-    c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + EstuaryAppMaster.class.getName());
-    c.setInt("yarn.app.mapreduce.am.resource.mb", 512);
-    c.setInt("mapreduce.map.memory.mb", 512);
-    c.setInt("mapreduce.reduce.memory.mb", 512);
-    c.set("mapreduce.map.java.opts", "-Xmx384m " + OPENS);
-    c.set("mapreduce.reduce.java.opts", "-Xmx384m " + OPENS);
-    c.setInt("mapreduce.task.io.sort.mb", 8);
-    c.setLong("mapreduce.input.fileinputformat.split.maxsize", 2L << 20);
-    c.setBoolean("mapreduce.map.speculative", false);
-    c.setBoolean("mapreduce.reduce.speculative", false);
-    return c;
-  }
-
-  private Path path(String name) {
-    return new Path(tmp.resolve(name).toUri());
-  }
-
-  @Test
-  void wordCount() throws Exception {
-    Path in = path("words");
-    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
-    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("wc-native"), 2);
-    assertEquals(expected, TestJobs.wordCount(onYarn(), in, path("wc-yarn"), 2));
-  }
-
-  @Test
-  void totalOrderSort() throws Exception {
-    Path in = path("sort");
-    TestInputs.sortRecords(local, new Path(in, "part0"), 6L << 20, 7);
-    JobOutput expected = TestJobs.totalOrderSort(new Configuration(local), in, path("sort-native"), 3);
-    JobOutput actual = TestJobs.totalOrderSort(onYarn(), in, path("sort-yarn"), 3);
-    assertTrue(actual.globallySorted);
-    assertEquals(expected, actual);
-  }
-
-  @Test
-  void mapAttemptThatFailsOnce() throws Exception {
-    Path in = path("words-fail");
-    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
-    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("fail-native"), 2);
-    Configuration c = onYarn();
-    // Pushes go out before the failure: map 0's first attempt pushes part of its output, then dies.
-    c.setInt("mapreduce.task.io.sort.mb", 1);
-    assertEquals(expected, TestJobs.wordCount(c, in, path("fail-yarn"), 2, FailingOnceMapper.class));
-  }
-
-  /**
-   * A reducer's partition is lost (one copy, its worker dies after every map ended and before any reducer reads):
-   * the reducers report the maps, the ApplicationMaster reruns them into a fresh generation, and the job still
-   * writes what native MapReduce writes. A cluster of its own, so the other tests keep their workers.
-   */
-  @Test
-  void lostPartitionRerunsTheMaps() throws Exception {
-    Path in = path("words-lost");
-    TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
-    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("lost-native"), 2);
-    try (MiniCluster lossy = new MiniCluster(2, 1, new EstuaryConf())) {
-      Configuration c = onYarn();
-      LocalModeTest.withEstuary(c, lossy.masterEndpoint());
-      c.setBoolean("estuary.client.push.replicate", false);
-      c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", GatedShuffleConsumer.class.getName());
-      java.nio.file.Path gate = tmp.resolve("lost-gate");
-      c.set(GatedShuffleConsumer.GATE, gate.toString());
-      Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
-      TestJobs.setPaths(job, in, path("lost-yarn"));
-      job.submit();
-      java.nio.file.Path arrived = tmp.resolve("lost-gate.arrived");
-      long deadline = System.currentTimeMillis() + 180_000;
-      while (!Files.exists(arrived)) { // a reducer runs: every map has ended
-        assertTrue(System.currentTimeMillis() < deadline && !job.isComplete(), "no reducer reached the gate");
-        Thread.sleep(100);
-      }
-      int victim = workerWithData(lossy);
-      lossy.workers().get(victim).close();
-      Files.createFile(gate);
-      JobOutput actual = TestJobs.finish(job);
-      assertEquals(expected, actual);
-      int maps = job.getTaskReports(TaskType.MAP).length;
-      long launched = job.getCounters().findCounter(JobCounter.TOTAL_LAUNCHED_MAPS).getValue();
-      assertTrue(launched >= 2L * maps, launched + " map attempts for " + maps + " maps: the maps did not rerun");
+    @BeforeAll
+    void start() throws Exception {
+        estuary = new MiniCluster(2, 1, new EstuaryConf());
+        tmp = Files.createTempDirectory("estuary-mr-yarn");
+        Configuration conf = new YarnConfiguration();
+        conf.setInt("yarn.nodemanager.resource.memory-mb", 4096);
+        conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+        conf.setBoolean("yarn.nodemanager.pmem-check-enabled", false);
+        conf.setInt("yarn.scheduler.minimum-allocation-mb", 256);
+        yarn = new MiniMRYarnCluster("estuary-mr", 1);
+        yarn.init(conf);
+        yarn.start();
+        local = new Configuration();
+        local.set("fs.defaultFS", "file:///");
+        local.set("mapreduce.framework.name", "local");
+        local.set("mapreduce.cluster.local.dir", tmp.resolve("local").toString());
+        local.set(
+                "mapreduce.jobtracker.staging.root.dir", tmp.resolve("staging").toString());
+        local.setInt("mapreduce.local.map.tasks.maximum", 2);
     }
-  }
 
-  /**
-   * Two attempts of a map push their whole output, as a speculative attempt and the original do: map 0's first
-   * attempt pushes everything and ends in Estuary, then fails, and its second attempt pushes everything again. The
-   * first attempt to end is the one reducers read, so nothing is doubled. In the same job reduce 0's first attempt
-   * fails halfway through reading its partition, after a merge wrote records to local disk; its second attempt
-   * reads the partition again from the start. The output is still the native one.
-   */
-  @Test
-  void duplicatedMapAttemptAndReduceFailingAfterPartialMerge() throws Exception {
-    Path in = path("words-dup");
-    TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
-    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("dup-native"), 2);
-    java.nio.file.Path markers = Files.createDirectories(tmp.resolve("dup-markers"));
-    Configuration c = onYarn();
-    c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
-    c.set(MarkingCollector.MARKERS, markers.toString());
-    c.setBoolean(MarkingCollector.FAIL_AFTER_END, true);
-    c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", FailingAfterMergeConsumer.class.getName());
-    c.setInt("mapreduce.task.io.sort.mb", 1); // many small runs per reducer
-    c.setLong("mapreduce.reduce.memory.totalbytes", 512L << 10); // merges to disk while reading
-    c.setInt("mapreduce.task.merge.progress.records", 1000); // a merge reports progress, and so fails, early
-    Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
-    TestJobs.setPaths(job, in, path("dup-yarn"));
-    assertEquals(expected, TestJobs.finish(job));
-    assertEquals(1, job.getCounters().findCounter(JobCounter.NUM_FAILED_MAPS).getValue(), "failed map attempts");
-    assertEquals(1, job.getCounters().findCounter(JobCounter.NUM_FAILED_REDUCES).getValue(),
-        "failed reduce attempts (did a merge spill before the reducer read everything?)");
-    List<String> map0 = markerNames(markers).stream().filter(m -> m.contains("-m0-")).collect(Collectors.toList());
-    assertEquals(2, map0.size(), "attempts of map 0 that ended in Estuary: " + map0);
-  }
-
-  /**
-   * The ApplicationMaster's first attempt dies (halts) once a map has ended in Estuary; YARN starts a second one,
-   * which starts a lifecycle of its own (a fresh Estuary application) and runs every map again, as recovery is
-   * off: what the first attempt's maps pushed is never read, and the output is the native one.
-   */
-  @Test
-  void applicationMasterRetryRerunsEveryMap() throws Exception {
-    Path in = path("words-am");
-    TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
-    JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("am-native"), 2);
-    java.nio.file.Path markers = Files.createDirectories(tmp.resolve("am-markers"));
-    Configuration c = onYarn();
-    c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + CrashingAppMaster.class.getName());
-    c.setInt("mapreduce.am.max-attempts", 2);
-    c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
-    c.set(MarkingCollector.MARKERS, markers.toString());
-    Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
-    TestJobs.setPaths(job, in, path("am-yarn"));
-    assertEquals(expected, TestJobs.finish(job));
-    Map<String, Set<String>> mapsByApp = new TreeMap<>();
-    for (String m : markerNames(markers)) {
-      int cut = m.lastIndexOf("-m");
-      mapsByApp.computeIfAbsent(m.substring(0, cut), k -> new TreeSet<>())
-          .add(m.substring(cut + 2, m.lastIndexOf("-a")));
+    @AfterAll
+    void stop() throws Exception {
+        if (yarn != null) yarn.stop();
+        if (estuary != null) estuary.close();
     }
-    assertEquals(2, mapsByApp.size(), "Estuary applications (AM attempts) whose maps ended: " + mapsByApp);
-    int maps = job.getTaskReports(TaskType.MAP).length;
-    Set<String> second = mapsByApp.get(Collections.max(mapsByApp.keySet()));
-    assertEquals(maps, second.size(), "maps ended under the second AM attempt: " + second);
-  }
 
-  private static List<String> markerNames(java.nio.file.Path dir) throws IOException {
-    try (java.util.stream.Stream<java.nio.file.Path> files = Files.list(dir)) {
-      return files.map(f -> f.getFileName().toString()).filter(n -> !n.endsWith(".tmp"))
-          .collect(Collectors.toList());
+    private Configuration onYarn() {
+        Configuration c = new Configuration(yarn.getConfig());
+        LocalModeTest.withEstuary(c, estuary.masterEndpoint());
+        c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + EstuaryAppMaster.class.getName());
+        c.setInt("yarn.app.mapreduce.am.resource.mb", 512);
+        c.setInt("mapreduce.map.memory.mb", 512);
+        c.setInt("mapreduce.reduce.memory.mb", 512);
+        c.set("mapreduce.map.java.opts", "-Xmx384m " + OPENS);
+        c.set("mapreduce.reduce.java.opts", "-Xmx384m " + OPENS);
+        c.setInt("mapreduce.task.io.sort.mb", 8);
+        c.setLong("mapreduce.input.fileinputformat.split.maxsize", 2L << 20);
+        c.setBoolean("mapreduce.map.speculative", false);
+        c.setBoolean("mapreduce.reduce.speculative", false);
+        return c;
     }
-  }
 
-  /** A worker holding shuffle data (without replication each partition lives on one worker). */
-  private static int workerWithData(MiniCluster cluster) throws IOException {
-    for (int i = 0; i < cluster.workers().size(); i++) {
-      try (java.util.stream.Stream<java.nio.file.Path> files =
-          Files.walk(cluster.root().resolve("worker" + i + "-disk0"))) {
-        if (files.anyMatch(f -> f.toString().endsWith(".data"))) return i;
-      }
+    private Path path(String name) {
+        return new Path(tmp.resolve(name).toUri());
     }
-    throw new IllegalStateException("no worker holds shuffle data");
-  }
 
-  /** Word count's mapper, except that the first attempt of map 0 fails after 20,000 lines. */
-  public static final class FailingOnceMapper extends Mapper<Object, Text, Text, IntWritable> {
-    private static final IntWritable ONE = new IntWritable(1);
-    private final Text word = new Text();
-    private int lines;
-
-    @Override
-    protected void map(Object key, Text value, Context context) throws IOException, InterruptedException {
-      if (++lines == 20_000 && context.getTaskAttemptID().getTaskID().getId() == 0
-          && context.getTaskAttemptID().getId() == 0) {
-        throw new IOException("the first attempt of map 0 fails on purpose");
-      }
-      StringTokenizer words = new StringTokenizer(value.toString());
-      while (words.hasMoreTokens()) {
-        word.set(words.nextToken());
-        context.write(word, ONE);
-      }
+    @Test
+    void wordCount() throws Exception {
+        Path in = path("words");
+        TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("wc-native"), 2);
+        assertEquals(expected, TestJobs.wordCount(onYarn(), in, path("wc-yarn"), 2));
     }
-  }
+
+    @Test
+    void totalOrderSort() throws Exception {
+        Path in = path("sort");
+        TestInputs.sortRecords(local, new Path(in, "part0"), 6L << 20, 7);
+        JobOutput expected = TestJobs.totalOrderSort(new Configuration(local), in, path("sort-native"), 3);
+        JobOutput actual = TestJobs.totalOrderSort(onYarn(), in, path("sort-yarn"), 3);
+        assertTrue(actual.globallySorted);
+        assertEquals(expected, actual);
+    }
+
+    @Test
+    void mapAttemptThatFailsOnce() throws Exception {
+        Path in = path("words-fail");
+        TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("fail-native"), 2);
+        Configuration c = onYarn();
+        // Pushes go out before the failure: map 0's first attempt pushes part of its output, then dies.
+        c.setInt("mapreduce.task.io.sort.mb", 1);
+        assertEquals(expected, TestJobs.wordCount(c, in, path("fail-yarn"), 2, FailingOnceMapper.class));
+    }
+
+    /**
+     * A reducer's partition is lost (one copy, its worker dies after every map ended and before any reducer reads):
+     * the reducers report the maps, the ApplicationMaster reruns them into a fresh generation, and the job still
+     * writes what native MapReduce writes. A cluster of its own, so the other tests keep their workers.
+     */
+    @Test
+    void lostPartitionRerunsTheMaps() throws Exception {
+        Path in = path("words-lost");
+        TestInputs.words(local, new Path(in, "words.txt"), 4L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("lost-native"), 2);
+        try (MiniCluster lossy = new MiniCluster(2, 1, new EstuaryConf())) {
+            Configuration c = onYarn();
+            LocalModeTest.withEstuary(c, lossy.masterEndpoint());
+            c.setBoolean("estuary.client.push.replicate", false);
+            c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", GatedShuffleConsumer.class.getName());
+            java.nio.file.Path gate = tmp.resolve("lost-gate");
+            c.set(GatedShuffleConsumer.GATE, gate.toString());
+            Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+            TestJobs.setPaths(job, in, path("lost-yarn"));
+            job.submit();
+            java.nio.file.Path arrived = tmp.resolve("lost-gate.arrived");
+            long deadline = System.currentTimeMillis() + 180_000;
+            while (!Files.exists(arrived)) { // a reducer runs: every map has ended
+                assertTrue(System.currentTimeMillis() < deadline && !job.isComplete(), "no reducer reached the gate");
+                Thread.sleep(100);
+            }
+            int victim = workerWithData(lossy);
+            lossy.workers().get(victim).close();
+            Files.createFile(gate);
+            JobOutput actual = TestJobs.finish(job);
+            assertEquals(expected, actual);
+            int maps = job.getTaskReports(TaskType.MAP).length;
+            long launched = job.getCounters()
+                    .findCounter(JobCounter.TOTAL_LAUNCHED_MAPS)
+                    .getValue();
+            assertTrue(launched >= 2L * maps, launched + " map attempts for " + maps + " maps: the maps did not rerun");
+        }
+    }
+
+    /**
+     * Two attempts of a map push their whole output, as a speculative attempt and the original do: map 0's first
+     * attempt pushes everything and ends in Estuary, then fails, and its second attempt pushes everything again. The
+     * first attempt to end is the one reducers read, so nothing is doubled. In the same job reduce 0's first attempt
+     * fails halfway through reading its partition, after a merge wrote records to local disk; its second attempt
+     * reads the partition again from the start. The output is still the native one.
+     */
+    @Test
+    void duplicatedMapAttemptAndReduceFailingAfterPartialMerge() throws Exception {
+        Path in = path("words-dup");
+        TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("dup-native"), 2);
+        java.nio.file.Path markers = Files.createDirectories(tmp.resolve("dup-markers"));
+        Configuration c = onYarn();
+        c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
+        c.set(MarkingCollector.MARKERS, markers.toString());
+        c.setBoolean(MarkingCollector.FAIL_AFTER_END, true);
+        c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", FailingAfterMergeConsumer.class.getName());
+        c.setInt("mapreduce.task.io.sort.mb", 1); // many small runs per reducer
+        c.setLong("mapreduce.reduce.memory.totalbytes", 512L << 10); // merges to disk while reading
+        c.setInt("mapreduce.task.merge.progress.records", 1000); // a merge reports progress, and so fails, early
+        Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+        TestJobs.setPaths(job, in, path("dup-yarn"));
+        assertEquals(expected, TestJobs.finish(job));
+        assertEquals(
+                1, job.getCounters().findCounter(JobCounter.NUM_FAILED_MAPS).getValue(), "failed map attempts");
+        assertEquals(
+                1,
+                job.getCounters().findCounter(JobCounter.NUM_FAILED_REDUCES).getValue(),
+                "failed reduce attempts (did a merge spill before the reducer read everything?)");
+        List<String> map0 =
+                markerNames(markers).stream().filter(m -> m.contains("-m0-")).collect(Collectors.toList());
+        assertEquals(2, map0.size(), "attempts of map 0 that ended in Estuary: " + map0);
+    }
+
+    /**
+     * The ApplicationMaster's first attempt dies (halts) once a map has ended in Estuary; YARN starts a second one,
+     * which starts a lifecycle of its own (a fresh Estuary application) and runs every map again, as recovery is
+     * off: what the first attempt's maps pushed is never read, and the output is the native one.
+     */
+    @Test
+    void applicationMasterRetryRerunsEveryMap() throws Exception {
+        Path in = path("words-am");
+        TestInputs.words(local, new Path(in, "words.txt"), 6L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("am-native"), 2);
+        java.nio.file.Path markers = Files.createDirectories(tmp.resolve("am-markers"));
+        Configuration c = onYarn();
+        c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + CrashingAppMaster.class.getName());
+        c.setInt("mapreduce.am.max-attempts", 2);
+        c.set("mapreduce.job.map.output.collector.class", MarkingCollector.class.getName());
+        c.set(MarkingCollector.MARKERS, markers.toString());
+        Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+        TestJobs.setPaths(job, in, path("am-yarn"));
+        assertEquals(expected, TestJobs.finish(job));
+        Map<String, Set<String>> mapsByApp = new TreeMap<>();
+        for (String m : markerNames(markers)) {
+            int cut = m.lastIndexOf("-m");
+            mapsByApp
+                    .computeIfAbsent(m.substring(0, cut), k -> new TreeSet<>())
+                    .add(m.substring(cut + 2, m.lastIndexOf("-a")));
+        }
+        assertEquals(2, mapsByApp.size(), "Estuary applications (AM attempts) whose maps ended: " + mapsByApp);
+        int maps = job.getTaskReports(TaskType.MAP).length;
+        Set<String> second = mapsByApp.get(Collections.max(mapsByApp.keySet()));
+        assertEquals(maps, second.size(), "maps ended under the second AM attempt: " + second);
+    }
+
+    private static List<String> markerNames(java.nio.file.Path dir) throws IOException {
+        try (java.util.stream.Stream<java.nio.file.Path> files = Files.list(dir)) {
+            return files.map(f -> f.getFileName().toString())
+                    .filter(n -> !n.endsWith(".tmp"))
+                    .collect(Collectors.toList());
+        }
+    }
+
+    /** A worker holding shuffle data (without replication each partition lives on one worker). */
+    private static int workerWithData(MiniCluster cluster) throws IOException {
+        for (int i = 0; i < cluster.workers().size(); i++) {
+            try (java.util.stream.Stream<java.nio.file.Path> files =
+                    Files.walk(cluster.root().resolve("worker" + i + "-disk0"))) {
+                if (files.anyMatch(f -> f.toString().endsWith(".data"))) return i;
+            }
+        }
+        throw new IllegalStateException("no worker holds shuffle data");
+    }
+
+    /** Word count's mapper, except that the first attempt of map 0 fails after 20,000 lines. */
+    public static final class FailingOnceMapper extends Mapper<Object, Text, Text, IntWritable> {
+        private static final IntWritable ONE = new IntWritable(1);
+        private final Text word = new Text();
+        private int lines;
+
+        @Override
+        protected void map(Object key, Text value, Context context) throws IOException, InterruptedException {
+            if (++lines == 20_000
+                    && context.getTaskAttemptID().getTaskID().getId() == 0
+                    && context.getTaskAttemptID().getId() == 0) {
+                throw new IOException("the first attempt of map 0 fails on purpose");
+            }
+            StringTokenizer words = new StringTokenizer(value.toString());
+            while (words.hasMoreTokens()) {
+                word.set(words.nextToken());
+                context.write(word, ONE);
+            }
+        }
+    }
 }

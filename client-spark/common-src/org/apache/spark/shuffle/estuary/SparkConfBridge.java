@@ -13,28 +13,28 @@ import scala.Tuple2;
  * every Spark line. Stateless.
  */
 final class SparkConfBridge {
-  private static final String SPARK_PREFIX = "spark.";
-  /** Set by SparkContext (Spark 3.2 on) when the cluster manager retries drivers (YARN cluster mode). */
-  private static final String ATTEMPT_ID = "spark.app.attempt.id";
-  /** Set by YARN's ApplicationMaster in cluster mode on older Spark lines. */
-  private static final String YARN_ATTEMPT_ID = "spark.yarn.app.attemptId";
+    private static final String SPARK_PREFIX = "spark.";
+    /** Set by SparkContext (Spark 3.2 on) when the cluster manager retries drivers (YARN cluster mode). */
+    private static final String ATTEMPT_ID = "spark.app.attempt.id";
+    /** Set by YARN's ApplicationMaster in cluster mode on older Spark lines. */
+    private static final String YARN_ATTEMPT_ID = "spark.yarn.app.attemptId";
 
-  private SparkConfBridge() {}
+    private SparkConfBridge() {}
 
-  static EstuaryConf toEstuaryConf(SparkConf sparkConf) {
-    Map<String, String> all = new HashMap<>();
-    for (Tuple2<String, String> kv : sparkConf.getAll()) all.put(kv._1(), kv._2());
-    // Workers slow down heavy pushers per user too: Spark's user (SPARK_USER, or the login user) by default.
-    return EngineConf.fromEngineKeys(EngineSettings.of(all), SPARK_PREFIX,
-        org.apache.spark.util.Utils::getCurrentUserName);
-  }
+    static EstuaryConf toEstuaryConf(SparkConf sparkConf) {
+        Map<String, String> all = new HashMap<>();
+        for (Tuple2<String, String> kv : sparkConf.getAll()) all.put(kv._1(), kv._2());
+        // Workers slow down heavy pushers per user too: Spark's user (SPARK_USER, or the login user) by default.
+        return EngineConf.fromEngineKeys(
+                EngineSettings.of(all), SPARK_PREFIX, org.apache.spark.util.Utils::getCurrentUserName);
+    }
 
-  /**
-   * Spark's application id with the driver's attempt when Spark has one ({@code application_..._0001_2}): a YARN
-   * cluster-mode driver retried by YARN keeps the application id. Driver only, once SparkContext has set its ids.
-   */
-  static String applicationAttemptId(SparkConf sparkConf) {
-    String attempt = sparkConf.get(ATTEMPT_ID, sparkConf.get(YARN_ATTEMPT_ID, ""));
-    return attempt.isEmpty() ? sparkConf.getAppId() : sparkConf.getAppId() + "_" + attempt;
-  }
+    /**
+     * Spark's application id with the driver's attempt when Spark has one ({@code application_..._0001_2}): a YARN
+     * cluster-mode driver retried by YARN keeps the application id. Driver only, once SparkContext has set its ids.
+     */
+    static String applicationAttemptId(SparkConf sparkConf) {
+        String attempt = sparkConf.get(ATTEMPT_ID, sparkConf.get(YARN_ATTEMPT_ID, ""));
+        return attempt.isEmpty() ? sparkConf.getAppId() : sparkConf.getAppId() + "_" + attempt;
+    }
 }

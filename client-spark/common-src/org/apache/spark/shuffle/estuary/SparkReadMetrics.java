@@ -7,5 +7,5 @@ import io.estuary.client.engine.ReadMetricsSink;
  * one remote block) and the records read. Every Spark line counts the same things. Used by the task's thread only.
  */
 interface SparkReadMetrics extends ReadMetricsSink {
-  void recordsRead(long records);
+    void recordsRead(long records);
 }

@@ -15,86 +15,86 @@ import org.slf4j.LoggerFactory;
  * ({@link io.estuary.client.engine.ProcessServices}) and leases the client ({@link #leaseClient()}). Thread-safe.
  */
 public final class ShuffleServices {
-  private static final Logger LOG = LoggerFactory.getLogger(ShuffleServices.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ShuffleServices.class);
 
-  private final EstuaryConf conf;
-  private final Supplier<LifecycleManager> lifecycleFactory;
-  private volatile LifecycleManager lifecycle;
-  private volatile ShuffleClient client;
-  /** Open leases of {@link #leaseClient()}; guarded by this. */
-  private int clientLeases;
+    private final EstuaryConf conf;
+    private final Supplier<LifecycleManager> lifecycleFactory;
+    private volatile LifecycleManager lifecycle;
+    private volatile ShuffleClient client;
+    /** Open leases of {@link #leaseClient()}; guarded by this. */
+    private int clientLeases;
 
-  /**
-   * @param lifecycleFactory creates the driver's lifecycle manager, with whatever loss hooks the engine needs; called
-   *     at most once
-   */
-  public ShuffleServices(EstuaryConf conf, Supplier<LifecycleManager> lifecycleFactory) {
-    this.conf = conf;
-    this.lifecycleFactory = lifecycleFactory;
-  }
-
-  /** The driver's lifecycle manager, created on the first call. */
-  public LifecycleManager lifecycle() {
-    LifecycleManager lm = lifecycle;
-    if (lm == null) {
-      synchronized (this) {
-        if (lifecycle == null) lifecycle = lifecycleFactory.get();
-        lm = lifecycle;
-      }
+    /**
+     * @param lifecycleFactory creates the driver's lifecycle manager, with whatever loss hooks the engine needs; called
+     *     at most once
+     */
+    public ShuffleServices(EstuaryConf conf, Supplier<LifecycleManager> lifecycleFactory) {
+        this.conf = conf;
+        this.lifecycleFactory = lifecycleFactory;
     }
-    return lm;
-  }
 
-  /** The process's shuffle client, created on the first call. */
-  public ShuffleClient client() {
-    ShuffleClient c = client;
-    if (c == null) {
-      synchronized (this) {
-        if (client == null) client = new ShuffleClient(conf);
-        c = client;
-      }
+    /** The driver's lifecycle manager, created on the first call. */
+    public LifecycleManager lifecycle() {
+        LifecycleManager lm = lifecycle;
+        if (lm == null) {
+            synchronized (this) {
+                if (lifecycle == null) lifecycle = lifecycleFactory.get();
+                lm = lifecycle;
+            }
+        }
+        return lm;
     }
-    return c;
-  }
 
-  /**
-   * The process's shuffle client for one task, created by the first open lease and closed when the last is given
-   * back ({@link #returnClient}), so no connection or thread outlives the tasks. Not to be mixed with
-   * {@link #client()}, whose client lives until {@link #close()}.
-   */
-  public synchronized ShuffleClient leaseClient() {
-    clientLeases++;
-    return client();
-  }
-
-  /** Gives back a lease of {@link #leaseClient()}; the last one closes the client. A stale client is ignored. */
-  public synchronized void returnClient(ShuffleClient leased) {
-    if (leased != client || clientLeases == 0) return;
-    if (--clientLeases == 0) {
-      client.close();
-      client = null;
+    /** The process's shuffle client, created on the first call. */
+    public ShuffleClient client() {
+        ShuffleClient c = client;
+        if (c == null) {
+            synchronized (this) {
+                if (client == null) client = new ShuffleClient(conf);
+                c = client;
+            }
+        }
+        return c;
     }
-  }
 
-  /** Releases the shuffle on the driver (workers delete its files) and drops what the client cached of it. */
-  public void unregisterShuffle(int shuffleId) {
-    LifecycleManager lm = lifecycle;
-    if (lm != null) lm.unregisterShuffle(shuffleId);
-    ShuffleClient c = client;
-    if (c != null) c.forgetShuffle(shuffleId);
-  }
-
-  /** Stops the lifecycle manager (a failure is logged, never thrown: the engine is stopping) and the client. */
-  public void close() {
-    LifecycleManager lm = lifecycle;
-    if (lm != null) {
-      try {
-        lm.close();
-      } catch (RuntimeException e) {
-        LOG.warn("Stopping the Estuary lifecycle manager failed", e);
-      }
+    /**
+     * The process's shuffle client for one task, created by the first open lease and closed when the last is given
+     * back ({@link #returnClient}), so no connection or thread outlives the tasks. Not to be mixed with
+     * {@link #client()}, whose client lives until {@link #close()}.
+     */
+    public synchronized ShuffleClient leaseClient() {
+        clientLeases++;
+        return client();
     }
-    ShuffleClient c = client;
-    if (c != null) c.close();
-  }
+
+    /** Gives back a lease of {@link #leaseClient()}; the last one closes the client. A stale client is ignored. */
+    public synchronized void returnClient(ShuffleClient leased) {
+        if (leased != client || clientLeases == 0) return;
+        if (--clientLeases == 0) {
+            client.close();
+            client = null;
+        }
+    }
+
+    /** Releases the shuffle on the driver (workers delete its files) and drops what the client cached of it. */
+    public void unregisterShuffle(int shuffleId) {
+        LifecycleManager lm = lifecycle;
+        if (lm != null) lm.unregisterShuffle(shuffleId);
+        ShuffleClient c = client;
+        if (c != null) c.forgetShuffle(shuffleId);
+    }
+
+    /** Stops the lifecycle manager (a failure is logged, never thrown: the engine is stopping) and the client. */
+    public void close() {
+        LifecycleManager lm = lifecycle;
+        if (lm != null) {
+            try {
+                lm.close();
+            } catch (RuntimeException e) {
+                LOG.warn("Stopping the Estuary lifecycle manager failed", e);
+            }
+        }
+        ShuffleClient c = client;
+        if (c != null) c.close();
+    }
 }

@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import static io.estuary.client.FramedRecords.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
@@ -12,10 +13,10 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.testing.TestConfs;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.WorkerId;
+import io.estuary.testing.TestConfs;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.io.File;
@@ -33,8 +34,6 @@ import java.util.concurrent.Future;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-import static io.estuary.client.FramedRecords.*;
-
 /**
  * Disk faults on real workers on loopback: a storage directory replaced by a file (a fault that works as root,
  * unlike chmod) is probed failed and reported, the master places nothing on it, pushes move elsewhere and the
@@ -42,247 +41,264 @@ import static io.estuary.client.FramedRecords.*;
  * slots without being failed. Every shuffle is checked by count and an order-independent checksum.
  */
 class DiskFaultTest {
-  private static int nextShuffle;
+    private static int nextShuffle;
 
-  private static final class Setup implements AutoCloseable {
-    final MiniCluster cluster;
-    final ShuffleClient client;
-    final LifecycleManager lifecycle;
+    private static final class Setup implements AutoCloseable {
+        final MiniCluster cluster;
+        final ShuffleClient client;
+        final LifecycleManager lifecycle;
 
-    Setup(int workers, int disks) throws Exception {
-      EstuaryConf overrides = new EstuaryConf().set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
-          .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k");
-      cluster = new MiniCluster(workers, disks, overrides);
-      EstuaryConf conf = cluster.clientConf().set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
-          .set(ClientConfig.PUSH_RETRY_WAIT, "20ms").set(ClientConfig.PUSH_REPLICATE, "true");
-      client = new ShuffleClient(conf);
-      lifecycle = new LifecycleManager("app-disk-" + System.nanoTime(), conf, "127.0.0.1");
-    }
-
-    ShuffleSpec spec(int maps, int partitions) {
-      return new ShuffleSpec(lifecycle.appId(), nextShuffle++, maps, partitions, "127.0.0.1", lifecycle.port());
-    }
-
-    DiskStatus masterView(WorkerAddress worker, String mountPoint) {
-      return DiskFaultTest.masterView(cluster, worker, mountPoint);
-    }
-
-    /** Every location the master placed for this application so far. */
-    List<PartitionLocation> locations() {
-      List<PartitionLocation> out = new ArrayList<>();
-      Map<Integer, List<PartitionLocation>> all = cluster.master().state(s -> s.shuffles(lifecycle.appId()));
-      for (List<PartitionLocation> l : all.values()) {
-        for (PartitionLocation loc : l) {
-          out.add(loc);
-          if (loc.hasPeer()) out.add(loc.getPeer());
+        Setup(int workers, int disks) throws Exception {
+            EstuaryConf overrides = new EstuaryConf()
+                    .set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
+                    .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k");
+            cluster = new MiniCluster(workers, disks, overrides);
+            EstuaryConf conf = cluster.clientConf()
+                    .set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
+                    .set(ClientConfig.PUSH_RETRY_WAIT, "20ms")
+                    .set(ClientConfig.PUSH_REPLICATE, "true");
+            client = new ShuffleClient(conf);
+            lifecycle = new LifecycleManager("app-disk-" + System.nanoTime(), conf, "127.0.0.1");
         }
-      }
-      return out;
-    }
 
-    @Override
-    public void close() throws Exception {
-      lifecycle.close();
-      client.close();
-      cluster.close();
-    }
-  }
-
-  /** The disk's status as the leading master knows it, or null. */
-  static DiskStatus masterView(MiniCluster cluster, WorkerAddress worker, String mountPoint) {
-    String id = WorkerId.of(worker);
-    WorkerInfo w = cluster.master().state(s -> s.worker(id));
-    if (w == null) return null;
-    for (DiskInfo d : w.getDisksList()) if (d.getMountPoint().equals(mountPoint)) return d.getStatus();
-    return null;
-  }
-
-  /**
-   * Runs maps that write {@code records} records each over {@code partitions} partitions; {@code midway} runs once
-   * every map has written half. Returns what was written: {count, checksum}.
-   */
-  private static long[] write(Setup s, ShuffleSpec spec, int records, Runnable midway) throws Exception {
-    long[] expected = new long[2];
-    ExecutorService pool = Executors.newFixedThreadPool(spec.numMappers);
-    CompletableFuture<Void> go = new CompletableFuture<>();
-    java.util.concurrent.CountDownLatch half = new java.util.concurrent.CountDownLatch(spec.numMappers);
-    List<Future<?>> tasks = new ArrayList<>();
-    for (int m = 0; m < spec.numMappers; m++) {
-      int map = m;
-      List<byte[]> rows = new ArrayList<>();
-      for (int i = 0; i < records; i++) rows.add(framed(map + spec.shuffleId * 1000, i, 50 + (i * 13) % 200));
-      for (byte[] r : rows) {
-        expected[0]++;
-        expected[1] += hash(r);
-      }
-      tasks.add(pool.submit(() -> {
-        MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
-        for (int i = 0; i < rows.size(); i++) {
-          w.write(i % spec.numPartitions, rows.get(i), 0, rows.get(i).length);
-          if (i == rows.size() / 2) {
-            half.countDown();
-            go.join();
-          }
+        ShuffleSpec spec(int maps, int partitions) {
+            return new ShuffleSpec(lifecycle.appId(), nextShuffle++, maps, partitions, "127.0.0.1", lifecycle.port());
         }
-        w.finish();
-        return null;
-      }));
-    }
-    half.await();
-    if (midway != null) midway.run();
-    go.complete(null);
-    for (Future<?> t : tasks) t.get();
-    pool.shutdown();
-    return expected;
-  }
 
-  private static void assertReadsBack(Setup s, ShuffleSpec spec, long[] expected) throws Exception {
-    long[] got = readAll(s.client, spec, 0, spec.numPartitions);
-    assertEquals(expected[0], got[0], "records of " + spec);
-    assertEquals(expected[1], got[1], "checksum of " + spec);
-  }
+        DiskStatus masterView(WorkerAddress worker, String mountPoint) {
+            return DiskFaultTest.masterView(cluster, worker, mountPoint);
+        }
 
-
-  private static long await(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
-    long t0 = System.currentTimeMillis();
-    while (!done.getAsBoolean()) {
-      if (System.currentTimeMillis() - t0 > 30_000) fail("timed out waiting until " + what);
-      Thread.sleep(10);
-    }
-    return System.currentTimeMillis() - t0;
-  }
-
-  private static long dataFiles(File dir) throws Exception {
-    if (!dir.isDirectory()) return 0;
-    try (Stream<Path> s = Files.walk(dir.toPath())) {
-      return s.filter(p -> p.toString().endsWith(".data")).count();
-    }
-  }
-
-  @Test
-  void aFailedDiskIsReportedItsPartitionsMoveTheOutputReadsBackWholeAndItIsUsedOnceItRecovers() throws Exception {
-    try (Setup s = new Setup(3, 2)) {
-      Worker victim = s.cluster.workers().get(0);
-      File dir = s.cluster.root().resolve("worker0-disk0").toFile().getAbsoluteFile();
-      String mount = dir.getAbsolutePath();
-      File moved = new File(dir.getPath() + "-moved");
-      long[] detectedMs = new long[1];
-
-      ShuffleSpec first = s.spec(6, 24);
-      long[] expected = write(s, first, 3000, () -> {
-        try {
-          await(() -> {
-            try {
-              return dataFiles(dir) > 0;
-            } catch (Exception e) {
-              throw new IllegalStateException(e);
+        /** Every location the master placed for this application so far. */
+        List<PartitionLocation> locations() {
+            List<PartitionLocation> out = new ArrayList<>();
+            Map<Integer, List<PartitionLocation>> all = cluster.master().state(s -> s.shuffles(lifecycle.appId()));
+            for (List<PartitionLocation> l : all.values()) {
+                for (PartitionLocation loc : l) {
+                    out.add(loc);
+                    if (loc.hasPeer()) out.add(loc.getPeer());
+                }
             }
-          }, "the disk holds partition data before it fails");
-          // The directory goes away under the worker (as an unmounted or dead disk would): a file in its place.
-          Files.move(dir.toPath(), moved.toPath());
-          Files.write(dir.toPath(), new byte[] {1});
-          detectedMs[0] = await(() -> s.masterView(victim.address(), mount) == DiskStatus.DISK_FAILED,
-              "the master knows the disk failed");
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
+            return out;
         }
-      });
-      System.out.println("DISK FAULT: failed disk known to the master after " + detectedMs[0] + " ms (probe every "
-          + "200 ms, heartbeat every 1 s)");
-      assertTrue(detectedMs[0] < 5_000, "detected within a heartbeat or so, took " + detectedMs[0] + " ms");
-      // Partitions committed on the lost disk are read from their replicas.
-      assertReadsBack(s, first, expected);
 
-      // While it is failed, the master places nothing on it, and shuffles work.
-      Set<PartitionLocation> before = new HashSet<>(s.locations());
-      ShuffleSpec second = s.spec(3, 24);
-      long[] expected2 = write(s, second, 1000, null);
-      assertReadsBack(s, second, expected2);
-      int placed = 0;
-      for (PartitionLocation loc : s.locations()) {
-        if (before.contains(loc)) continue;
-        placed++;
-        assertFalse(loc.getWorker().equals(victim.address()) && loc.getDisk().equals(mount),
-            "a slot was placed on the failed disk: " + loc);
-      }
-      assertTrue(placed > 0);
-
-      // The disk comes back: probed healthy, reported, used again.
-      Files.delete(dir.toPath());
-      Files.move(moved.toPath(), dir.toPath());
-      long recoveredMs = await(() -> s.masterView(victim.address(), mount) == DiskStatus.DISK_HEALTHY,
-          "the master knows the disk recovered");
-      System.out.println("DISK FAULT: recovered disk known to the master after " + recoveredMs + " ms");
-      long filesBefore = dataFiles(dir);
-      ShuffleSpec third = s.spec(3, 48);
-      long[] expected3 = write(s, third, 2000, null);
-      assertReadsBack(s, third, expected3);
-      assertTrue(dataFiles(dir) > filesBefore, "the recovered disk takes partitions again");
-
-      // A disk nobody writes to fails: only the probe can see it.
-      Worker other = s.cluster.workers().get(1);
-      File idle = s.cluster.root().resolve("worker1-disk1").toFile().getAbsoluteFile();
-      Path aside = new File(idle.getPath() + "-moved").toPath();
-      Files.move(idle.toPath(), aside);
-      Files.write(idle.toPath(), new byte[] {1});
-      long probedMs = await(() -> s.masterView(other.address(), idle.getAbsolutePath()) == DiskStatus.DISK_FAILED,
-          "the probe finds the idle disk failed");
-      System.out.println("DISK FAULT: idle failed disk found by the probe and known to the master after " + probedMs
-          + " ms");
-    }
-  }
-
-  /**
-   * With heartbeats 30 s apart, a failed disk still reaches the master within one probe interval plus the probe
-   * timeout (and some slack): the worker reports a disk's change of state at once, not at its next heartbeat.
-   */
-  @Test
-  void aFailedDiskReachesTheMasterWithoutWaitingForTheNextHeartbeat() throws Exception {
-    long intervalMs = 200;
-    long timeoutMs = 1_000;
-    EstuaryConf overrides = new EstuaryConf().set(WorkerConfig.HEARTBEAT_INTERVAL, "30s")
-        .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms")
-        .set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
-    try (MiniCluster cluster = new MiniCluster(1, 2, overrides)) {
-      Worker worker = cluster.workers().get(0);
-      File dir = cluster.root().resolve("worker0-disk1").toFile().getAbsoluteFile();
-      await(() -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_HEALTHY,
-          "the worker registered its disks");
-      Files.move(dir.toPath(), new File(dir.getPath() + "-moved").toPath());
-      Files.write(dir.toPath(), new byte[] {1});
-      long ms = await(() -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_FAILED,
-          "the master knows the disk failed");
-      System.out.println("DISK FAULT: failed disk known to the master after " + ms + " ms with heartbeats 30 s apart");
-      long bound = intervalMs + timeoutMs + 3_000;
-      assertTrue(ms < bound, "known after " + ms + " ms, more than the probe interval + timeout + 3 s slack ("
-          + bound + " ms): the worker waited for its next heartbeat");
-    }
-  }
-
-  @Test
-  void aFullDiskGetsNoSlotsButIsNotFailed() throws Exception {
-    try (Setup s = new Setup(2, 1)) {
-      File dir = s.cluster.root().resolve("full-worker-disk").toFile().getAbsoluteFile();
-      // Every port ephemeral, HTTP included: a fixed default port fails the test when anything else holds it.
-      EstuaryConf conf = TestConfs.worker()
-          .set(WorkerConfig.STORAGE_DIRS, dir.getPath())
-          .set(WorkerConfig.DISK_RESERVE, String.valueOf(Long.MAX_VALUE / 2)) // more than any disk has free
-          .set(WorkerConfig.HEARTBEAT_INTERVAL, "1s").set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
-          .set(MasterConfig.ENDPOINTS, s.cluster.masterEndpoint());
-      try (Worker full = new Worker(conf)) {
-        s.cluster.awaitWorkers(3);
-        await(() -> s.masterView(full.address(), dir.getAbsolutePath()) != null, "the full worker reported");
-        assertEquals(DiskStatus.DISK_FULL, s.masterView(full.address(), dir.getAbsolutePath()));
-        ShuffleSpec spec = s.spec(3, 24);
-        long[] expected = write(s, spec, 1000, null);
-        assertReadsBack(s, spec, expected);
-        for (PartitionLocation loc : s.locations()) {
-          assertNotEquals(full.address(), loc.getWorker(), "a slot was placed on the full disk: " + loc);
+        @Override
+        public void close() throws Exception {
+            lifecycle.close();
+            client.close();
+            cluster.close();
         }
-        assertEquals(0, dataFiles(dir));
-        assertEquals(DiskStatus.DISK_FULL, s.masterView(full.address(), dir.getAbsolutePath()),
-            "full, not failed");
-      }
     }
-  }
+
+    /** The disk's status as the leading master knows it, or null. */
+    static DiskStatus masterView(MiniCluster cluster, WorkerAddress worker, String mountPoint) {
+        String id = WorkerId.of(worker);
+        WorkerInfo w = cluster.master().state(s -> s.worker(id));
+        if (w == null) return null;
+        for (DiskInfo d : w.getDisksList()) if (d.getMountPoint().equals(mountPoint)) return d.getStatus();
+        return null;
+    }
+
+    /**
+     * Runs maps that write {@code records} records each over {@code partitions} partitions; {@code midway} runs once
+     * every map has written half. Returns what was written: {count, checksum}.
+     */
+    private static long[] write(Setup s, ShuffleSpec spec, int records, Runnable midway) throws Exception {
+        long[] expected = new long[2];
+        ExecutorService pool = Executors.newFixedThreadPool(spec.numMappers);
+        CompletableFuture<Void> go = new CompletableFuture<>();
+        java.util.concurrent.CountDownLatch half = new java.util.concurrent.CountDownLatch(spec.numMappers);
+        List<Future<?>> tasks = new ArrayList<>();
+        for (int m = 0; m < spec.numMappers; m++) {
+            int map = m;
+            List<byte[]> rows = new ArrayList<>();
+            for (int i = 0; i < records; i++) rows.add(framed(map + spec.shuffleId * 1000, i, 50 + (i * 13) % 200));
+            for (byte[] r : rows) {
+                expected[0]++;
+                expected[1] += hash(r);
+            }
+            tasks.add(pool.submit(() -> {
+                MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
+                for (int i = 0; i < rows.size(); i++) {
+                    w.write(i % spec.numPartitions, rows.get(i), 0, rows.get(i).length);
+                    if (i == rows.size() / 2) {
+                        half.countDown();
+                        go.join();
+                    }
+                }
+                w.finish();
+                return null;
+            }));
+        }
+        half.await();
+        if (midway != null) midway.run();
+        go.complete(null);
+        for (Future<?> t : tasks) t.get();
+        pool.shutdown();
+        return expected;
+    }
+
+    private static void assertReadsBack(Setup s, ShuffleSpec spec, long[] expected) throws Exception {
+        long[] got = readAll(s.client, spec, 0, spec.numPartitions);
+        assertEquals(expected[0], got[0], "records of " + spec);
+        assertEquals(expected[1], got[1], "checksum of " + spec);
+    }
+
+    private static long await(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
+        long t0 = System.currentTimeMillis();
+        while (!done.getAsBoolean()) {
+            if (System.currentTimeMillis() - t0 > 30_000) fail("timed out waiting until " + what);
+            Thread.sleep(10);
+        }
+        return System.currentTimeMillis() - t0;
+    }
+
+    private static long dataFiles(File dir) throws Exception {
+        if (!dir.isDirectory()) return 0;
+        try (Stream<Path> s = Files.walk(dir.toPath())) {
+            return s.filter(p -> p.toString().endsWith(".data")).count();
+        }
+    }
+
+    @Test
+    void aFailedDiskIsReportedItsPartitionsMoveTheOutputReadsBackWholeAndItIsUsedOnceItRecovers() throws Exception {
+        try (Setup s = new Setup(3, 2)) {
+            Worker victim = s.cluster.workers().get(0);
+            File dir = s.cluster.root().resolve("worker0-disk0").toFile().getAbsoluteFile();
+            String mount = dir.getAbsolutePath();
+            File moved = new File(dir.getPath() + "-moved");
+            long[] detectedMs = new long[1];
+
+            ShuffleSpec first = s.spec(6, 24);
+            long[] expected = write(s, first, 3000, () -> {
+                try {
+                    await(
+                            () -> {
+                                try {
+                                    return dataFiles(dir) > 0;
+                                } catch (Exception e) {
+                                    throw new IllegalStateException(e);
+                                }
+                            },
+                            "the disk holds partition data before it fails");
+                    // The directory goes away under the worker (as an unmounted or dead disk would): a file in its
+                    // place.
+                    Files.move(dir.toPath(), moved.toPath());
+                    Files.write(dir.toPath(), new byte[] {1});
+                    detectedMs[0] = await(
+                            () -> s.masterView(victim.address(), mount) == DiskStatus.DISK_FAILED,
+                            "the master knows the disk failed");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            System.out.println("DISK FAULT: failed disk known to the master after " + detectedMs[0]
+                    + " ms (probe every " + "200 ms, heartbeat every 1 s)");
+            assertTrue(detectedMs[0] < 5_000, "detected within a heartbeat or so, took " + detectedMs[0] + " ms");
+            // Partitions committed on the lost disk are read from their replicas.
+            assertReadsBack(s, first, expected);
+
+            // While it is failed, the master places nothing on it, and shuffles work.
+            Set<PartitionLocation> before = new HashSet<>(s.locations());
+            ShuffleSpec second = s.spec(3, 24);
+            long[] expected2 = write(s, second, 1000, null);
+            assertReadsBack(s, second, expected2);
+            int placed = 0;
+            for (PartitionLocation loc : s.locations()) {
+                if (before.contains(loc)) continue;
+                placed++;
+                assertFalse(
+                        loc.getWorker().equals(victim.address())
+                                && loc.getDisk().equals(mount),
+                        "a slot was placed on the failed disk: " + loc);
+            }
+            assertTrue(placed > 0);
+
+            // The disk comes back: probed healthy, reported, used again.
+            Files.delete(dir.toPath());
+            Files.move(moved.toPath(), dir.toPath());
+            long recoveredMs = await(
+                    () -> s.masterView(victim.address(), mount) == DiskStatus.DISK_HEALTHY,
+                    "the master knows the disk recovered");
+            System.out.println("DISK FAULT: recovered disk known to the master after " + recoveredMs + " ms");
+            long filesBefore = dataFiles(dir);
+            ShuffleSpec third = s.spec(3, 48);
+            long[] expected3 = write(s, third, 2000, null);
+            assertReadsBack(s, third, expected3);
+            assertTrue(dataFiles(dir) > filesBefore, "the recovered disk takes partitions again");
+
+            // A disk nobody writes to fails: only the probe can see it.
+            Worker other = s.cluster.workers().get(1);
+            File idle = s.cluster.root().resolve("worker1-disk1").toFile().getAbsoluteFile();
+            Path aside = new File(idle.getPath() + "-moved").toPath();
+            Files.move(idle.toPath(), aside);
+            Files.write(idle.toPath(), new byte[] {1});
+            long probedMs = await(
+                    () -> s.masterView(other.address(), idle.getAbsolutePath()) == DiskStatus.DISK_FAILED,
+                    "the probe finds the idle disk failed");
+            System.out.println("DISK FAULT: idle failed disk found by the probe and known to the master after "
+                    + probedMs + " ms");
+        }
+    }
+
+    /**
+     * With heartbeats 30 s apart, a failed disk still reaches the master within one probe interval plus the probe
+     * timeout (and some slack): the worker reports a disk's change of state at once, not at its next heartbeat.
+     */
+    @Test
+    void aFailedDiskReachesTheMasterWithoutWaitingForTheNextHeartbeat() throws Exception {
+        long intervalMs = 200;
+        long timeoutMs = 1_000;
+        EstuaryConf overrides = new EstuaryConf()
+                .set(WorkerConfig.HEARTBEAT_INTERVAL, "30s")
+                .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms")
+                .set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
+        try (MiniCluster cluster = new MiniCluster(1, 2, overrides)) {
+            Worker worker = cluster.workers().get(0);
+            File dir = cluster.root().resolve("worker0-disk1").toFile().getAbsoluteFile();
+            await(
+                    () -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_HEALTHY,
+                    "the worker registered its disks");
+            Files.move(dir.toPath(), new File(dir.getPath() + "-moved").toPath());
+            Files.write(dir.toPath(), new byte[] {1});
+            long ms = await(
+                    () -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_FAILED,
+                    "the master knows the disk failed");
+            System.out.println(
+                    "DISK FAULT: failed disk known to the master after " + ms + " ms with heartbeats 30 s apart");
+            long bound = intervalMs + timeoutMs + 3_000;
+            assertTrue(
+                    ms < bound,
+                    "known after " + ms + " ms, more than the probe interval + timeout + 3 s slack (" + bound
+                            + " ms): the worker waited for its next heartbeat");
+        }
+    }
+
+    @Test
+    void aFullDiskGetsNoSlotsButIsNotFailed() throws Exception {
+        try (Setup s = new Setup(2, 1)) {
+            File dir = s.cluster.root().resolve("full-worker-disk").toFile().getAbsoluteFile();
+            // Every port ephemeral, HTTP included: a fixed default port fails the test when anything else holds it.
+            EstuaryConf conf = TestConfs.worker()
+                    .set(WorkerConfig.STORAGE_DIRS, dir.getPath())
+                    .set(WorkerConfig.DISK_RESERVE, String.valueOf(Long.MAX_VALUE / 2)) // more than any disk has free
+                    .set(WorkerConfig.HEARTBEAT_INTERVAL, "1s")
+                    .set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
+                    .set(MasterConfig.ENDPOINTS, s.cluster.masterEndpoint());
+            try (Worker full = new Worker(conf)) {
+                s.cluster.awaitWorkers(3);
+                await(() -> s.masterView(full.address(), dir.getAbsolutePath()) != null, "the full worker reported");
+                assertEquals(DiskStatus.DISK_FULL, s.masterView(full.address(), dir.getAbsolutePath()));
+                ShuffleSpec spec = s.spec(3, 24);
+                long[] expected = write(s, spec, 1000, null);
+                assertReadsBack(s, spec, expected);
+                for (PartitionLocation loc : s.locations()) {
+                    assertNotEquals(full.address(), loc.getWorker(), "a slot was placed on the full disk: " + loc);
+                }
+                assertEquals(0, dataFiles(dir));
+                assertEquals(
+                        DiskStatus.DISK_FULL, s.masterView(full.address(), dir.getAbsolutePath()), "full, not failed");
+            }
+        }
+    }
 }

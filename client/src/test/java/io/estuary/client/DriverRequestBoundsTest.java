@@ -22,35 +22,46 @@ import org.junit.jupiter.api.Test;
  */
 class DriverRequestBoundsTest {
 
-  private static Request.Builder register(int shuffle, int mappers, int partitions) {
-    return Request.newBuilder().setRegisterShuffle(RegisterShuffleRequest.newBuilder().setShuffleId(shuffle)
-        .setNumMappers(mappers).setNumPartitions(partitions));
-  }
-
-  @Test
-  void oversizedShufflesAreRefusedAndTheDriverServesOn() throws Exception {
-    try (MiniCluster cluster = new MiniCluster(1, 1, new EstuaryConf())) {
-      EstuaryConf conf = cluster.clientConf().set(NetworkConfig.MAX_PARTITIONS, "1000");
-      LifecycleManager driver = new LifecycleManager("app-driver-bounds", conf, "127.0.0.1");
-      try (TransportClientFactory clients = new TransportClientFactory(conf, "executor")) {
-        TransportClient c = clients.client("127.0.0.1", driver.port());
-        RemoteException e = assertThrows(RemoteException.class,
-            () -> ControlClient.ask(c, register(0, 2, 1001), RegisterShuffleResponse.parser()));
-        assertEquals(StatusCode.BAD_REQUEST, e.status());
-        assertTrue(e.getMessage().contains("refuses the request: register_shuffle.num_partitions is 1001, more "
-            + "than estuary.network.request.maxPartitions (1000) allows"), e.getMessage());
-
-        e = assertThrows(RemoteException.class,
-            () -> ControlClient.ask(c, register(0, 100_001, 3), RegisterShuffleResponse.parser()));
-        assertEquals(StatusCode.BAD_REQUEST, e.status());
-        assertTrue(e.getMessage().contains("register_shuffle.num_mappers is 100001, more than "
-            + "estuary.network.request.maxMappers (100000) allows"), e.getMessage());
-
-        RegisterShuffleResponse ok = ControlClient.ask(c, register(0, 2, 3), RegisterShuffleResponse.parser());
-        assertEquals(3, ok.getLocationsCount(), "the same connection is served afterwards");
-      } finally {
-        driver.close();
-      }
+    private static Request.Builder register(int shuffle, int mappers, int partitions) {
+        return Request.newBuilder()
+                .setRegisterShuffle(RegisterShuffleRequest.newBuilder()
+                        .setShuffleId(shuffle)
+                        .setNumMappers(mappers)
+                        .setNumPartitions(partitions));
     }
-  }
+
+    @Test
+    void oversizedShufflesAreRefusedAndTheDriverServesOn() throws Exception {
+        try (MiniCluster cluster = new MiniCluster(1, 1, new EstuaryConf())) {
+            EstuaryConf conf = cluster.clientConf().set(NetworkConfig.MAX_PARTITIONS, "1000");
+            LifecycleManager driver = new LifecycleManager("app-driver-bounds", conf, "127.0.0.1");
+            try (TransportClientFactory clients = new TransportClientFactory(conf, "executor")) {
+                TransportClient c = clients.client("127.0.0.1", driver.port());
+                RemoteException e = assertThrows(
+                        RemoteException.class,
+                        () -> ControlClient.ask(c, register(0, 2, 1001), RegisterShuffleResponse.parser()));
+                assertEquals(StatusCode.BAD_REQUEST, e.status());
+                assertTrue(
+                        e.getMessage()
+                                .contains("refuses the request: register_shuffle.num_partitions is 1001, more "
+                                        + "than estuary.network.request.maxPartitions (1000) allows"),
+                        e.getMessage());
+
+                e = assertThrows(
+                        RemoteException.class,
+                        () -> ControlClient.ask(c, register(0, 100_001, 3), RegisterShuffleResponse.parser()));
+                assertEquals(StatusCode.BAD_REQUEST, e.status());
+                assertTrue(
+                        e.getMessage()
+                                .contains("register_shuffle.num_mappers is 100001, more than "
+                                        + "estuary.network.request.maxMappers (100000) allows"),
+                        e.getMessage());
+
+                RegisterShuffleResponse ok = ControlClient.ask(c, register(0, 2, 3), RegisterShuffleResponse.parser());
+                assertEquals(3, ok.getLocationsCount(), "the same connection is served afterwards");
+            } finally {
+                driver.close();
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@ package io.estuary.common;
  * headers carry a flags byte; 4: the connection handshake; 5: stream close frames and the UNKNOWN_STREAM status).
  */
 public final class ProtocolVersion {
-  private ProtocolVersion() {}
+    private ProtocolVersion() {}
 
-  public static final int CURRENT = 5;
+    public static final int CURRENT = 5;
 }

@@ -21,42 +21,54 @@ import org.junit.jupiter.api.Test;
  * in step with its {@code Module.COMMON}.
  */
 class LayeringTest {
-  private static final String ROOT = "io.estuary.common";
-  private static final JavaClasses CLASSES = new ClassFileImporter().importPath(Paths.get("target", "classes"));
+    private static final String ROOT = "io.estuary.common";
+    private static final JavaClasses CLASSES = new ClassFileImporter().importPath(Paths.get("target", "classes"));
 
-  @Test
-  void commonImportsNoOtherEstuaryModule() {
-    noClasses().that().resideInAPackage(ROOT + "..")
-        .should().dependOnClassesThat(resideInAPackage("io.estuary..").and(not(resideInAPackage(ROOT + ".."))))
-        .because("common is the bottom layer every module and client jar carries")
-        .check(CLASSES);
-  }
+    @Test
+    void commonImportsNoOtherEstuaryModule() {
+        noClasses()
+                .that()
+                .resideInAPackage(ROOT + "..")
+                .should()
+                .dependOnClassesThat(resideInAPackage("io.estuary..").and(not(resideInAPackage(ROOT + ".."))))
+                .because("common is the bottom layer every module and client jar carries")
+                .check(CLASSES);
+    }
 
-  @Test
-  void commonHasNoPackageCycle() {
-    slices().assignedFrom(new SliceAssignment() {
-      @Override
-      public SliceIdentifier getIdentifierOf(JavaClass c) {
-        String p = c.getPackageName();
-        return p.equals(ROOT) || p.startsWith(ROOT + ".") ? SliceIdentifier.of(p) : SliceIdentifier.ignore();
-      }
+    @Test
+    void commonHasNoPackageCycle() {
+        slices().assignedFrom(new SliceAssignment() {
+                    @Override
+                    public SliceIdentifier getIdentifierOf(JavaClass c) {
+                        String p = c.getPackageName();
+                        return p.equals(ROOT) || p.startsWith(ROOT + ".")
+                                ? SliceIdentifier.of(p)
+                                : SliceIdentifier.ignore();
+                    }
 
-      @Override
-      public String getDescription() {
-        return "packages under " + ROOT;
-      }
-    }).should().beFreeOfCycles().check(CLASSES);
-  }
+                    @Override
+                    public String getDescription() {
+                        return "packages under " + ROOT;
+                    }
+                })
+                .should()
+                .beFreeOfCycles()
+                .check(CLASSES);
+    }
 
-  @Test
-  void subPackagesDoNotImportTheRoot() {
-    noClasses().that(new DescribedPredicate<JavaClass>("reside in a sub-package of " + ROOT) {
-      @Override
-      public boolean test(JavaClass c) {
-        return c.getPackageName().startsWith(ROOT + ".");
-      }
-    }).should().dependOnClassesThat().resideInAPackage(ROOT)
-        .because("the root package sits on top of its sub-packages")
-        .check(CLASSES);
-  }
+    @Test
+    void subPackagesDoNotImportTheRoot() {
+        noClasses()
+                .that(new DescribedPredicate<JavaClass>("reside in a sub-package of " + ROOT) {
+                    @Override
+                    public boolean test(JavaClass c) {
+                        return c.getPackageName().startsWith(ROOT + ".");
+                    }
+                })
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(ROOT)
+                .because("the root package sits on top of its sub-packages")
+                .check(CLASSES);
+    }
 }

@@ -13,36 +13,36 @@ import java.util.concurrent.ConcurrentHashMap;
  * so this holds at most what workers hold. Thread-safe.
  */
 final class UnknownShuffles {
-  private final long graceMs;
-  /** Shuffle key to {first reported, last reported}. */
-  private final Map<String, long[]> seen = new ConcurrentHashMap<>();
+    private final long graceMs;
+    /** Shuffle key to {first reported, last reported}. */
+    private final Map<String, long[]> seen = new ConcurrentHashMap<>();
 
-  UnknownShuffles(long graceMs) {
-    this.graceMs = graceMs;
-  }
+    UnknownShuffles(long graceMs) {
+        this.graceMs = graceMs;
+    }
 
-  /** A worker reports holding {@code key}, which the state does not know; true once it has been so long enough. */
-  boolean reportedUnknown(String key, long nowMs) {
-    long[] t = seen.computeIfAbsent(key, k -> new long[] {nowMs, nowMs});
-    t[1] = nowMs;
-    return nowMs - t[0] > graceMs;
-  }
+    /** A worker reports holding {@code key}, which the state does not know; true once it has been so long enough. */
+    boolean reportedUnknown(String key, long nowMs) {
+        long[] t = seen.computeIfAbsent(key, k -> new long[] {nowMs, nowMs});
+        t[1] = nowMs;
+        return nowMs - t[0] > graceMs;
+    }
 
-  /** The state knows {@code key} (again): it is not unknown. */
-  void known(String key) {
-    if (!seen.isEmpty()) seen.remove(key);
-  }
+    /** The state knows {@code key} (again): it is not unknown. */
+    void known(String key) {
+        if (!seen.isEmpty()) seen.remove(key);
+    }
 
-  /** Drops what no worker reported for a grace period. */
-  void prune(long nowMs) {
-    seen.values().removeIf(t -> nowMs - t[1] > graceMs);
-  }
+    /** Drops what no worker reported for a grace period. */
+    void prune(long nowMs) {
+        seen.values().removeIf(t -> nowMs - t[1] > graceMs);
+    }
 
-  void reset() {
-    seen.clear();
-  }
+    void reset() {
+        seen.clear();
+    }
 
-  int size() {
-    return seen.size();
-  }
+    int size() {
+        return seen.size();
+    }
 }

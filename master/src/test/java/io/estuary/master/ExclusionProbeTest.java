@@ -28,45 +28,72 @@ import org.junit.jupiter.api.Test;
  * slots" for the exclusion's grace; now at most the configured fraction is, and new shuffles are placed.
  */
 class ExclusionProbeTest {
-  private static WorkerAddress addr(int i) {
-    return WorkerAddress.newBuilder().setHost("127.0.1." + i).setRpcPort(1).setPushPort(2).setFetchPort(3).build();
-  }
-
-  @Test
-  void twoApplicationsReportingEveryWorkerDoNotEmptyTheCluster() throws Exception {
-    EstuaryConf conf = new EstuaryConf().set(MasterConfig.PORT, "0").set(MasterConfig.HTTP_PORT, "0")
-        .set(MasterConfig.HOST, "127.0.0.1");
-    try (Master m = new Master(conf, () -> { });
-        TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
-      MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
-      List<WorkerAddress> all = new ArrayList<>();
-      for (int i = 0; i < 10; i++) {
-        all.add(addr(i));
-        c.ask(Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(WorkerInfo
-            .newBuilder().setAddress(addr(i)).addDisks(DiskInfo.newBuilder().setMountPoint("/d1")))),
-            Empty.parser(), 30_000);
-      }
-      for (String app : new String[] {"app-a", "app-b"}) {
-        c.ask(Request.newBuilder().setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder().setAppId(app)
-            .addAllWorkers(all).setReason("connection timed out")), Empty.parser(), 30_000);
-      }
-      List<String> excluded = new ArrayList<>();
-      for (WorkerAddress a : all) {
-        if (m.state(s -> s.workerState(WorkerId.of(a))) == WorkerState.WORKER_EXCLUDED) excluded.add(WorkerId.of(a));
-      }
-      System.out.printf("EXCLUSION PROBE (real master): 2 applications reported all 10 workers: %d excluded%n",
-          excluded.size());
-      assertTrue(excluded.size() <= 3, excluded.size() + " of 10 workers excluded on reports alone: " + excluded);
-
-      // A new shuffle of another application is placed, on workers that are not excluded.
-      List<PartitionLocation> locs = c.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
-          .setAppId("app-c").setShuffleId(0).setNumPartitions(20).setReplicate(true)),
-          RequestSlotsResponse.parser(), 30_000).getLocationsList();
-      assertEquals(20, locs.size());
-      for (PartitionLocation l : locs) {
-        assertFalse(excluded.contains(WorkerId.of(l.getWorker())), "placed on an excluded worker");
-        assertFalse(excluded.contains(WorkerId.of(l.getPeer().getWorker())), "replica on an excluded worker");
-      }
+    private static WorkerAddress addr(int i) {
+        return WorkerAddress.newBuilder()
+                .setHost("127.0.1." + i)
+                .setRpcPort(1)
+                .setPushPort(2)
+                .setFetchPort(3)
+                .build();
     }
-  }
+
+    @Test
+    void twoApplicationsReportingEveryWorkerDoNotEmptyTheCluster() throws Exception {
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.PORT, "0")
+                .set(MasterConfig.HTTP_PORT, "0")
+                .set(MasterConfig.HOST, "127.0.0.1");
+        try (Master m = new Master(conf, () -> {});
+                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+            MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
+            List<WorkerAddress> all = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                all.add(addr(i));
+                c.ask(
+                        Request.newBuilder()
+                                .setRegisterWorker(RegisterWorkerRequest.newBuilder()
+                                        .setWorker(WorkerInfo.newBuilder()
+                                                .setAddress(addr(i))
+                                                .addDisks(DiskInfo.newBuilder().setMountPoint("/d1")))),
+                        Empty.parser(),
+                        30_000);
+            }
+            for (String app : new String[] {"app-a", "app-b"}) {
+                c.ask(
+                        Request.newBuilder()
+                                .setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder()
+                                        .setAppId(app)
+                                        .addAllWorkers(all)
+                                        .setReason("connection timed out")),
+                        Empty.parser(),
+                        30_000);
+            }
+            List<String> excluded = new ArrayList<>();
+            for (WorkerAddress a : all) {
+                if (m.state(s -> s.workerState(WorkerId.of(a))) == WorkerState.WORKER_EXCLUDED)
+                    excluded.add(WorkerId.of(a));
+            }
+            System.out.printf(
+                    "EXCLUSION PROBE (real master): 2 applications reported all 10 workers: %d excluded%n",
+                    excluded.size());
+            assertTrue(excluded.size() <= 3, excluded.size() + " of 10 workers excluded on reports alone: " + excluded);
+
+            // A new shuffle of another application is placed, on workers that are not excluded.
+            List<PartitionLocation> locs = c.ask(
+                            Request.newBuilder()
+                                    .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                            .setAppId("app-c")
+                                            .setShuffleId(0)
+                                            .setNumPartitions(20)
+                                            .setReplicate(true)),
+                            RequestSlotsResponse.parser(),
+                            30_000)
+                    .getLocationsList();
+            assertEquals(20, locs.size());
+            for (PartitionLocation l : locs) {
+                assertFalse(excluded.contains(WorkerId.of(l.getWorker())), "placed on an excluded worker");
+                assertFalse(excluded.contains(WorkerId.of(l.getPeer().getWorker())), "replica on an excluded worker");
+            }
+        }
+    }
 }

@@ -31,88 +31,119 @@ import org.junit.jupiter.api.Test;
  * it must stay bounded, and bounding it must never leave data on workers that nobody deletes.
  */
 class LongLivedApplicationTest {
-  private static final WorkerInfo WORKER = WorkerInfo.newBuilder().setAddress(WorkerAddress.newBuilder()
-      .setHost("127.0.0.9").setRpcPort(1).setPushPort(2).setFetchPort(3))
-      .addDisks(DiskInfo.newBuilder().setMountPoint("/d1")).build();
+    private static final WorkerInfo WORKER = WorkerInfo.newBuilder()
+            .setAddress(WorkerAddress.newBuilder()
+                    .setHost("127.0.0.9")
+                    .setRpcPort(1)
+                    .setPushPort(2)
+                    .setFetchPort(3))
+            .addDisks(DiskInfo.newBuilder().setMountPoint("/d1"))
+            .build();
 
-  private static Request.Builder slots(String app, int shuffle) {
-    return Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder().setAppId(app).setShuffleId(shuffle)
-        .setNumPartitions(4));
-  }
-
-  private static Request.Builder unregister(String app, int shuffle) {
-    return Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId(app)
-        .setShuffleId(shuffle));
-  }
-
-  private static Request.Builder registerWorker() {
-    return Request.newBuilder().setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(WORKER));
-  }
-
-  @Test
-  void tenThousandShufflesThroughOneApplicationKeepTheStateBounded() throws Exception {
-    EstuaryConf conf = new EstuaryConf().set(MasterConfig.PORT, "0").set(MasterConfig.HTTP_PORT, "0")
-        .set(MasterConfig.HOST, "127.0.0.1");
-    try (Master m = new Master(conf, () -> { });
-        TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
-      MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
-      c.ask(registerWorker(), Empty.parser(), 30_000);
-      int afterThousand = 0;
-      for (int s = 0; s < 10_000; s++) {
-        c.ask(slots("notebook", s), RequestSlotsResponse.parser(), 30_000);
-        c.ask(unregister("notebook", s), Empty.parser(), 30_000);
-        if (s == 999) afterThousand = m.log().stateMachine().snapshot().getSerializedSize();
-      }
-      int afterTenThousand = m.log().stateMachine().snapshot().getSerializedSize();
-      int remembered = m.state(st -> st.unregisteredShuffleCount());
-      System.out.printf("LONG-LIVED: snapshot %d bytes after 1,000 shuffles, %d after 10,000; %d unregistered ids "
-          + "remembered%n", afterThousand, afterTenThousand, remembered);
-      assertTrue(remembered <= 1_000, remembered + " unregistered shuffle ids remembered");
-      assertTrue(afterTenThousand <= afterThousand + 1_000, "the snapshot grew from " + afterThousand + " to "
-          + afterTenThousand + " bytes");
-      assertTrue((boolean) m.state(st -> st.shuffles("notebook").isEmpty()));
-      // The newest unregistered shuffles are still expired on workers at once.
-      WorkerHeartbeatResponse r = c.ask(Request.newBuilder().setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
-          .setWorker(WORKER).addShuffleKeys(ShuffleKey.of("notebook", 9_999))), WorkerHeartbeatResponse.parser(),
-          30_000);
-      assertEquals(List.of(ShuffleKey.of("notebook", 9_999)), r.getExpiredShuffleKeysList());
+    private static Request.Builder slots(String app, int shuffle) {
+        return Request.newBuilder()
+                .setRequestSlots(RequestSlotsRequest.newBuilder()
+                        .setAppId(app)
+                        .setShuffleId(shuffle)
+                        .setNumPartitions(4));
     }
-  }
 
-  /**
-   * With replicated masters, a shuffle whose unregistration or whose application's removal the masters no longer
-   * remember (the records are bounded) is still deleted from workers: once reported unknown for an application
-   * timeout. A live shuffle never is.
-   */
-  @Test
-  void forgottenShufflesStillExpireOnWorkersWithReplicatedMasters() throws Exception {
-    try (MasterGroup g = new MasterGroup(c -> c.set(MasterConfig.APPLICATION_TIMEOUT, "3s"))) {
-      g.awaitLeader();
-      MasterClient c = g.client();
-      c.ask(registerWorker(), Empty.parser(), 30_000);
-      c.ask(slots("app-live", 1), RequestSlotsResponse.parser(), 30_000);
-      String live = ShuffleKey.of("app-live", 1);
-      String forgottenShuffle = ShuffleKey.of("app-live", 500); // as an unregistration dropped from the record
-      String forgottenApp = ShuffleKey.of("app-long-gone", 0); // as a removal dropped from the record
-      Set<String> expired = new HashSet<>();
-      long t0 = System.currentTimeMillis();
-      waitFor(() -> {
-        try {
-          c.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder()
-              .setAppId("app-live")), Empty.parser(), 30_000);
-          WorkerHeartbeatResponse r = c.ask(Request.newBuilder().setWorkerHeartbeat(WorkerHeartbeatRequest
-              .newBuilder().setWorker(WORKER).addAllShuffleKeys(Arrays.asList(live, forgottenShuffle, forgottenApp))),
-              WorkerHeartbeatResponse.parser(), 30_000);
-          expired.addAll(r.getExpiredShuffleKeysList());
-          Thread.sleep(200);
-        } catch (Exception e) {
-          throw new AssertionError(e);
+    private static Request.Builder unregister(String app, int shuffle) {
+        return Request.newBuilder()
+                .setUnregisterShuffle(
+                        UnregisterShuffleRequest.newBuilder().setAppId(app).setShuffleId(shuffle));
+    }
+
+    private static Request.Builder registerWorker() {
+        return Request.newBuilder()
+                .setRegisterWorker(RegisterWorkerRequest.newBuilder().setWorker(WORKER));
+    }
+
+    @Test
+    void tenThousandShufflesThroughOneApplicationKeepTheStateBounded() throws Exception {
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.PORT, "0")
+                .set(MasterConfig.HTTP_PORT, "0")
+                .set(MasterConfig.HOST, "127.0.0.1");
+        try (Master m = new Master(conf, () -> {});
+                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+            MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
+            c.ask(registerWorker(), Empty.parser(), 30_000);
+            int afterThousand = 0;
+            for (int s = 0; s < 10_000; s++) {
+                c.ask(slots("notebook", s), RequestSlotsResponse.parser(), 30_000);
+                c.ask(unregister("notebook", s), Empty.parser(), 30_000);
+                if (s == 999) afterThousand = m.log().stateMachine().snapshot().getSerializedSize();
+            }
+            int afterTenThousand = m.log().stateMachine().snapshot().getSerializedSize();
+            int remembered = m.state(st -> st.unregisteredShuffleCount());
+            System.out.printf(
+                    "LONG-LIVED: snapshot %d bytes after 1,000 shuffles, %d after 10,000; %d unregistered ids "
+                            + "remembered%n",
+                    afterThousand, afterTenThousand, remembered);
+            assertTrue(remembered <= 1_000, remembered + " unregistered shuffle ids remembered");
+            assertTrue(
+                    afterTenThousand <= afterThousand + 1_000,
+                    "the snapshot grew from " + afterThousand + " to " + afterTenThousand + " bytes");
+            assertTrue((boolean) m.state(st -> st.shuffles("notebook").isEmpty()));
+            // The newest unregistered shuffles are still expired on workers at once.
+            WorkerHeartbeatResponse r = c.ask(
+                    Request.newBuilder()
+                            .setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
+                                    .setWorker(WORKER)
+                                    .addShuffleKeys(ShuffleKey.of("notebook", 9_999))),
+                    WorkerHeartbeatResponse.parser(),
+                    30_000);
+            assertEquals(List.of(ShuffleKey.of("notebook", 9_999)), r.getExpiredShuffleKeysList());
         }
-        assertFalse(expired.contains(live), "a live shuffle was expired");
-        return expired.contains(forgottenShuffle) && expired.contains(forgottenApp);
-      }, 60_000, "the forgotten shuffles expire");
-      assertTrue(System.currentTimeMillis() - t0 >= 3_000, "expired before a whole application timeout");
-      assertFalse(expired.contains(live));
     }
-  }
+
+    /**
+     * With replicated masters, a shuffle whose unregistration or whose application's removal the masters no longer
+     * remember (the records are bounded) is still deleted from workers: once reported unknown for an application
+     * timeout. A live shuffle never is.
+     */
+    @Test
+    void forgottenShufflesStillExpireOnWorkersWithReplicatedMasters() throws Exception {
+        try (MasterGroup g = new MasterGroup(c -> c.set(MasterConfig.APPLICATION_TIMEOUT, "3s"))) {
+            g.awaitLeader();
+            MasterClient c = g.client();
+            c.ask(registerWorker(), Empty.parser(), 30_000);
+            c.ask(slots("app-live", 1), RequestSlotsResponse.parser(), 30_000);
+            String live = ShuffleKey.of("app-live", 1);
+            String forgottenShuffle = ShuffleKey.of("app-live", 500); // as an unregistration dropped from the record
+            String forgottenApp = ShuffleKey.of("app-long-gone", 0); // as a removal dropped from the record
+            Set<String> expired = new HashSet<>();
+            long t0 = System.currentTimeMillis();
+            waitFor(
+                    () -> {
+                        try {
+                            c.ask(
+                                    Request.newBuilder()
+                                            .setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder()
+                                                    .setAppId("app-live")),
+                                    Empty.parser(),
+                                    30_000);
+                            WorkerHeartbeatResponse r = c.ask(
+                                    Request.newBuilder()
+                                            .setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
+                                                    .setWorker(WORKER)
+                                                    .addAllShuffleKeys(
+                                                            Arrays.asList(live, forgottenShuffle, forgottenApp))),
+                                    WorkerHeartbeatResponse.parser(),
+                                    30_000);
+                            expired.addAll(r.getExpiredShuffleKeysList());
+                            Thread.sleep(200);
+                        } catch (Exception e) {
+                            throw new AssertionError(e);
+                        }
+                        assertFalse(expired.contains(live), "a live shuffle was expired");
+                        return expired.contains(forgottenShuffle) && expired.contains(forgottenApp);
+                    },
+                    60_000,
+                    "the forgotten shuffles expire");
+            assertTrue(System.currentTimeMillis() - t0 >= 3_000, "expired before a whole application timeout");
+            assertFalse(expired.contains(live));
+        }
+    }
 }

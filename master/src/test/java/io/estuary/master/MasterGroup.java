@@ -1,7 +1,6 @@
 package io.estuary.master;
 
 import static io.estuary.testing.Waits.waitFor;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
@@ -15,86 +14,88 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 /** Three real masters forming a Ratis group on loopback ports, in this JVM; for tests. Close it when done. */
 final class MasterGroup implements AutoCloseable {
-  final Master[] masters = new Master[3];
-  final List<String> rpcEndpoints = new ArrayList<>();
-  final TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test");
-  private final Path dir;
-  private final UnaryOperator<EstuaryConf> tune;
-  private String nodes;
+    final Master[] masters = new Master[3];
+    final List<String> rpcEndpoints = new ArrayList<>();
+    final TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test");
+    private final Path dir;
+    private final UnaryOperator<EstuaryConf> tune;
+    private String nodes;
 
-  MasterGroup(UnaryOperator<EstuaryConf> tune) throws IOException {
-    this.tune = tune;
-    this.dir = Files.createTempDirectory("estuary-raft");
-    // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
-    for (int attempt = 0; ; attempt++) {
-      List<String> n = new ArrayList<>();
-      rpcEndpoints.clear();
-      for (int i = 0; i < 3; i++) {
-        int rpc = freePort();
-        n.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
-        rpcEndpoints.add("127.0.0.1:" + rpc);
-      }
-      nodes = String.join(",", n);
-      try {
-        for (int i = 0; i < 3; i++) masters[i] = start(i);
-        return;
-      } catch (IOException | RuntimeException e) {
-        for (int i = 0; i < 3; i++) {
-          if (masters[i] != null) masters[i].halt();
-          masters[i] = null;
+    MasterGroup(UnaryOperator<EstuaryConf> tune) throws IOException {
+        this.tune = tune;
+        this.dir = Files.createTempDirectory("estuary-raft");
+        // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
+        for (int attempt = 0; ; attempt++) {
+            List<String> n = new ArrayList<>();
+            rpcEndpoints.clear();
+            for (int i = 0; i < 3; i++) {
+                int rpc = freePort();
+                n.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+                rpcEndpoints.add("127.0.0.1:" + rpc);
+            }
+            nodes = String.join(",", n);
+            try {
+                for (int i = 0; i < 3; i++) masters[i] = start(i);
+                return;
+            } catch (IOException | RuntimeException e) {
+                for (int i = 0; i < 3; i++) {
+                    if (masters[i] != null) masters[i].halt();
+                    masters[i] = null;
+                }
+                if (attempt == 4) throw e;
+            }
         }
-        if (attempt == 4) throw e;
-      }
     }
-  }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  Master start(int i) throws IOException {
-    EstuaryConf conf = new EstuaryConf()
-        .set(MasterConfig.HA_NODES, nodes)
-        .set(MasterConfig.HA_ID, "m" + i)
-        .set(MasterConfig.HA_DIR, dir.toString())
-        .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
-        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
-        .set(MasterConfig.HTTP_PORT, "0");
-    return new Master(tune.apply(conf), () -> { });
-  }
-
-  MasterClient client() {
-    return new MasterClient(clients, rpcEndpoints);
-  }
-
-  int awaitLeader() throws InterruptedException {
-    int[] leader = {-1};
-    waitFor(() -> {
-      for (int i = 0; i < 3; i++) {
-        if (masters[i] != null && masters[i].isLeader()) {
-          leader[0] = i;
-          return true;
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
         }
-      }
-      return false;
-    }, 60_000, "a leader is elected");
-    return leader[0];
-  }
-
-  @Override
-  public void close() throws IOException {
-    clients.close();
-    for (Master m : masters) if (m != null) m.halt();
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
     }
-  }
+
+    Master start(int i) throws IOException {
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.HA_NODES, nodes)
+                .set(MasterConfig.HA_ID, "m" + i)
+                .set(MasterConfig.HA_DIR, dir.toString())
+                .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
+                .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
+                .set(MasterConfig.HTTP_PORT, "0");
+        return new Master(tune.apply(conf), () -> {});
+    }
+
+    MasterClient client() {
+        return new MasterClient(clients, rpcEndpoints);
+    }
+
+    int awaitLeader() throws InterruptedException {
+        int[] leader = {-1};
+        waitFor(
+                () -> {
+                    for (int i = 0; i < 3; i++) {
+                        if (masters[i] != null && masters[i].isLeader()) {
+                            leader[0] = i;
+                            return true;
+                        }
+                    }
+                    return false;
+                },
+                60_000,
+                "a leader is elected");
+        return leader[0];
+    }
+
+    @Override
+    public void close() throws IOException {
+        clients.close();
+        for (Master m : masters) if (m != null) m.halt();
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        }
+    }
 }

@@ -31,159 +31,185 @@ import org.junit.jupiter.api.Test;
 /** The transport's caps on real servers over real sockets: each refusal says why, and the server serves on. */
 class ConnectionLimitsTest {
 
-  private static EstuaryConf conf() {
-    return new EstuaryConf().set(NetworkConfig.RPC_TIMEOUT, "20s").set(NetworkConfig.IO_THREADS, "2");
-  }
-
-  /**
-   * Echoes request bodies. A body "slow" is answered 3 s later; a body "pause" is answered at once, then the server
-   * stops reading from the connection for 3 s (as back-pressure does): it owes that connection nothing meanwhile.
-   */
-  static final class SlowEcho implements RpcHandler {
-    @Override
-    public void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
-      String text = body.toString(StandardCharsets.UTF_8);
-      ByteBuf answer = Unpooled.copiedBuffer(body);
-      if (text.equals("slow")) {
-        channel.eventLoop().schedule(() -> callback.onSuccess(answer), 3, TimeUnit.SECONDS);
-      } else if (text.equals("pause")) {
-        channel.config().setAutoRead(false);
-        callback.onSuccess(answer);
-        channel.eventLoop().schedule(() -> channel.config().setAutoRead(true), 3, TimeUnit.SECONDS);
-      } else {
-        callback.onSuccess(answer);
-      }
+    private static EstuaryConf conf() {
+        return new EstuaryConf().set(NetworkConfig.RPC_TIMEOUT, "20s").set(NetworkConfig.IO_THREADS, "2");
     }
-  }
 
-  private static String echo(TransportClient c, String text) throws RemoteException {
-    ByteBuf r = c.sendRpcSync(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
-    try {
-      return r.toString(StandardCharsets.UTF_8);
-    } finally {
-      r.release();
-    }
-  }
-
-  private static String text(java.util.concurrent.CompletableFuture<ByteBuf> answer) throws Exception {
-    ByteBuf b = answer.get(30, TimeUnit.SECONDS);
-    try {
-      return b.toString(StandardCharsets.UTF_8);
-    } finally {
-      b.release();
-    }
-  }
-
-  /** Reads the connection-wide failure a server sends before closing, checks the close, returns the message. */
-  private static String connectionFailure(Socket s, StatusCode expected) throws IOException {
-    s.setSoTimeout(30_000);
-    DataInputStream in = new DataInputStream(s.getInputStream());
-    in.readInt();
-    assertEquals(MessageType.RPC_FAILURE.id(), in.readByte(), "the server answers with a failure frame");
-    assertEquals(-1L, in.readLong(), "the failure concerns the whole connection");
-    assertEquals(expected.id(), in.readByte());
-    byte[] msg = new byte[in.readInt()];
-    in.readFully(msg);
-    assertThrows(EOFException.class, in::readByte, "the server closes the connection");
-    return new String(msg, StandardCharsets.UTF_8);
-  }
-
-  @Test
-  void connectionsBeyondTheCapAreToldWhyAndClosed() throws Exception {
-    EstuaryConf conf = conf().set(NetworkConfig.MAX_CONNECTIONS, "2");
-    try (TransportServer server = new TransportServer(conf, "capped", "127.0.0.1", 0, new SlowEcho())) {
-      TransportClientFactory first = new TransportClientFactory(conf, "first");
-      TransportClientFactory second = new TransportClientFactory(conf, "second");
-      try {
-        TransportClient a = first.client("127.0.0.1", server.port());
-        assertEquals("a", echo(a, "a"));
-        assertEquals("b", echo(second.client("127.0.0.1", server.port()), "b"));
-        try (Socket third = new Socket("127.0.0.1", server.port())) {
-          String why = connectionFailure(third, StatusCode.RETRY_LATER);
-          assertTrue(why.contains("capped already holds 2 connections, the most "
-              + "estuary.network.server.maxConnections allows"), why);
-        }
-        assertEquals("still served", echo(a, "still served"));
-        // A closed connection gives its place back: a newcomer is served.
-        second.close();
-        TransportClientFactory newcomer = new TransportClientFactory(conf, "newcomer");
-        try {
-          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-          while (true) {
-            try {
-              assertEquals("welcome", echo(newcomer.client("127.0.0.1", server.port()), "welcome"));
-              break;
-            } catch (RemoteException e) {
-              // the server may not have seen the second connection close yet
-              if (System.nanoTime() > deadline) throw e;
-              Thread.sleep(50);
+    /**
+     * Echoes request bodies. A body "slow" is answered 3 s later; a body "pause" is answered at once, then the server
+     * stops reading from the connection for 3 s (as back-pressure does): it owes that connection nothing meanwhile.
+     */
+    static final class SlowEcho implements RpcHandler {
+        @Override
+        public void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
+            String text = body.toString(StandardCharsets.UTF_8);
+            ByteBuf answer = Unpooled.copiedBuffer(body);
+            if (text.equals("slow")) {
+                channel.eventLoop().schedule(() -> callback.onSuccess(answer), 3, TimeUnit.SECONDS);
+            } else if (text.equals("pause")) {
+                channel.config().setAutoRead(false);
+                callback.onSuccess(answer);
+                channel.eventLoop().schedule(() -> channel.config().setAutoRead(true), 3, TimeUnit.SECONDS);
+            } else {
+                callback.onSuccess(answer);
             }
-          }
-        } finally {
-          newcomer.close();
         }
-      } finally {
-        first.close();
-        second.close();
-      }
     }
-  }
 
-  @Test
-  void idleConnectionsCloseButWaitingOrPausedOnesDoNot() throws Exception {
-    EstuaryConf conf = conf().set(NetworkConfig.IDLE_TIMEOUT, "1s");
-    try (TransportServer server = new TransportServer(conf, "idler", "127.0.0.1", 0, new SlowEcho())) {
-      TransportClientFactory slow = new TransportClientFactory(conf, "slow");
-      TransportClientFactory paused = new TransportClientFactory(conf, "paused");
-      TransportClientFactory fresh = new TransportClientFactory(conf, "fresh");
-      try (Socket idle = new Socket("127.0.0.1", server.port())) {
-        TransportClient slowClient = slow.client("127.0.0.1", server.port());
-        TransportClient pausedClient = paused.client("127.0.0.1", server.port());
-        java.util.concurrent.CompletableFuture<ByteBuf> slowAnswer =
-            slowClient.sendRpc(Unpooled.copiedBuffer("slow", StandardCharsets.UTF_8));
-        assertEquals("pause", echo(pausedClient, "pause"));
-        // Sent while the server does not read: it waits in the socket until reading resumes.
-        java.util.concurrent.CompletableFuture<ByteBuf> pausedAnswer =
-            pausedClient.sendRpc(Unpooled.copiedBuffer("after the pause", StandardCharsets.UTF_8));
-
-        String why = connectionFailure(idle, StatusCode.RETRY_LATER); // after about 1 s of silence
-        assertTrue(why.contains("idler closed the connection after 1000 ms without traffic "
-            + "(estuary.network.server.idleTimeout)"), why);
-
-        // Both waited 3 s, three idle periods, for their answers: neither connection was closed meanwhile.
-        assertEquals("slow", text(slowAnswer));
-        assertEquals("after the pause", text(pausedAnswer));
-        assertTrue(slowClient.isActive() && pausedClient.isActive());
-        assertEquals("hello", echo(fresh.client("127.0.0.1", server.port()), "hello"));
-      } finally {
-        slow.close();
-        paused.close();
-        fresh.close();
-      }
+    private static String echo(TransportClient c, String text) throws RemoteException {
+        ByteBuf r = c.sendRpcSync(Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
+        try {
+            return r.toString(StandardCharsets.UTF_8);
+        } finally {
+            r.release();
+        }
     }
-  }
 
-  @Test
-  void controlRequestsOverTheLimitsAreRefusedAndTheConnectionServesOn() throws Exception {
-    EstuaryConf conf = conf().set(NetworkConfig.MAX_STRING_BYTES, "100");
-    try (TransportServer server = new TransportServer(conf, "limited", "127.0.0.1", 0,
-        new ControlRpcHandler("limited", io.estuary.network.rpc.RequestLimits.from(conf)) {
-          @Override
-          protected void handle(Channel channel, Request request, Reply reply) {
-            reply.ok(StreamHandle.newBuilder().setStreamId(7).build());
-          }
-        });
-        TransportClientFactory clients = new TransportClientFactory(conf, "client")) {
-      TransportClient c = clients.client("127.0.0.1", server.port());
-      StringBuilder app = new StringBuilder();
-      for (int i = 0; i < 101; i++) app.append('a');
-      RemoteException e = assertThrows(RemoteException.class, () -> ControlClient.ask(c, Request.newBuilder()
-          .setOpenStream(OpenStreamRequest.newBuilder().setAppId(app.toString())), StreamHandle.parser()));
-      assertEquals(StatusCode.BAD_REQUEST, e.status());
-      assertTrue(e.getMessage().contains("limited refuses the request: open_stream.app_id is a string of 101 bytes, "
-          + "more than estuary.network.request.maxStringBytes (100) allows"), e.getMessage());
-      assertEquals(7, ControlClient.ask(c, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
-          .setAppId("app")), StreamHandle.parser()).getStreamId(), "the same connection serves on");
+    private static String text(java.util.concurrent.CompletableFuture<ByteBuf> answer) throws Exception {
+        ByteBuf b = answer.get(30, TimeUnit.SECONDS);
+        try {
+            return b.toString(StandardCharsets.UTF_8);
+        } finally {
+            b.release();
+        }
     }
-  }
+
+    /** Reads the connection-wide failure a server sends before closing, checks the close, returns the message. */
+    private static String connectionFailure(Socket s, StatusCode expected) throws IOException {
+        s.setSoTimeout(30_000);
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        in.readInt();
+        assertEquals(MessageType.RPC_FAILURE.id(), in.readByte(), "the server answers with a failure frame");
+        assertEquals(-1L, in.readLong(), "the failure concerns the whole connection");
+        assertEquals(expected.id(), in.readByte());
+        byte[] msg = new byte[in.readInt()];
+        in.readFully(msg);
+        assertThrows(EOFException.class, in::readByte, "the server closes the connection");
+        return new String(msg, StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void connectionsBeyondTheCapAreToldWhyAndClosed() throws Exception {
+        EstuaryConf conf = conf().set(NetworkConfig.MAX_CONNECTIONS, "2");
+        try (TransportServer server = new TransportServer(conf, "capped", "127.0.0.1", 0, new SlowEcho())) {
+            TransportClientFactory first = new TransportClientFactory(conf, "first");
+            TransportClientFactory second = new TransportClientFactory(conf, "second");
+            try {
+                TransportClient a = first.client("127.0.0.1", server.port());
+                assertEquals("a", echo(a, "a"));
+                assertEquals("b", echo(second.client("127.0.0.1", server.port()), "b"));
+                try (Socket third = new Socket("127.0.0.1", server.port())) {
+                    String why = connectionFailure(third, StatusCode.RETRY_LATER);
+                    assertTrue(
+                            why.contains("capped already holds 2 connections, the most "
+                                    + "estuary.network.server.maxConnections allows"),
+                            why);
+                }
+                assertEquals("still served", echo(a, "still served"));
+                // A closed connection gives its place back: a newcomer is served.
+                second.close();
+                TransportClientFactory newcomer = new TransportClientFactory(conf, "newcomer");
+                try {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (true) {
+                        try {
+                            assertEquals("welcome", echo(newcomer.client("127.0.0.1", server.port()), "welcome"));
+                            break;
+                        } catch (RemoteException e) {
+                            // the server may not have seen the second connection close yet
+                            if (System.nanoTime() > deadline) throw e;
+                            Thread.sleep(50);
+                        }
+                    }
+                } finally {
+                    newcomer.close();
+                }
+            } finally {
+                first.close();
+                second.close();
+            }
+        }
+    }
+
+    @Test
+    void idleConnectionsCloseButWaitingOrPausedOnesDoNot() throws Exception {
+        EstuaryConf conf = conf().set(NetworkConfig.IDLE_TIMEOUT, "1s");
+        try (TransportServer server = new TransportServer(conf, "idler", "127.0.0.1", 0, new SlowEcho())) {
+            TransportClientFactory slow = new TransportClientFactory(conf, "slow");
+            TransportClientFactory paused = new TransportClientFactory(conf, "paused");
+            TransportClientFactory fresh = new TransportClientFactory(conf, "fresh");
+            try (Socket idle = new Socket("127.0.0.1", server.port())) {
+                TransportClient slowClient = slow.client("127.0.0.1", server.port());
+                TransportClient pausedClient = paused.client("127.0.0.1", server.port());
+                java.util.concurrent.CompletableFuture<ByteBuf> slowAnswer =
+                        slowClient.sendRpc(Unpooled.copiedBuffer("slow", StandardCharsets.UTF_8));
+                assertEquals("pause", echo(pausedClient, "pause"));
+                // Sent while the server does not read: it waits in the socket until reading resumes.
+                java.util.concurrent.CompletableFuture<ByteBuf> pausedAnswer =
+                        pausedClient.sendRpc(Unpooled.copiedBuffer("after the pause", StandardCharsets.UTF_8));
+
+                String why = connectionFailure(idle, StatusCode.RETRY_LATER); // after about 1 s of silence
+                assertTrue(
+                        why.contains("idler closed the connection after 1000 ms without traffic "
+                                + "(estuary.network.server.idleTimeout)"),
+                        why);
+
+                // Both waited 3 s, three idle periods, for their answers: neither connection was closed meanwhile.
+                assertEquals("slow", text(slowAnswer));
+                assertEquals("after the pause", text(pausedAnswer));
+                assertTrue(slowClient.isActive() && pausedClient.isActive());
+                assertEquals("hello", echo(fresh.client("127.0.0.1", server.port()), "hello"));
+            } finally {
+                slow.close();
+                paused.close();
+                fresh.close();
+            }
+        }
+    }
+
+    @Test
+    void controlRequestsOverTheLimitsAreRefusedAndTheConnectionServesOn() throws Exception {
+        EstuaryConf conf = conf().set(NetworkConfig.MAX_STRING_BYTES, "100");
+        try (TransportServer server = new TransportServer(
+                        conf,
+                        "limited",
+                        "127.0.0.1",
+                        0,
+                        new ControlRpcHandler("limited", io.estuary.network.rpc.RequestLimits.from(conf)) {
+                            @Override
+                            protected void handle(Channel channel, Request request, Reply reply) {
+                                reply.ok(
+                                        StreamHandle.newBuilder().setStreamId(7).build());
+                            }
+                        });
+                TransportClientFactory clients = new TransportClientFactory(conf, "client")) {
+            TransportClient c = clients.client("127.0.0.1", server.port());
+            StringBuilder app = new StringBuilder();
+            for (int i = 0; i < 101; i++) app.append('a');
+            RemoteException e = assertThrows(
+                    RemoteException.class,
+                    () -> ControlClient.ask(
+                            c,
+                            Request.newBuilder()
+                                    .setOpenStream(
+                                            OpenStreamRequest.newBuilder().setAppId(app.toString())),
+                            StreamHandle.parser()));
+            assertEquals(StatusCode.BAD_REQUEST, e.status());
+            assertTrue(
+                    e.getMessage()
+                            .contains("limited refuses the request: open_stream.app_id is a string of 101 bytes, "
+                                    + "more than estuary.network.request.maxStringBytes (100) allows"),
+                    e.getMessage());
+            assertEquals(
+                    7,
+                    ControlClient.ask(
+                                    c,
+                                    Request.newBuilder()
+                                            .setOpenStream(OpenStreamRequest.newBuilder()
+                                                    .setAppId("app")),
+                                    StreamHandle.parser())
+                            .getStreamId(),
+                    "the same connection serves on");
+        }
+    }
 }

@@ -5,8 +5,8 @@ import org.junit.jupiter.api.Test;
 
 /** The server-common module keeps the layering rules (no package cycle, no forbidden import): see {@link LayeringRules}. */
 class LayeringTest {
-  @Test
-  void productionCodeKeepsTheLayeringRules() {
-    LayeringRules.check(LayeringRules.Module.SERVER_COMMON);
-  }
+    @Test
+    void productionCodeKeepsTheLayeringRules() {
+        LayeringRules.check(LayeringRules.Module.SERVER_COMMON);
+    }
 }

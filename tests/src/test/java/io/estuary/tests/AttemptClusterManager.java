@@ -15,54 +15,54 @@ import scala.Option;
  * Found by Spark through {@code META-INF/services}; only for master URLs of that form.
  */
 public final class AttemptClusterManager implements ExternalClusterManager {
-  static final String PREFIX = "attempt-local[";
+    static final String PREFIX = "attempt-local[";
 
-  /** The master URL of attempt {@code attempt} of application {@code appId}. */
-  static String master(int cores, String appId, int attempt) {
-    return PREFIX + cores + "]:" + appId + ":" + attempt;
-  }
-
-  @Override
-  public boolean canCreate(String masterURL) {
-    return masterURL.startsWith(PREFIX);
-  }
-
-  @Override
-  public TaskScheduler createTaskScheduler(SparkContext sc, String masterURL) {
-    return new TaskSchedulerImpl(sc);
-  }
-
-  @Override
-  public SchedulerBackend createSchedulerBackend(SparkContext sc, String masterURL, TaskScheduler scheduler) {
-    String[] parts = masterURL.split(":");
-    int cores = Integer.parseInt(parts[0].substring(PREFIX.length(), parts[0].length() - 1));
-    return new AttemptBackend(sc, (TaskSchedulerImpl) scheduler, cores, parts[1], parts[2]);
-  }
-
-  @Override
-  public void initialize(TaskScheduler scheduler, SchedulerBackend backend) {
-    ((TaskSchedulerImpl) scheduler).initialize(backend);
-  }
-
-  /** Spark's local backend reporting the given ids. */
-  static final class AttemptBackend extends LocalSchedulerBackend {
-    private final String appId;
-    private final String attemptId;
-
-    AttemptBackend(SparkContext sc, TaskSchedulerImpl scheduler, int cores, String appId, String attemptId) {
-      super(sc.getConf(), scheduler, cores);
-      this.appId = appId;
-      this.attemptId = attemptId;
+    /** The master URL of attempt {@code attempt} of application {@code appId}. */
+    static String master(int cores, String appId, int attempt) {
+        return PREFIX + cores + "]:" + appId + ":" + attempt;
     }
 
     @Override
-    public String applicationId() {
-      return appId;
+    public boolean canCreate(String masterURL) {
+        return masterURL.startsWith(PREFIX);
     }
 
     @Override
-    public Option<String> applicationAttemptId() {
-      return Option.apply(attemptId);
+    public TaskScheduler createTaskScheduler(SparkContext sc, String masterURL) {
+        return new TaskSchedulerImpl(sc);
     }
-  }
+
+    @Override
+    public SchedulerBackend createSchedulerBackend(SparkContext sc, String masterURL, TaskScheduler scheduler) {
+        String[] parts = masterURL.split(":");
+        int cores = Integer.parseInt(parts[0].substring(PREFIX.length(), parts[0].length() - 1));
+        return new AttemptBackend(sc, (TaskSchedulerImpl) scheduler, cores, parts[1], parts[2]);
+    }
+
+    @Override
+    public void initialize(TaskScheduler scheduler, SchedulerBackend backend) {
+        ((TaskSchedulerImpl) scheduler).initialize(backend);
+    }
+
+    /** Spark's local backend reporting the given ids. */
+    static final class AttemptBackend extends LocalSchedulerBackend {
+        private final String appId;
+        private final String attemptId;
+
+        AttemptBackend(SparkContext sc, TaskSchedulerImpl scheduler, int cores, String appId, String attemptId) {
+            super(sc.getConf(), scheduler, cores);
+            this.appId = appId;
+            this.attemptId = attemptId;
+        }
+
+        @Override
+        public String applicationId() {
+            return appId;
+        }
+
+        @Override
+        public Option<String> applicationAttemptId() {
+            return Option.apply(attemptId);
+        }
+    }
 }

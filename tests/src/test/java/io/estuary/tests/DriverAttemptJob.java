@@ -18,42 +18,49 @@ import scala.Tuple2;
  * whose maps ended, waiting to be killed.
  */
 public final class DriverAttemptJob {
-  static final int SLICES = 8;
+    static final int SLICES = 8;
 
-  private DriverAttemptJob() {}
+    private DriverAttemptJob() {}
 
-  static Checksum job(SparkSession s, String markerOrNull) {
-    List<Integer> seeds = new ArrayList<>();
-    for (int i = 0; i < SLICES; i++) seeds.add(i);
-    JavaPairRDD<String, Long> salted = ShuffleJobs.jsc(s).parallelize(seeds, SLICES).flatMapToPair(slice -> {
-      Random salt = new Random();
-      List<Tuple2<String, Long>> out = new ArrayList<>();
-      for (int i = slice; i < 60_000; i += SLICES) out.add(new Tuple2<>("k" + (i % 700) + "#" + salt.nextInt(8), 1L));
-      return out.iterator();
-    }).reduceByKey(Long::sum, SLICES);
-    JavaPairRDD<String, Long> counts = salted.mapPartitionsToPair(it -> unsalt(it, markerOrNull))
-        .reduceByKey(Long::sum, 4);
-    return Checksum.of(counts.map(kv -> kv._1() + "=" + kv._2()));
-  }
-
-  static Iterator<Tuple2<String, Long>> unsalt(Iterator<Tuple2<String, Long>> it, String markerOrNull)
-      throws Exception {
-    if (markerOrNull != null) {
-      Files.write(Paths.get(markerOrNull), new byte[0]);
-      Thread.sleep(Long.MAX_VALUE);
+    static Checksum job(SparkSession s, String markerOrNull) {
+        List<Integer> seeds = new ArrayList<>();
+        for (int i = 0; i < SLICES; i++) seeds.add(i);
+        JavaPairRDD<String, Long> salted = ShuffleJobs.jsc(s)
+                .parallelize(seeds, SLICES)
+                .flatMapToPair(slice -> {
+                    Random salt = new Random();
+                    List<Tuple2<String, Long>> out = new ArrayList<>();
+                    for (int i = slice; i < 60_000; i += SLICES)
+                        out.add(new Tuple2<>("k" + (i % 700) + "#" + salt.nextInt(8), 1L));
+                    return out.iterator();
+                })
+                .reduceByKey(Long::sum, SLICES);
+        JavaPairRDD<String, Long> counts =
+                salted.mapPartitionsToPair(it -> unsalt(it, markerOrNull)).reduceByKey(Long::sum, 4);
+        return Checksum.of(counts.map(kv -> kv._1() + "=" + kv._2()));
     }
-    List<Tuple2<String, Long>> out = new ArrayList<>();
-    while (it.hasNext()) {
-      Tuple2<String, Long> kv = it.next();
-      out.add(new Tuple2<>(kv._1().substring(0, kv._1().indexOf('#')), kv._2()));
-    }
-    return out.iterator();
-  }
 
-  /** Args: Estuary master endpoint, application id, attempt id, marker path. Runs until killed. */
-  public static void main(String[] args) {
-    SparkSession s = SparkSessions.start(SparkSessions.estuary(SparkSessions.base(
-        AttemptClusterManager.master(2, args[1], Integer.parseInt(args[2])), "driver-attempt-" + args[2]), args[0]));
-    job(s, args[3]);
-  }
+    static Iterator<Tuple2<String, Long>> unsalt(Iterator<Tuple2<String, Long>> it, String markerOrNull)
+            throws Exception {
+        if (markerOrNull != null) {
+            Files.write(Paths.get(markerOrNull), new byte[0]);
+            Thread.sleep(Long.MAX_VALUE);
+        }
+        List<Tuple2<String, Long>> out = new ArrayList<>();
+        while (it.hasNext()) {
+            Tuple2<String, Long> kv = it.next();
+            out.add(new Tuple2<>(kv._1().substring(0, kv._1().indexOf('#')), kv._2()));
+        }
+        return out.iterator();
+    }
+
+    /** Args: Estuary master endpoint, application id, attempt id, marker path. Runs until killed. */
+    public static void main(String[] args) {
+        SparkSession s = SparkSessions.start(SparkSessions.estuary(
+                SparkSessions.base(
+                        AttemptClusterManager.master(2, args[1], Integer.parseInt(args[2])),
+                        "driver-attempt-" + args[2]),
+                args[0]));
+        job(s, args[3]);
+    }
 }

@@ -21,55 +21,57 @@ import org.junit.jupiter.api.Test;
  */
 class DynamicAllocationTest {
 
-  @Test
-  void idleExecutorsAreReleasedAndTheirMapOutputStaysReadable() throws Exception {
-    String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> cp = new ArrayList<>();
-    for (String entry : testCp.split(File.pathSeparator)) {
-      // A shaded client jar (any Spark line) would duplicate the client classes the module classes already give.
-      if (!new File(entry).getName().matches("estuary-client-spark-.*-shaded.*")) cp.add(entry);
+    @Test
+    void idleExecutorsAreReleasedAndTheirMapOutputStaysReadable() throws Exception {
+        String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> cp = new ArrayList<>();
+        for (String entry : testCp.split(File.pathSeparator)) {
+            // A shaded client jar (any Spark line) would duplicate the client classes the module classes already give.
+            if (!new File(entry).getName().matches("estuary-client-spark-.*-shaded.*")) cp.add(entry);
+        }
+        // A Spark home without a distribution: executors get their class path from spark.executor.extraClassPath.
+        Path sparkHome = Files.createTempDirectory("spark-home");
+        Files.createDirectories(sparkHome.resolve("jars"));
+        String scalaVersion = scala.util.Properties.versionNumberString().replaceAll("^(\\d+\\.\\d+).*", "$1");
+        try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(System.getProperty("java.home") + "/bin/java");
+            cmd.add("-Xmx1g");
+            for (String opt : System.getProperty("estuary.spark.opens", "").split(" ")) {
+                if (!opt.isEmpty()) cmd.add(opt);
+            }
+            cmd.add("-cp");
+            cmd.add(String.join(File.pathSeparator, cp));
+            cmd.add(DynamicAllocationJob.class.getName());
+            cmd.add(cluster.masterEndpoint());
+            File log = File.createTempFile("dynalloc-job", ".log");
+            ProcessBuilder pb = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log)
+                    .directory(sparkHome.toFile());
+            pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+            pb.environment().put("SPARK_HOME", sparkHome.toString());
+            pb.environment().put("SPARK_SCALA_VERSION", scalaVersion);
+            Process p = pb.start();
+            boolean done = p.waitFor(4, TimeUnit.MINUTES);
+            if (!done) p.destroyForcibly().waitFor();
+            String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
+            out = out + "\n(executor logs under " + sparkHome.resolve("work") + ")";
+            assertTrue(done, "the Spark job did not finish in 4 minutes\n" + out);
+            assertEquals(0, p.exitValue(), out);
+            assertTrue(out.contains("DYNALLOC OK"), out);
+            assertTrue(out.contains("io plugin: org.apache.spark.shuffle.estuary.EstuaryShuffleDataIO"), out);
+            Files.delete(log.toPath());
+            deleteTree(sparkHome.toFile());
+        }
     }
-    // A Spark home without a distribution: executors get their class path from spark.executor.extraClassPath.
-    Path sparkHome = Files.createTempDirectory("spark-home");
-    Files.createDirectories(sparkHome.resolve("jars"));
-    String scalaVersion = scala.util.Properties.versionNumberString().replaceAll("^(\\d+\\.\\d+).*", "$1");
-    try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
-      List<String> cmd = new ArrayList<>();
-      cmd.add(System.getProperty("java.home") + "/bin/java");
-      cmd.add("-Xmx1g");
-      for (String opt : System.getProperty("estuary.spark.opens", "").split(" ")) {
-        if (!opt.isEmpty()) cmd.add(opt);
-      }
-      cmd.add("-cp");
-      cmd.add(String.join(File.pathSeparator, cp));
-      cmd.add(DynamicAllocationJob.class.getName());
-      cmd.add(cluster.masterEndpoint());
-      File log = File.createTempFile("dynalloc-job", ".log");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log)
-          .directory(sparkHome.toFile());
-      pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-      pb.environment().put("SPARK_HOME", sparkHome.toString());
-      pb.environment().put("SPARK_SCALA_VERSION", scalaVersion);
-      Process p = pb.start();
-      boolean done = p.waitFor(4, TimeUnit.MINUTES);
-      if (!done) p.destroyForcibly().waitFor();
-      String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
-      out = out + "\n(executor logs under " + sparkHome.resolve("work") + ")";
-      assertTrue(done, "the Spark job did not finish in 4 minutes\n" + out);
-      assertEquals(0, p.exitValue(), out);
-      assertTrue(out.contains("DYNALLOC OK"), out);
-      assertTrue(out.contains("io plugin: org.apache.spark.shuffle.estuary.EstuaryShuffleDataIO"), out);
-      Files.delete(log.toPath());
-      deleteTree(sparkHome.toFile());
-    }
-  }
 
-  /** The Spark home holds the executors' work folders (their logs): kept when the test fails. */
-  private static void deleteTree(File f) {
-    File[] children = f.listFiles();
-    if (children != null) {
-      for (File c : children) deleteTree(c);
+    /** The Spark home holds the executors' work folders (their logs): kept when the test fails. */
+    private static void deleteTree(File f) {
+        File[] children = f.listFiles();
+        if (children != null) {
+            for (File c : children) deleteTree(c);
+        }
+        f.delete();
     }
-    f.delete();
-  }
 }

@@ -11,20 +11,20 @@ import java.util.List;
  * port for two of its listeners never starts.
  */
 final class FreePorts {
-  private FreePorts() {}
+    private FreePorts() {}
 
-  static int[] take(int n) throws IOException {
-    List<ServerSocket> held = new ArrayList<>();
-    try {
-      int[] ports = new int[n];
-      for (int i = 0; i < n; i++) {
-        ServerSocket s = new ServerSocket(0);
-        held.add(s);
-        ports[i] = s.getLocalPort();
-      }
-      return ports;
-    } finally {
-      for (ServerSocket s : held) s.close();
+    static int[] take(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0);
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) s.close();
+        }
     }
-  }
 }

@@ -33,83 +33,98 @@ import scala.Tuple2;
  * and the job must finish with exactly the rows it wrote.
  */
 class HungDiskTest {
-  static final int MAPS = 8;
-  static final int RECORDS_PER_MAP = 60_000;
-  /** A normal run takes well under a minute here; a wedged one never ends. */
-  static final long JOB_MINUTES = 4;
+    static final int MAPS = 8;
+    static final int RECORDS_PER_MAP = 60_000;
+    /** A normal run takes well under a minute here; a wedged one never ends. */
+    static final long JOB_MINUTES = 4;
 
-  static JavaPairRDD<Integer, String> input(SparkSession s) {
-    List<Integer> seeds = new ArrayList<>();
-    for (int i = 0; i < MAPS; i++) seeds.add(i);
-    return ShuffleJobs.jsc(s).parallelize(seeds, MAPS).flatMapToPair(seed -> {
-      Random r = new Random(seed);
-      StringBuilder b = new StringBuilder();
-      List<Tuple2<Integer, String>> out = new ArrayList<>();
-      for (int i = 0; i < RECORDS_PER_MAP; i++) {
-        b.setLength(0);
-        b.append(seed).append('-').append(i).append('-');
-        while (b.length() < 200) b.append((char) ('a' + r.nextInt(26)));
-        out.add(new Tuple2<>(r.nextInt(1_000_000), b.toString()));
-      }
-      return out.iterator();
-    });
-  }
-
-  @Test
-  void aHungDiskIsGivenUpAndTheJobFinishesExactly() throws Exception {
-    EstuaryConf conf = new EstuaryConf().set(WorkerConfig.MAX_BUFFERED_BYTES, "32m")
-        .set(WorkerConfig.DISK_CHECK_INTERVAL, "1s").set(WorkerConfig.DISK_CHECK_TIMEOUT, "2s")
-        .set(WorkerConfig.FLUSH_BUFFER_SIZE, "256k");
-    try (MiniCluster cluster = new MiniCluster(2, 2, conf)) {
-      Worker worker = cluster.workers().get(0);
-      Disk hung = worker.storage().disks().get(0);
-      Disk other = worker.storage().disks().get(1);
-      SparkSession spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2]", "hung-disk"),
-          cluster.masterEndpoint()).set("spark.estuary.client.push.replicate", "true"));
-      AtomicInteger mapsEnded = new AtomicInteger();
-      AtomicLong hungAt = new AtomicLong();
-      spark.sparkContext().addSparkListener(new SparkListener() {
-        @Override
-        public void onTaskEnd(SparkListenerTaskEnd e) {
-          // The map stage is under way, its other maps still pushing: the disk stops answering now.
-          if (e.taskType().startsWith("ShuffleMapTask") && mapsEnded.incrementAndGet() == 1) {
-            DiskHangInjection.hang(hung.dir());
-            hungAt.set(System.nanoTime());
-          }
-        }
-      });
-      try {
-        Checksum expected = Checksum.of(input(spark).map(kv -> kv._1() + "=" + kv._2()));
-        long t0 = System.nanoTime();
-        CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> Checksum.of(input(spark)
-            .partitionBy(new HashPartitioner(32)).map(kv -> kv._1() + "=" + kv._2())));
-        Checksum got;
-        try {
-          got = job.get(JOB_MINUTES, TimeUnit.MINUTES);
-        } catch (java.util.concurrent.TimeoutException e) {
-          fail(String.format("the job did not finish within %d min (the disk hung %d s ago): worker paused %s, %d of %d "
-              + "bytes held, %d writes waiting for the hung disk, disk %s (%s)", JOB_MINUTES,
-              (System.nanoTime() - hungAt.get()) / 1_000_000_000L, worker.storage().memory().paused(),
-              worker.storage().memory().held(), worker.storage().memory().limit(), hung.flusher().outstandingWrites(),
-              hung.status(), hung.reason()));
-          return;
-        }
-        long jobMs = (System.nanoTime() - t0) / 1_000_000;
-        assertTrue(hungAt.get() != 0, "the disk hung during the job");
-        assertEquals(expected, got, "what the reducers read must be what the maps wrote");
-        assertEquals(DiskStatus.DISK_FAILED, hung.status(), "the hung disk was declared failed: " + hung.reason());
-        assertTrue(hung.reason().contains("hangs"), hung.reason());
-        assertEquals(DiskStatus.DISK_HEALTHY, other.status(), "the other disk serves on");
-        assertFalse(worker.storage().memory().paused(), "the worker is not paused by the hung disk's buffers");
-        System.out.printf("HUNG DISK after the fix: job exact in %d ms; disk %s declared failed (%s); %d writes still "
-            + "queued or running on it (uncounted), %d bytes held by the worker%n", jobMs, hung.mountPoint(),
-            hung.reason(), hung.flusher().outstandingWrites(), worker.storage().memory().held());
-      } finally {
-        DiskHangInjection.healAll();
-        spark.stop();
-        SparkSession.clearActiveSession();
-        SparkSession.clearDefaultSession();
-      }
+    static JavaPairRDD<Integer, String> input(SparkSession s) {
+        List<Integer> seeds = new ArrayList<>();
+        for (int i = 0; i < MAPS; i++) seeds.add(i);
+        return ShuffleJobs.jsc(s).parallelize(seeds, MAPS).flatMapToPair(seed -> {
+            Random r = new Random(seed);
+            StringBuilder b = new StringBuilder();
+            List<Tuple2<Integer, String>> out = new ArrayList<>();
+            for (int i = 0; i < RECORDS_PER_MAP; i++) {
+                b.setLength(0);
+                b.append(seed).append('-').append(i).append('-');
+                while (b.length() < 200) b.append((char) ('a' + r.nextInt(26)));
+                out.add(new Tuple2<>(r.nextInt(1_000_000), b.toString()));
+            }
+            return out.iterator();
+        });
     }
-  }
+
+    @Test
+    void aHungDiskIsGivenUpAndTheJobFinishesExactly() throws Exception {
+        EstuaryConf conf = new EstuaryConf()
+                .set(WorkerConfig.MAX_BUFFERED_BYTES, "32m")
+                .set(WorkerConfig.DISK_CHECK_INTERVAL, "1s")
+                .set(WorkerConfig.DISK_CHECK_TIMEOUT, "2s")
+                .set(WorkerConfig.FLUSH_BUFFER_SIZE, "256k");
+        try (MiniCluster cluster = new MiniCluster(2, 2, conf)) {
+            Worker worker = cluster.workers().get(0);
+            Disk hung = worker.storage().disks().get(0);
+            Disk other = worker.storage().disks().get(1);
+            SparkSession spark = SparkSessions.start(
+                    SparkSessions.estuary(SparkSessions.base("local[2]", "hung-disk"), cluster.masterEndpoint())
+                            .set("spark.estuary.client.push.replicate", "true"));
+            AtomicInteger mapsEnded = new AtomicInteger();
+            AtomicLong hungAt = new AtomicLong();
+            spark.sparkContext().addSparkListener(new SparkListener() {
+                @Override
+                public void onTaskEnd(SparkListenerTaskEnd e) {
+                    // The map stage is under way, its other maps still pushing: the disk stops answering now.
+                    if (e.taskType().startsWith("ShuffleMapTask") && mapsEnded.incrementAndGet() == 1) {
+                        DiskHangInjection.hang(hung.dir());
+                        hungAt.set(System.nanoTime());
+                    }
+                }
+            });
+            try {
+                Checksum expected = Checksum.of(input(spark).map(kv -> kv._1() + "=" + kv._2()));
+                long t0 = System.nanoTime();
+                CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> Checksum.of(
+                        input(spark).partitionBy(new HashPartitioner(32)).map(kv -> kv._1() + "=" + kv._2())));
+                Checksum got;
+                try {
+                    got = job.get(JOB_MINUTES, TimeUnit.MINUTES);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    fail(String.format(
+                            "the job did not finish within %d min (the disk hung %d s ago): worker paused %s, %d of %d "
+                                    + "bytes held, %d writes waiting for the hung disk, disk %s (%s)",
+                            JOB_MINUTES,
+                            (System.nanoTime() - hungAt.get()) / 1_000_000_000L,
+                            worker.storage().memory().paused(),
+                            worker.storage().memory().held(),
+                            worker.storage().memory().limit(),
+                            hung.flusher().outstandingWrites(),
+                            hung.status(),
+                            hung.reason()));
+                    return;
+                }
+                long jobMs = (System.nanoTime() - t0) / 1_000_000;
+                assertTrue(hungAt.get() != 0, "the disk hung during the job");
+                assertEquals(expected, got, "what the reducers read must be what the maps wrote");
+                assertEquals(
+                        DiskStatus.DISK_FAILED, hung.status(), "the hung disk was declared failed: " + hung.reason());
+                assertTrue(hung.reason().contains("hangs"), hung.reason());
+                assertEquals(DiskStatus.DISK_HEALTHY, other.status(), "the other disk serves on");
+                assertFalse(worker.storage().memory().paused(), "the worker is not paused by the hung disk's buffers");
+                System.out.printf(
+                        "HUNG DISK after the fix: job exact in %d ms; disk %s declared failed (%s); %d writes still "
+                                + "queued or running on it (uncounted), %d bytes held by the worker%n",
+                        jobMs,
+                        hung.mountPoint(),
+                        hung.reason(),
+                        hung.flusher().outstandingWrites(),
+                        worker.storage().memory().held());
+            } finally {
+                DiskHangInjection.healAll();
+                spark.stop();
+                SparkSession.clearActiveSession();
+                SparkSession.clearDefaultSession();
+            }
+        }
+    }
 }

@@ -18,45 +18,46 @@ import org.junit.jupiter.api.Test;
  */
 class ShadedJarTest {
 
-  @Test
-  void sparkJobRunsWithOnlyTheShadedJar() throws Exception {
-    File shaded = new File(System.getProperty("estuary.shaded.jar")).getCanonicalFile();
-    assertTrue(shaded.isFile(), "build the shaded jar first (mvn verify builds it before this module): " + shaded);
-    String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-    List<String> cp = new ArrayList<>();
-    for (String entry : testCp.split(File.pathSeparator)) {
-      String name = new File(entry).getName();
-      boolean estuaryModule = name.startsWith("estuary-") || entry.matches(".*/(common|network|master|worker|client|"
-          + "spark-3)/target/(test-)?classes/?");
-      if (!estuaryModule) cp.add(entry);
+    @Test
+    void sparkJobRunsWithOnlyTheShadedJar() throws Exception {
+        File shaded = new File(System.getProperty("estuary.shaded.jar")).getCanonicalFile();
+        assertTrue(shaded.isFile(), "build the shaded jar first (mvn verify builds it before this module): " + shaded);
+        String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+        List<String> cp = new ArrayList<>();
+        for (String entry : testCp.split(File.pathSeparator)) {
+            String name = new File(entry).getName();
+            boolean estuaryModule = name.startsWith("estuary-")
+                    || entry.matches(".*/(common|network|master|worker|client|" + "spark-3)/target/(test-)?classes/?");
+            if (!estuaryModule) cp.add(entry);
+        }
+        cp.add(shaded.getAbsolutePath());
+        try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(System.getProperty("java.home") + "/bin/java");
+            cmd.add("-Xmx1g");
+            // The client's Netty is relocated, and so is the name of its leak detection setting.
+            cmd.add("-Dio.estuary.shaded.io.netty.leakDetection.level=paranoid");
+            for (String opt : System.getProperty("estuary.spark.opens", "").split(" ")) {
+                if (!opt.isEmpty()) cmd.add(opt);
+            }
+            cmd.add("-cp");
+            cmd.add(String.join(File.pathSeparator, cp));
+            cmd.add(ShadedJarJob.class.getName());
+            cmd.add(cluster.masterEndpoint());
+            File log = File.createTempFile("shaded-job", ".log");
+            ProcessBuilder pb =
+                    new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log);
+            pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+            Process p = pb.start();
+            assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the Spark job did not finish in 5 minutes");
+            String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
+            out = String.join(" ", cmd) + "\n---\n" + out;
+            ServerProcess.checkNoLeaks("the Spark job on the shaded client", out); // its relocated Netty's leaks too
+            assertEquals(0, p.exitValue(), out);
+            assertTrue(out.contains("checksum OK"), out);
+            assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
+            assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
+            assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);
+        }
     }
-    cp.add(shaded.getAbsolutePath());
-    try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
-      List<String> cmd = new ArrayList<>();
-      cmd.add(System.getProperty("java.home") + "/bin/java");
-      cmd.add("-Xmx1g");
-      // The client's Netty is relocated, and so is the name of its leak detection setting.
-      cmd.add("-Dio.estuary.shaded.io.netty.leakDetection.level=paranoid");
-      for (String opt : System.getProperty("estuary.spark.opens", "").split(" ")) {
-        if (!opt.isEmpty()) cmd.add(opt);
-      }
-      cmd.add("-cp");
-      cmd.add(String.join(File.pathSeparator, cp));
-      cmd.add(ShadedJarJob.class.getName());
-      cmd.add(cluster.masterEndpoint());
-      File log = File.createTempFile("shaded-job", ".log");
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log);
-      pb.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
-      Process p = pb.start();
-      assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the Spark job did not finish in 5 minutes");
-      String out = new String(Files.readAllBytes(log.toPath()), StandardCharsets.UTF_8);
-      out = String.join(" ", cmd) + "\n---\n" + out;
-      ServerProcess.checkNoLeaks("the Spark job on the shaded client", out); // its relocated Netty's leaks too
-      assertEquals(0, p.exitValue(), out);
-      assertTrue(out.contains("checksum OK"), out);
-      assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
-      assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
-      assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);
-    }
-  }
 }

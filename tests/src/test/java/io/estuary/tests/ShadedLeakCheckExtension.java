@@ -11,21 +11,21 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * {@code io.estuary.shaded.io.netty}. Use with {@code @ExtendWith}; installs {@link ShadedLeakDetector} when loaded.
  */
 public final class ShadedLeakCheckExtension implements BeforeAllCallback, AfterAllCallback {
-  static {
-    ShadedLeakDetector.install();
-  }
+    static {
+        ShadedLeakDetector.install();
+    }
 
-  @Override
-  public void beforeAll(ExtensionContext context) {
-    String why = ShadedLeakDetector.notInstalledReason();
-    if (why != null) throw new IllegalStateException("leak detection is not working: " + why);
-  }
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        String why = ShadedLeakDetector.notInstalledReason();
+        if (why != null) throw new IllegalStateException("leak detection is not working: " + why);
+    }
 
-  @Override
-  public void afterAll(ExtensionContext context) throws InterruptedException {
-    List<String> leaks = ShadedLeakDetector.collectLeaks();
-    if (leaks.isEmpty()) return;
-    throw new AssertionError(leaks.size() + " buffer leak(s) of the shaded client's Netty found after "
-        + context.getDisplayName() + " (paranoid leak detection); the first:\n" + leaks.get(0));
-  }
+    @Override
+    public void afterAll(ExtensionContext context) throws InterruptedException {
+        List<String> leaks = ShadedLeakDetector.collectLeaks();
+        if (leaks.isEmpty()) return;
+        throw new AssertionError(leaks.size() + " buffer leak(s) of the shaded client's Netty found after "
+                + context.getDisplayName() + " (paranoid leak detection); the first:\n" + leaks.get(0));
+    }
 }

@@ -28,201 +28,206 @@ import scala.Tuple2;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class WorkerLossTest {
-  static final int MAPS = 8;
-  static final int REDUCERS = 8;
+    static final int MAPS = 8;
+    static final int REDUCERS = 8;
 
-  private Checksum expected;
-  private MiniCluster master;
-  private WorkerProcesses workers;
-  private SparkSession spark;
-  /** Stage attempts after the first: stage reruns. */
-  private final AtomicInteger reruns = new AtomicInteger();
+    private Checksum expected;
+    private MiniCluster master;
+    private WorkerProcesses workers;
+    private SparkSession spark;
+    /** Stage attempts after the first: stage reruns. */
+    private final AtomicInteger reruns = new AtomicInteger();
 
-  /** Maps and reducers linger so that a worker can die while they run. */
-  static Checksum job(SparkSession s, long mapLingerMs, long reduceLingerMs) {
-    List<Integer> seeds = new ArrayList<>();
-    for (int i = 0; i < MAPS; i++) seeds.add(i);
-    JavaPairRDD<Integer, String> pairs = ShuffleJobs.jsc(s).parallelize(seeds, MAPS).flatMapToPair(slice -> {
-      Thread.sleep(mapLingerMs);
-      List<Tuple2<Integer, String>> out = new ArrayList<>();
-      for (int i = slice; i < 160_000; i += MAPS) {
-        out.add(new Tuple2<>((int) ((i * 2654435761L) % 9_000), "v" + i + "-payload-payload-payload"));
-      }
-      return out.iterator();
-    });
-    return Checksum.of(pairs.groupByKey(REDUCERS).mapPartitions(it -> {
-      Thread.sleep(reduceLingerMs);
-      List<String> rows = new ArrayList<>();
-      while (it.hasNext()) {
-        Tuple2<Integer, Iterable<String>> kv = it.next();
-        List<String> vs = new ArrayList<>();
-        for (String v : kv._2()) vs.add(v);
-        Collections.sort(vs);
-        rows.add(kv._1() + "=" + vs.size() + ":" + vs.hashCode());
-      }
-      return rows.iterator();
-    }));
-  }
-
-  @BeforeAll
-  void nativeResult() {
-    SparkSession nat = SparkSessions.start(SparkSessions.base("local[2]", "native"));
-    try {
-      expected = job(nat, 0, 0);
-    } finally {
-      nat.stop();
+    /** Maps and reducers linger so that a worker can die while they run. */
+    static Checksum job(SparkSession s, long mapLingerMs, long reduceLingerMs) {
+        List<Integer> seeds = new ArrayList<>();
+        for (int i = 0; i < MAPS; i++) seeds.add(i);
+        JavaPairRDD<Integer, String> pairs = ShuffleJobs.jsc(s)
+                .parallelize(seeds, MAPS)
+                .flatMapToPair(slice -> {
+                    Thread.sleep(mapLingerMs);
+                    List<Tuple2<Integer, String>> out = new ArrayList<>();
+                    for (int i = slice; i < 160_000; i += MAPS) {
+                        out.add(new Tuple2<>((int) ((i * 2654435761L) % 9_000), "v" + i + "-payload-payload-payload"));
+                    }
+                    return out.iterator();
+                });
+        return Checksum.of(pairs.groupByKey(REDUCERS).mapPartitions(it -> {
+            Thread.sleep(reduceLingerMs);
+            List<String> rows = new ArrayList<>();
+            while (it.hasNext()) {
+                Tuple2<Integer, Iterable<String>> kv = it.next();
+                List<String> vs = new ArrayList<>();
+                for (String v : kv._2()) vs.add(v);
+                Collections.sort(vs);
+                rows.add(kv._1() + "=" + vs.size() + ":" + vs.hashCode());
+            }
+            return rows.iterator();
+        }));
     }
-  }
 
-  private void start(int numWorkers, boolean replicate) throws Exception {
-    master = new MiniCluster(0, 1, new EstuaryConf());
-    workers = new WorkerProcesses(numWorkers, master.masterEndpoint());
-    workers.awaitRegistered(master);
-    spark = SparkSessions.start(SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"),
-        master.masterEndpoint()).set("spark.estuary.client.push.replicate", String.valueOf(replicate))
-        .set("spark.estuary.client.push.bufferSize", "16k")
-        // Killed workers never come back: waiting long for them (as for a restart) would only slow the tests down.
-        .set("spark.estuary.client.commit.unreachableTimeout", "2s")
-        .set("spark.estuary.client.fetch.unreachableTimeout", "2s"));
-    reruns.set(0);
-    spark.sparkContext().addSparkListener(new SparkListener() {
-      @Override
-      public void onStageSubmitted(SparkListenerStageSubmitted e) {
-        if (e.stageInfo().attemptNumber() > 0) reruns.incrementAndGet();
-      }
-    });
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    if (spark != null) spark.stop();
-    spark = null;
-    SparkSession.clearActiveSession();
-    SparkSession.clearDefaultSession();
-    if (workers != null) workers.close();
-    workers = null;
-    if (master != null) master.close();
-    master = null;
-  }
-
-  /** Calls {@code action} once, on the listener thread, when {@code n} tasks of the job's map stage have ended. */
-  private void whenMapTasksEnded(int n, ThrowingRunnable action) {
-    AtomicInteger ended = new AtomicInteger();
-    spark.sparkContext().addSparkListener(new SparkListener() {
-      @Override
-      public void onTaskEnd(SparkListenerTaskEnd e) {
-        if (e.taskType().startsWith("ShuffleMapTask") && ended.incrementAndGet() == n) run(action);
-      }
-    });
-  }
-
-  /** Calls {@code action} once, {@code delayMs} after the job's reduce stage (the one with parents) starts. */
-  private void whenReducersRun(long delayMs, ThrowingRunnable action) {
-    AtomicInteger started = new AtomicInteger();
-    spark.sparkContext().addSparkListener(new SparkListener() {
-      @Override
-      public void onStageSubmitted(SparkListenerStageSubmitted e) {
-        if (e.stageInfo().parentIds().nonEmpty() && started.incrementAndGet() == 1) {
-          CompletableFuture.runAsync(() -> {
-            sleep(delayMs);
-            run(action);
-          });
+    @BeforeAll
+    void nativeResult() {
+        SparkSession nat = SparkSessions.start(SparkSessions.base("local[2]", "native"));
+        try {
+            expected = job(nat, 0, 0);
+        } finally {
+            nat.stop();
         }
-      }
-    });
-  }
-
-  interface ThrowingRunnable {
-    void run() throws Exception;
-  }
-
-  private static void run(ThrowingRunnable r) {
-    try {
-      r.run();
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
     }
-  }
 
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    private void start(int numWorkers, boolean replicate) throws Exception {
+        master = new MiniCluster(0, 1, new EstuaryConf());
+        workers = new WorkerProcesses(numWorkers, master.masterEndpoint());
+        workers.awaitRegistered(master);
+        spark = SparkSessions.start(
+                SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"), master.masterEndpoint())
+                        .set("spark.estuary.client.push.replicate", String.valueOf(replicate))
+                        .set("spark.estuary.client.push.bufferSize", "16k")
+                        // Killed workers never come back: waiting long for them (as for a restart) would only slow the
+                        // tests down.
+                        .set("spark.estuary.client.commit.unreachableTimeout", "2s")
+                        .set("spark.estuary.client.fetch.unreachableTimeout", "2s"));
+        reruns.set(0);
+        spark.sparkContext().addSparkListener(new SparkListener() {
+            @Override
+            public void onStageSubmitted(SparkListenerStageSubmitted e) {
+                if (e.stageInfo().attemptNumber() > 0) reruns.incrementAndGet();
+            }
+        });
     }
-  }
 
-  private Checksum runJob(long mapLingerMs, long reduceLingerMs) throws Exception {
-    return CompletableFuture.supplyAsync(() -> job(spark, mapLingerMs, reduceLingerMs)).get(5, TimeUnit.MINUTES);
-  }
+    @AfterEach
+    void stop() throws Exception {
+        if (spark != null) spark.stop();
+        spark = null;
+        SparkSession.clearActiveSession();
+        SparkSession.clearDefaultSession();
+        if (workers != null) workers.close();
+        workers = null;
+        if (master != null) master.close();
+        master = null;
+    }
 
-  @Test
-  void killWhileMapsPushReplicated() throws Exception {
-    start(3, true);
-    whenMapTasksEnded(2, () -> workers.kill(0));
-    assertEquals(expected, runJob(400, 0));
-    assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
-  }
+    /** Calls {@code action} once, on the listener thread, when {@code n} tasks of the job's map stage have ended. */
+    private void whenMapTasksEnded(int n, ThrowingRunnable action) {
+        AtomicInteger ended = new AtomicInteger();
+        spark.sparkContext().addSparkListener(new SparkListener() {
+            @Override
+            public void onTaskEnd(SparkListenerTaskEnd e) {
+                if (e.taskType().startsWith("ShuffleMapTask") && ended.incrementAndGet() == n) run(action);
+            }
+        });
+    }
 
-  @Test
-  void killWhileMapsPushUnreplicated() throws Exception {
-    start(3, false);
-    whenMapTasksEnded(2, () -> workers.kill(0));
-    assertEquals(expected, runJob(400, 0));
-    System.out.println("WORKER LOSS (maps pushing, no replicas): stage reruns " + reruns.get());
-  }
+    /** Calls {@code action} once, {@code delayMs} after the job's reduce stage (the one with parents) starts. */
+    private void whenReducersRun(long delayMs, ThrowingRunnable action) {
+        AtomicInteger started = new AtomicInteger();
+        spark.sparkContext().addSparkListener(new SparkListener() {
+            @Override
+            public void onStageSubmitted(SparkListenerStageSubmitted e) {
+                if (e.stageInfo().parentIds().nonEmpty() && started.incrementAndGet() == 1) {
+                    CompletableFuture.runAsync(() -> {
+                        sleep(delayMs);
+                        run(action);
+                    });
+                }
+            }
+        });
+    }
 
-  @Test
-  void killWhenMapsEndReplicated() throws Exception {
-    start(3, true);
-    whenMapTasksEnded(MAPS, () -> workers.kill(1));
-    assertEquals(expected, runJob(100, 0));
-    assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
-  }
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
 
-  @Test
-  void killWhenMapsEndUnreplicated() throws Exception {
-    start(3, false);
-    whenMapTasksEnded(MAPS, () -> workers.kill(1));
-    assertEquals(expected, runJob(100, 0));
-    assertTrue(reruns.get() > 0, "the lost worker's partitions can only come back by rerunning the maps");
-  }
+    private static void run(ThrowingRunnable r) {
+        try {
+            r.run();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
-  @Test
-  void killWhileReducersFetchReplicated() throws Exception {
-    start(3, true);
-    whenReducersRun(300, () -> workers.kill(2));
-    assertEquals(expected, runJob(0, 1500));
-    assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
-  }
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 
-  @Test
-  void killWhileReducersFetchUnreplicated() throws Exception {
-    start(3, false);
-    whenReducersRun(300, () -> workers.kill(2));
-    assertEquals(expected, runJob(0, 1500));
-    System.out.println("WORKER LOSS (reducers fetching, no replicas): stage reruns " + reruns.get());
-  }
+    private Checksum runJob(long mapLingerMs, long reduceLingerMs) throws Exception {
+        return CompletableFuture.supplyAsync(() -> job(spark, mapLingerMs, reduceLingerMs))
+                .get(5, TimeUnit.MINUTES);
+    }
 
-  @Test
-  void workerRestartedOnItsPortsWithEmptyDisksLosesItsLocationsLoudly() throws Exception {
-    start(3, false);
-    whenMapTasksEnded(3, () -> {
-      workers.kill(0);
-      workers.restart(0, true);
-    });
-    assertEquals(expected, runJob(400, 0));
-    System.out.println("WORKER LOSS (restarted with empty disks, no replicas): stage reruns " + reruns.get());
-  }
+    @Test
+    void killWhileMapsPushReplicated() throws Exception {
+        start(3, true);
+        whenMapTasksEnded(2, () -> workers.kill(0));
+        assertEquals(expected, runJob(400, 0));
+        assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
+    }
 
-  @Test
-  void twoWorkersKilledAtOnceWithReplicas() throws Exception {
-    start(4, true);
-    whenReducersRun(300, () -> {
-      workers.kill(0);
-      workers.kill(1);
-    });
-    assertEquals(expected, runJob(0, 1500));
-    System.out.println("WORKER LOSS (two of four killed while fetching, replicas): stage reruns " + reruns.get());
-  }
+    @Test
+    void killWhileMapsPushUnreplicated() throws Exception {
+        start(3, false);
+        whenMapTasksEnded(2, () -> workers.kill(0));
+        assertEquals(expected, runJob(400, 0));
+        System.out.println("WORKER LOSS (maps pushing, no replicas): stage reruns " + reruns.get());
+    }
+
+    @Test
+    void killWhenMapsEndReplicated() throws Exception {
+        start(3, true);
+        whenMapTasksEnded(MAPS, () -> workers.kill(1));
+        assertEquals(expected, runJob(100, 0));
+        assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
+    }
+
+    @Test
+    void killWhenMapsEndUnreplicated() throws Exception {
+        start(3, false);
+        whenMapTasksEnded(MAPS, () -> workers.kill(1));
+        assertEquals(expected, runJob(100, 0));
+        assertTrue(reruns.get() > 0, "the lost worker's partitions can only come back by rerunning the maps");
+    }
+
+    @Test
+    void killWhileReducersFetchReplicated() throws Exception {
+        start(3, true);
+        whenReducersRun(300, () -> workers.kill(2));
+        assertEquals(expected, runJob(0, 1500));
+        assertEquals(0, reruns.get(), "with replicas a lost worker needs no stage rerun");
+    }
+
+    @Test
+    void killWhileReducersFetchUnreplicated() throws Exception {
+        start(3, false);
+        whenReducersRun(300, () -> workers.kill(2));
+        assertEquals(expected, runJob(0, 1500));
+        System.out.println("WORKER LOSS (reducers fetching, no replicas): stage reruns " + reruns.get());
+    }
+
+    @Test
+    void workerRestartedOnItsPortsWithEmptyDisksLosesItsLocationsLoudly() throws Exception {
+        start(3, false);
+        whenMapTasksEnded(3, () -> {
+            workers.kill(0);
+            workers.restart(0, true);
+        });
+        assertEquals(expected, runJob(400, 0));
+        System.out.println("WORKER LOSS (restarted with empty disks, no replicas): stage reruns " + reruns.get());
+    }
+
+    @Test
+    void twoWorkersKilledAtOnceWithReplicas() throws Exception {
+        start(4, true);
+        whenReducersRun(300, () -> {
+            workers.kill(0);
+            workers.kill(1);
+        });
+        assertEquals(expected, runJob(0, 1500));
+        System.out.println("WORKER LOSS (two of four killed while fetching, replicas): stage reruns " + reruns.get());
+    }
 }

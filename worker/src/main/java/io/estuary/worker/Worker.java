@@ -43,247 +43,314 @@ import org.slf4j.LoggerFactory;
  * before it exits (see {@link GracefulShutdown}); {@link #decommission()} drains the worker first.
  */
 public final class Worker implements Closeable {
-  private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
 
-  private final StorageManager storage;
-  private final PartitionRegistry registry;
-  private final TransportServer rpcServer;
-  private final TransportServer pushServer;
-  private final TransportServer fetchServer;
-  private final FetchHandler fetchHandler;
-  private final Replicator replicator;
-  private final io.estuary.worker.push.CongestionControl congestion;
-  private final TransportClientFactory masterClients;
-  private final MasterHeartbeater heartbeater;
-  private final WorkerAddress address;
-  private final CommittedFileStore metaStore;
-  private final PushGate gate = new PushGate();
-  private final Decommission decommission;
-  private final long shutdownTimeoutMs;
-  private final AtomicReference<WorkerState> state = new AtomicReference<>(WorkerState.WORKER_ACTIVE);
-  private final Object stopLock = new Object();
-  private boolean stopped;
-  private final WorkerAdmin admin;
-  private final String version;
+    private final StorageManager storage;
+    private final PartitionRegistry registry;
+    private final TransportServer rpcServer;
+    private final TransportServer pushServer;
+    private final TransportServer fetchServer;
+    private final FetchHandler fetchHandler;
+    private final Replicator replicator;
+    private final io.estuary.worker.push.CongestionControl congestion;
+    private final TransportClientFactory masterClients;
+    private final MasterHeartbeater heartbeater;
+    private final WorkerAddress address;
+    private final CommittedFileStore metaStore;
+    private final PushGate gate = new PushGate();
+    private final Decommission decommission;
+    private final long shutdownTimeoutMs;
+    private final AtomicReference<WorkerState> state = new AtomicReference<>(WorkerState.WORKER_ACTIVE);
+    private final Object stopLock = new Object();
+    private boolean stopped;
+    private final WorkerAdmin admin;
+    private final String version;
 
-  public Worker(EstuaryConf conf) {
-    this(conf, io.estuary.common.time.Clock.system());
-  }
-
-  /**
-   * {@code clock}: what every time-based part reads (idle streams, congestion windows, buffered data's age, stall
-   * detection, the decommission timeout), so a test can drive it.
-   */
-  public Worker(EstuaryConf conf, io.estuary.common.time.Clock clock) {
-    this.version = io.estuary.common.BuildVersion.of(conf);
-    String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
-    long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
-    if (conf.get(WorkerConfig.CHUNK_SIZE) + 1024 > maxFrame) {
-      // A chunk is at most chunkSize, or one push alone (which already fit in a frame), and goes out as one frame.
-      throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
-          + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
+    public Worker(EstuaryConf conf) {
+        this(conf, io.estuary.common.time.Clock.system());
     }
-    this.storage = new StorageManager(conf, clock);
-    this.registry = new PartitionRegistry(storage);
-    this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
-    String metaDir = conf.get(WorkerConfig.META_DIR);
-    try {
-      this.metaStore = new CommittedFileStore(metaDir.isEmpty()
-          ? new File(storage.disks().get(0).dir(), ".estuary-meta") : new File(metaDir).getAbsoluteFile());
-      new WorkerRecovery(metaStore, storage, registry).run();
-    } catch (RuntimeException e) {
-      storage.close();
-      throw e;
+
+    /**
+     * {@code clock}: what every time-based part reads (idle streams, congestion windows, buffered data's age, stall
+     * detection, the decommission timeout), so a test can drive it.
+     */
+    public Worker(EstuaryConf conf, io.estuary.common.time.Clock clock) {
+        this.version = io.estuary.common.BuildVersion.of(conf);
+        String host = HostNames.orLocalHost(conf.get(WorkerConfig.HOST));
+        long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+        if (conf.get(WorkerConfig.CHUNK_SIZE) + 1024 > maxFrame) {
+            // A chunk is at most chunkSize, or one push alone (which already fit in a frame), and goes out as one
+            // frame.
+            throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
+                    + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
+        }
+        this.storage = new StorageManager(conf, clock);
+        this.registry = new PartitionRegistry(storage);
+        this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
+        String metaDir = conf.get(WorkerConfig.META_DIR);
+        try {
+            this.metaStore = new CommittedFileStore(
+                    metaDir.isEmpty()
+                            ? new File(storage.disks().get(0).dir(), ".estuary-meta")
+                            : new File(metaDir).getAbsoluteFile());
+            new WorkerRecovery(metaStore, storage, registry).run();
+        } catch (RuntimeException e) {
+            storage.close();
+            throw e;
+        }
+        if (storage.cache().enabled()) {
+            registry.setListener(PartitionRegistry.Listener.all(
+                    new CommittedFileRecorder(metaStore), new CacheFiller(storage.cache(), registry)));
+        } else {
+            registry.setListener(new CommittedFileRecorder(metaStore));
+        }
+        io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
+        this.fetchHandler = new FetchHandler(
+                registry,
+                storage.cache(),
+                limits,
+                conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION),
+                conf.get(WorkerConfig.STREAM_TIMEOUT),
+                clock);
+        long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
+        long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
+        if (hardSplit < softSplit) {
+            throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
+                    + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
+        }
+        this.admin = new WorkerAdmin(
+                conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams, clock);
+        this.replicator =
+                new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
+        this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
+        TransportServer rpc = null;
+        TransportServer push = null;
+        TransportServer fetch = null;
+        try {
+            rpc = new TransportServer(
+                    conf,
+                    "worker-rpc",
+                    host,
+                    conf.get(WorkerConfig.RPC_PORT),
+                    new WorkerControlHandler(
+                            registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
+                    admin.observer("rpc"));
+            push = new TransportServer(
+                    conf,
+                    "worker-push",
+                    host,
+                    conf.get(WorkerConfig.PUSH_PORT),
+                    new PushHandler(
+                            registry,
+                            storage.memory(),
+                            replicator,
+                            congestion,
+                            softSplit,
+                            hardSplit,
+                            gate,
+                            new io.estuary.network.server.RpcHandler.FrameLimit(
+                                    Math.min(
+                                            conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
+                                            storage.memory().limit() / 4),
+                                    WorkerConfig.PUSH_MAX_UNFINISHED.key())),
+                    admin.observer("push"));
+            fetch = new TransportServer(
+                    conf,
+                    "worker-fetch",
+                    host,
+                    conf.get(WorkerConfig.FETCH_PORT),
+                    fetchHandler,
+                    admin.observer("fetch"));
+            admin.start(
+                    host,
+                    conf.get(WorkerConfig.HTTP_PORT),
+                    this::address,
+                    this::statusText,
+                    this::decommission,
+                    rpc,
+                    push,
+                    fetch);
+        } catch (RuntimeException e) {
+            admin.close();
+            if (fetch != null) fetch.close();
+            if (rpc != null) rpc.close();
+            if (push != null) push.close();
+            fetchHandler.close();
+            replicator.close();
+            congestion.close();
+            storage.close();
+            metaStore.close();
+            throw e;
+        }
+        this.rpcServer = rpc;
+        this.pushServer = push;
+        this.fetchServer = fetch;
+        this.address = WorkerAddress.newBuilder()
+                .setHost(host)
+                .setRpcPort(rpc.port())
+                .setPushPort(push.port())
+                .setFetchPort(fetch.port())
+                .build();
+        this.masterClients = new TransportClientFactory(conf, "worker-master-client");
+        long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
+        this.heartbeater = new MasterHeartbeater(
+                new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)),
+                this::info,
+                registry,
+                heartbeatMs,
+                state::get,
+                this::decommission);
+        this.decommission = new Decommission(
+                registry::shuffleKeys,
+                () -> heartbeater.beatNow(heartbeatMs),
+                conf.get(WorkerConfig.DECOMMISSION_TIMEOUT),
+                Math.min(heartbeatMs, 1_000),
+                clock);
+        storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
+        heartbeater.start();
+        LOG.info(
+                "Estuary worker version {} serving on {}:{} (rpc), {} (push), {} (fetch), {} (http)",
+                version,
+                host,
+                address.getRpcPort(),
+                address.getPushPort(),
+                address.getFetchPort(),
+                admin.httpPort());
     }
-    if (storage.cache().enabled()) {
-      registry.setListener(PartitionRegistry.Listener.all(new CommittedFileRecorder(metaStore),
-          new CacheFiller(storage.cache(), registry)));
-    } else {
-      registry.setListener(new CommittedFileRecorder(metaStore));
+
+    public WorkerAddress address() {
+        return address;
     }
-    io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
-    this.fetchHandler = new FetchHandler(registry, storage.cache(), limits,
-        conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION), conf.get(WorkerConfig.STREAM_TIMEOUT), clock);
-    long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
-    long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
-    if (hardSplit < softSplit) {
-      throw new ConfigException(WorkerConfig.SPLIT_HARD_SIZE.key() + " (" + hardSplit + ") must be at least "
-          + WorkerConfig.SPLIT_SOFT_SIZE.key() + " (" + softSplit + ")");
+
+    public WorkerInfo info() {
+        return WorkerInfo.newBuilder()
+                .setAddress(address)
+                .addAllDisks(storage.diskInfos())
+                .setVersion(version)
+                .build();
     }
-    this.admin = new WorkerAdmin(conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams,
-        clock);
-    this.replicator = new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
-    this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
-    TransportServer rpc = null;
-    TransportServer push = null;
-    TransportServer fetch = null;
-    try {
-      rpc = new TransportServer(conf, "worker-rpc", host, conf.get(WorkerConfig.RPC_PORT),
-          new WorkerControlHandler(registry, gate, congestion, limits,
-          conf.get(WorkerConfig.COMMIT_MAX_WAIT)), admin.observer("rpc"));
-      push = new TransportServer(conf, "worker-push", host, conf.get(WorkerConfig.PUSH_PORT),
-          new PushHandler(registry, storage.memory(), replicator, congestion, softSplit, hardSplit, gate,
-              new io.estuary.network.server.RpcHandler.FrameLimit(Math.min(conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
-                  storage.memory().limit() / 4), WorkerConfig.PUSH_MAX_UNFINISHED.key())),
-          admin.observer("push"));
-      fetch = new TransportServer(conf, "worker-fetch", host, conf.get(WorkerConfig.FETCH_PORT), fetchHandler,
-          admin.observer("fetch"));
-      admin.start(host, conf.get(WorkerConfig.HTTP_PORT), this::address, this::statusText,
-          this::decommission, rpc, push, fetch);
-    } catch (RuntimeException e) {
-      admin.close();
-      if (fetch != null) fetch.close();
-      if (rpc != null) rpc.close();
-      if (push != null) push.close();
-      fetchHandler.close();
-      replicator.close();
-      congestion.close();
-      storage.close();
-      metaStore.close();
-      throw e;
+
+    /** The release this worker reports (built, or overridden by estuary.version.override / ESTUARY_VERSION). */
+    public String version() {
+        return version;
     }
-    this.rpcServer = rpc;
-    this.pushServer = push;
-    this.fetchServer = fetch;
-    this.address = WorkerAddress.newBuilder().setHost(host).setRpcPort(rpc.port()).setPushPort(push.port())
-        .setFetchPort(fetch.port()).build();
-    this.masterClients = new TransportClientFactory(conf, "worker-master-client");
-    long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
-    this.heartbeater = new MasterHeartbeater(new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)),
-        this::info, registry, heartbeatMs, state::get, this::decommission);
-    this.decommission = new Decommission(registry::shuffleKeys, () -> heartbeater.beatNow(heartbeatMs),
-        conf.get(WorkerConfig.DECOMMISSION_TIMEOUT), Math.min(heartbeatMs, 1_000), clock);
-    storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
-    heartbeater.start();
-    LOG.info("Estuary worker version {} serving on {}:{} (rpc), {} (push), {} (fetch), {} (http)", version, host,
-        address.getRpcPort(), address.getPushPort(), address.getFetchPort(), admin.httpPort());
-  }
 
-  public WorkerAddress address() {
-    return address;
-  }
-
-  public WorkerInfo info() {
-    return WorkerInfo.newBuilder().setAddress(address).addAllDisks(storage.diskInfos()).setVersion(version).build();
-  }
-
-  /** The release this worker reports (built, or overridden by estuary.version.override / ESTUARY_VERSION). */
-  public String version() {
-    return version;
-  }
-
-  /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
-  private String statusText() {
-    if (heartbeater == null || !heartbeater.registered()) return "REGISTERING";
-    return state().name().replace("WORKER_", "");
-  }
-
-  /** Port of the HTTP endpoint (/metrics, /api/status, /health). */
-  public int httpPort() {
-    return admin.httpPort();
-  }
-
-  /** Streams readers hold open on this worker now. */
-  public int openFetchStreams() {
-    return fetchHandler.openStreams();
-  }
-
-  public WorkerAdmin admin() {
-    return admin;
-  }
-
-  public boolean registeredWithMaster() {
-    return heartbeater.registered();
-  }
-
-  /** Heartbeats and registrations the master has answered so far. */
-  public long heartbeatsAnswered() {
-    return heartbeater.answered();
-  }
-
-  public PartitionRegistry registry() {
-    return registry;
-  }
-
-  /** The worker's disks, memory tracker and small-partition cache. */
-  public StorageManager storage() {
-    return storage;
-  }
-
-  public long bufferedBytes() {
-    return storage.memory().held();
-  }
-
-  /** What this worker is doing: ACTIVE, DECOMMISSIONING or SHUTTING_DOWN. */
-  public WorkerState state() {
-    return state.get();
-  }
-
-  /**
-   * Starts draining (or joins the drain under way): the master is told, places nothing here, and the future
-   * completes once no shuffle is held here any more (true) or at {@code estuary.worker.decommission.timeout}
-   * (false). The caller then stops the worker ({@link #stopGracefully()}; {@link #main} exits the process).
-   */
-  public CompletableFuture<Boolean> decommission() {
-    state.compareAndSet(WorkerState.WORKER_ACTIVE, WorkerState.WORKER_DECOMMISSIONING);
-    if (state.get() != WorkerState.WORKER_DECOMMISSIONING) return CompletableFuture.completedFuture(false); // stopping
-    return decommission.start();
-  }
-
-  /**
-   * Stops gracefully within {@code estuary.worker.shutdown.timeout}: refuses new pushes and slots, tells the master,
-   * commits and records every open location (see {@link GracefulShutdown}), then closes. Idempotent.
-   */
-  public GracefulShutdown.Result stopGracefully() {
-    GracefulShutdown.Result r;
-    synchronized (stopLock) {
-      if (stopped) return null;
-      state.set(WorkerState.WORKER_SHUTTING_DOWN);
-      r = new GracefulShutdown(gate, registry, heartbeater::beatNow).run(System.currentTimeMillis()
-          + shutdownTimeoutMs);
+    /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
+    private String statusText() {
+        if (heartbeater == null || !heartbeater.registered()) return "REGISTERING";
+        return state().name().replace("WORKER_", "");
     }
-    close();
-    return r;
-  }
 
-  /** Closes at once: open locations are left uncommitted (as after a crash, but the process lives on). */
-  @Override
-  public void close() {
-    synchronized (stopLock) {
-      if (stopped) return;
-      stopped = true;
+    /** Port of the HTTP endpoint (/metrics, /api/status, /health). */
+    public int httpPort() {
+        return admin.httpPort();
     }
-    gate.close();
-    decommission.close();
-    admin.close();
-    heartbeater.close();
-    masterClients.close();
-    rpcServer.close();
-    pushServer.close();
-    replicator.close();
-    congestion.close();
-    fetchServer.close();
-    fetchHandler.close();
-    registry.close(); // nothing pushes any more: free the buffers of partitions left uncommitted
-    storage.close();
-    metaStore.close();
-  }
 
-  public static void main(String[] args) throws Exception {
-    EstuaryConf conf = EstuaryConf.forServer();
-    if (conf.get(NetworkConfig.HALT_ON_FATAL_ERROR)) io.estuary.common.util.FatalErrors.haltOnFatalError();
-    Worker worker = new Worker(conf);
-    LOG.info("Estuary worker started: {}", worker.address().toString().replace('\n', ' '));
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      LOG.info("Estuary worker stopping");
-      worker.stopGracefully();
-      LOG.info("Estuary worker stopped");
-      stopped.countDown();
-    }, "worker-shutdown"));
-    // A finished decommission exits the process (which runs the hook). Not from the thread that completes the
-    // drain: the hook needs the heartbeat thread.
-    worker.decommission.drained().thenRun(() -> new Thread(() -> System.exit(0), "worker-exit").start());
-    stopped.await();
-  }
+    /** Streams readers hold open on this worker now. */
+    public int openFetchStreams() {
+        return fetchHandler.openStreams();
+    }
+
+    public WorkerAdmin admin() {
+        return admin;
+    }
+
+    public boolean registeredWithMaster() {
+        return heartbeater.registered();
+    }
+
+    /** Heartbeats and registrations the master has answered so far. */
+    public long heartbeatsAnswered() {
+        return heartbeater.answered();
+    }
+
+    public PartitionRegistry registry() {
+        return registry;
+    }
+
+    /** The worker's disks, memory tracker and small-partition cache. */
+    public StorageManager storage() {
+        return storage;
+    }
+
+    public long bufferedBytes() {
+        return storage.memory().held();
+    }
+
+    /** What this worker is doing: ACTIVE, DECOMMISSIONING or SHUTTING_DOWN. */
+    public WorkerState state() {
+        return state.get();
+    }
+
+    /**
+     * Starts draining (or joins the drain under way): the master is told, places nothing here, and the future
+     * completes once no shuffle is held here any more (true) or at {@code estuary.worker.decommission.timeout}
+     * (false). The caller then stops the worker ({@link #stopGracefully()}; {@link #main} exits the process).
+     */
+    public CompletableFuture<Boolean> decommission() {
+        state.compareAndSet(WorkerState.WORKER_ACTIVE, WorkerState.WORKER_DECOMMISSIONING);
+        if (state.get() != WorkerState.WORKER_DECOMMISSIONING)
+            return CompletableFuture.completedFuture(false); // stopping
+        return decommission.start();
+    }
+
+    /**
+     * Stops gracefully within {@code estuary.worker.shutdown.timeout}: refuses new pushes and slots, tells the master,
+     * commits and records every open location (see {@link GracefulShutdown}), then closes. Idempotent.
+     */
+    public GracefulShutdown.Result stopGracefully() {
+        GracefulShutdown.Result r;
+        synchronized (stopLock) {
+            if (stopped) return null;
+            state.set(WorkerState.WORKER_SHUTTING_DOWN);
+            r = new GracefulShutdown(gate, registry, heartbeater::beatNow)
+                    .run(System.currentTimeMillis() + shutdownTimeoutMs);
+        }
+        close();
+        return r;
+    }
+
+    /** Closes at once: open locations are left uncommitted (as after a crash, but the process lives on). */
+    @Override
+    public void close() {
+        synchronized (stopLock) {
+            if (stopped) return;
+            stopped = true;
+        }
+        gate.close();
+        decommission.close();
+        admin.close();
+        heartbeater.close();
+        masterClients.close();
+        rpcServer.close();
+        pushServer.close();
+        replicator.close();
+        congestion.close();
+        fetchServer.close();
+        fetchHandler.close();
+        registry.close(); // nothing pushes any more: free the buffers of partitions left uncommitted
+        storage.close();
+        metaStore.close();
+    }
+
+    public static void main(String[] args) throws Exception {
+        EstuaryConf conf = EstuaryConf.forServer();
+        if (conf.get(NetworkConfig.HALT_ON_FATAL_ERROR)) io.estuary.common.util.FatalErrors.haltOnFatalError();
+        Worker worker = new Worker(conf);
+        LOG.info("Estuary worker started: {}", worker.address().toString().replace('\n', ' '));
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            LOG.info("Estuary worker stopping");
+                            worker.stopGracefully();
+                            LOG.info("Estuary worker stopped");
+                            stopped.countDown();
+                        },
+                        "worker-shutdown"));
+        // A finished decommission exits the process (which runs the hook). Not from the thread that completes the
+        // drain: the hook needs the heartbeat thread.
+        worker.decommission.drained().thenRun(() -> new Thread(() -> System.exit(0), "worker-exit").start());
+        stopped.await();
+    }
 }

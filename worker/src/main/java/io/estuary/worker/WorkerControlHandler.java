@@ -1,8 +1,8 @@
 package io.estuary.worker;
 
 import io.estuary.common.protocol.Empty;
-import io.estuary.common.protocol.ReserveSlotsRequest;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.ReserveSlotsRequest;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.network.rpc.ControlRpcHandler;
@@ -13,47 +13,52 @@ import io.netty.channel.Channel;
 
 /** Control requests from drivers: reserve slots before a stage, commit them at its end. */
 final class WorkerControlHandler extends ControlRpcHandler {
-  private final PartitionRegistry registry;
-  private final CommitHandler commits;
-  private final io.estuary.worker.push.CongestionControl congestion;
-  private final PushGate gate;
+    private final PartitionRegistry registry;
+    private final CommitHandler commits;
+    private final io.estuary.worker.push.CongestionControl congestion;
+    private final PushGate gate;
 
-  WorkerControlHandler(PartitionRegistry registry, PushGate gate, io.estuary.worker.push.CongestionControl congestion,
-      io.estuary.network.rpc.RequestLimits limits, long commitMaxWaitMs) {
-    super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
-    this.registry = registry;
-    this.gate = gate;
-    this.congestion = congestion;
-    this.commits = new CommitHandler(registry, commitMaxWaitMs);
-  }
-
-  /** Each reserved location costs a partition writer: a reservation may hold only what the heap can. */
-  static io.estuary.network.rpc.RequestLimits capReservations(io.estuary.network.rpc.RequestLimits limits,
-      long maxHeapBytes) {
-    return limits.withListCap(ReserveSlotsRequest.getDescriptor().findFieldByName("locations"),
-        io.estuary.network.rpc.SlotRequestCaps.reserveLocations(maxHeapBytes),
-        io.estuary.network.rpc.SlotRequestCaps.reason(maxHeapBytes, "location"));
-  }
-
-  @Override
-  protected void handle(Channel channel, Request request, Reply reply) {
-    switch (request.getPayloadCase()) {
-      case RESERVE_SLOTS: {
-        ReserveSlotsRequest r = request.getReserveSlots();
-        if (!gate.isOpen()) {
-          // The master already places nothing here; a driver that raced it places the shuffle elsewhere.
-          throw new StatusException(StatusCode.RETRY_LATER, "worker is stopping: it takes no new slots");
-        }
-        registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
-        congestion.applicationUser(r.getAppId(), r.getUser());
-        reply.ok(Empty.getDefaultInstance());
-        break;
-      }
-      case COMMIT_FILES:
-        commits.commit(request.getCommitFiles(), reply);
-        break;
-      default:
-        throw unsupported(request);
+    WorkerControlHandler(
+            PartitionRegistry registry,
+            PushGate gate,
+            io.estuary.worker.push.CongestionControl congestion,
+            io.estuary.network.rpc.RequestLimits limits,
+            long commitMaxWaitMs) {
+        super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
+        this.registry = registry;
+        this.gate = gate;
+        this.congestion = congestion;
+        this.commits = new CommitHandler(registry, commitMaxWaitMs);
     }
-  }
+
+    /** Each reserved location costs a partition writer: a reservation may hold only what the heap can. */
+    static io.estuary.network.rpc.RequestLimits capReservations(
+            io.estuary.network.rpc.RequestLimits limits, long maxHeapBytes) {
+        return limits.withListCap(
+                ReserveSlotsRequest.getDescriptor().findFieldByName("locations"),
+                io.estuary.network.rpc.SlotRequestCaps.reserveLocations(maxHeapBytes),
+                io.estuary.network.rpc.SlotRequestCaps.reason(maxHeapBytes, "location"));
+    }
+
+    @Override
+    protected void handle(Channel channel, Request request, Reply reply) {
+        switch (request.getPayloadCase()) {
+            case RESERVE_SLOTS: {
+                ReserveSlotsRequest r = request.getReserveSlots();
+                if (!gate.isOpen()) {
+                    // The master already places nothing here; a driver that raced it places the shuffle elsewhere.
+                    throw new StatusException(StatusCode.RETRY_LATER, "worker is stopping: it takes no new slots");
+                }
+                registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
+                congestion.applicationUser(r.getAppId(), r.getUser());
+                reply.ok(Empty.getDefaultInstance());
+                break;
+            }
+            case COMMIT_FILES:
+                commits.commit(request.getCommitFiles(), reply);
+                break;
+            default:
+                throw unsupported(request);
+        }
+    }
 }

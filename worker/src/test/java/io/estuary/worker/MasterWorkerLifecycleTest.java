@@ -26,105 +26,158 @@ import io.estuary.network.rpc.MasterClient;
 import io.netty.buffer.Unpooled;
 import java.util.Collections;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /** The master's bookkeeping seen from the outside: expiry deletes data on workers; lost workers get no slots. */
 class MasterWorkerLifecycleTest {
 
-  private static EstuaryConf fastTimeouts() {
-    return new EstuaryConf()
-        .set(MasterConfig.APPLICATION_TIMEOUT, "2s")
-        .set(MasterConfig.WORKER_TIMEOUT, "2s")
-        .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
-        .set(io.estuary.common.config.WorkerConfig.HEARTBEAT_INTERVAL, "300ms");
-  }
-
-  /** Registers a shuffle with one partition, pushes and commits some bytes; returns its location. */
-  private static PartitionLocation writeShuffle(TransportClientFactory clients, MasterClient master, String app,
-      int shuffle) throws RemoteException {
-    master.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
-        Empty.parser(), 10_000);
-    List<PartitionLocation> locs = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
-        .setAppId(app).setShuffleId(shuffle).setNumPartitions(1)), RequestSlotsResponse.parser(), 10_000)
-        .getLocationsList();
-    WorkerAddress w = locs.get(0).getWorker();
-    TransportClient rpc = clients.client(w.getHost(), w.getRpcPort());
-    ControlClient.ask(rpc, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder().setAppId(app)
-        .setShuffleId(shuffle).addAllLocations(locs)), Empty.parser());
-    TransportClient.await(clients.client(w.getHost(), w.getPushPort()).pushData(ShuffleKey.of(app, shuffle), 0, 0,
-        new NettyManagedBuffer(Unpooled.wrappedBuffer(new byte[1000])))).release();
-    CommitFilesResponse r = ControlClient.ask(rpc, Request.newBuilder().setCommitFiles(CommitFilesRequest.newBuilder()
-        .setAppId(app).setShuffleId(shuffle).addAllLocations(locs)), CommitFilesResponse.parser());
-    assertEquals(1, r.getCommittedCount());
-    assertEquals(1000, r.getCommitted(0).getBytes());
-    return locs.get(0);
-  }
-
-  private static Worker workerOf(MiniCluster cluster, WorkerAddress a) {
-    for (Worker w : cluster.workers()) if (w.address().equals(a)) return w;
-    throw new AssertionError("no worker at " + a);
-  }
-
-  @Test
-  void expiredApplicationAndUnregisteredShuffleAreDeleted() throws Exception {
-    try (MiniCluster cluster = new MiniCluster(1, 1, fastTimeouts());
-         TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
-      MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
-      PartitionLocation loc = writeShuffle(clients, master, "app-expiring", 1);
-      Worker worker = workerOf(cluster, loc.getWorker());
-      String key = ShuffleKey.of("app-expiring", 1);
-      assertTrue(worker.registry().hasShuffle(key));
-      assertEquals(1, cluster.dataFileCount());
-
-      // No more heartbeats from the application: the master expires it and the worker deletes its data.
-      waitFor(() -> !worker.registry().hasShuffle(key)
-          && cluster.dataFileCount() == 0, "the expired application's data is deleted");
-      boolean stillKnown = cluster.master().state(s -> s.hasApplication("app-expiring"));
-      assertFalse(stillKnown);
-
-      // An unregistered shuffle of a live application is deleted too; the application's other shuffle stays.
-      writeShuffle(clients, master, "app-live", 1);
-      writeShuffle(clients, master, "app-live", 2);
-      master.ask(Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId("app-live")
-          .setShuffleId(1)), Empty.parser(), 10_000);
-      waitFor(() -> {
-        heartbeat(master, "app-live");
-        return !worker.registry().hasShuffle(ShuffleKey.of("app-live", 1));
-      }, "the unregistered shuffle is deleted");
-      assertTrue(worker.registry().hasShuffle(ShuffleKey.of("app-live", 2)));
-      assertEquals(1, cluster.dataFileCount());
+    private static EstuaryConf fastTimeouts() {
+        return new EstuaryConf()
+                .set(MasterConfig.APPLICATION_TIMEOUT, "2s")
+                .set(MasterConfig.WORKER_TIMEOUT, "2s")
+                .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
+                .set(io.estuary.common.config.WorkerConfig.HEARTBEAT_INTERVAL, "300ms");
     }
-  }
 
-  private static void heartbeat(MasterClient master, String app) {
-    try {
-      master.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
-          Empty.parser(), 10_000);
-    } catch (RemoteException e) {
-      throw new AssertionError(e);
+    /** Registers a shuffle with one partition, pushes and commits some bytes; returns its location. */
+    private static PartitionLocation writeShuffle(
+            TransportClientFactory clients, MasterClient master, String app, int shuffle) throws RemoteException {
+        master.ask(
+                Request.newBuilder()
+                        .setApplicationHeartbeat(
+                                ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
+                Empty.parser(),
+                10_000);
+        List<PartitionLocation> locs = master.ask(
+                        Request.newBuilder()
+                                .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                        .setAppId(app)
+                                        .setShuffleId(shuffle)
+                                        .setNumPartitions(1)),
+                        RequestSlotsResponse.parser(),
+                        10_000)
+                .getLocationsList();
+        WorkerAddress w = locs.get(0).getWorker();
+        TransportClient rpc = clients.client(w.getHost(), w.getRpcPort());
+        ControlClient.ask(
+                rpc,
+                Request.newBuilder()
+                        .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)
+                                .addAllLocations(locs)),
+                Empty.parser());
+        TransportClient.await(clients.client(w.getHost(), w.getPushPort())
+                        .pushData(
+                                ShuffleKey.of(app, shuffle),
+                                0,
+                                0,
+                                new NettyManagedBuffer(Unpooled.wrappedBuffer(new byte[1000]))))
+                .release();
+        CommitFilesResponse r = ControlClient.ask(
+                rpc,
+                Request.newBuilder()
+                        .setCommitFiles(CommitFilesRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)
+                                .addAllLocations(locs)),
+                CommitFilesResponse.parser());
+        assertEquals(1, r.getCommittedCount());
+        assertEquals(1000, r.getCommitted(0).getBytes());
+        return locs.get(0);
     }
-  }
 
-  @Test
-  void lostWorkerGetsNoNewSlotsAndComesBackWhenItBeatsAgain() throws Exception {
-    try (MiniCluster cluster = new MiniCluster(2, 1, fastTimeouts());
-         TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
-      MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
-      Worker dying = cluster.workers().get(0);
-      WorkerAddress survivor = cluster.workers().get(1).address();
-      dying.close();
-      waitFor(() -> cluster.master().state(s -> s.workers().size()) == 1, "the master declares the closed worker lost");
-      List<PartitionLocation> locs = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
-          .setAppId("app-after-loss").setShuffleId(0).setNumPartitions(10)), RequestSlotsResponse.parser(), 10_000)
-          .getLocationsList();
-      assertEquals(10, locs.size());
-      for (PartitionLocation l : locs) assertEquals(survivor, l.getWorker(), "a slot on the lost worker");
-
-      RemoteException e = assertThrows(RemoteException.class, () -> master.ask(Request.newBuilder()
-          .setRequestSlots(RequestSlotsRequest.newBuilder().setAppId("app-after-loss").setShuffleId(1)
-              .setNumPartitions(0)), RequestSlotsResponse.parser(), 10_000));
-      assertTrue(e.getMessage().contains("need at least 1"), e.getMessage());
+    private static Worker workerOf(MiniCluster cluster, WorkerAddress a) {
+        for (Worker w : cluster.workers()) if (w.address().equals(a)) return w;
+        throw new AssertionError("no worker at " + a);
     }
-  }
+
+    @Test
+    void expiredApplicationAndUnregisteredShuffleAreDeleted() throws Exception {
+        try (MiniCluster cluster = new MiniCluster(1, 1, fastTimeouts());
+                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+            MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
+            PartitionLocation loc = writeShuffle(clients, master, "app-expiring", 1);
+            Worker worker = workerOf(cluster, loc.getWorker());
+            String key = ShuffleKey.of("app-expiring", 1);
+            assertTrue(worker.registry().hasShuffle(key));
+            assertEquals(1, cluster.dataFileCount());
+
+            // No more heartbeats from the application: the master expires it and the worker deletes its data.
+            waitFor(
+                    () -> !worker.registry().hasShuffle(key) && cluster.dataFileCount() == 0,
+                    "the expired application's data is deleted");
+            boolean stillKnown = cluster.master().state(s -> s.hasApplication("app-expiring"));
+            assertFalse(stillKnown);
+
+            // An unregistered shuffle of a live application is deleted too; the application's other shuffle stays.
+            writeShuffle(clients, master, "app-live", 1);
+            writeShuffle(clients, master, "app-live", 2);
+            master.ask(
+                    Request.newBuilder()
+                            .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
+                                    .setAppId("app-live")
+                                    .setShuffleId(1)),
+                    Empty.parser(),
+                    10_000);
+            waitFor(
+                    () -> {
+                        heartbeat(master, "app-live");
+                        return !worker.registry().hasShuffle(ShuffleKey.of("app-live", 1));
+                    },
+                    "the unregistered shuffle is deleted");
+            assertTrue(worker.registry().hasShuffle(ShuffleKey.of("app-live", 2)));
+            assertEquals(1, cluster.dataFileCount());
+        }
+    }
+
+    private static void heartbeat(MasterClient master, String app) {
+        try {
+            master.ask(
+                    Request.newBuilder()
+                            .setApplicationHeartbeat(
+                                    ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
+                    Empty.parser(),
+                    10_000);
+        } catch (RemoteException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void lostWorkerGetsNoNewSlotsAndComesBackWhenItBeatsAgain() throws Exception {
+        try (MiniCluster cluster = new MiniCluster(2, 1, fastTimeouts());
+                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+            MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
+            Worker dying = cluster.workers().get(0);
+            WorkerAddress survivor = cluster.workers().get(1).address();
+            dying.close();
+            waitFor(
+                    () -> cluster.master().state(s -> s.workers().size()) == 1,
+                    "the master declares the closed worker lost");
+            List<PartitionLocation> locs = master.ask(
+                            Request.newBuilder()
+                                    .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                            .setAppId("app-after-loss")
+                                            .setShuffleId(0)
+                                            .setNumPartitions(10)),
+                            RequestSlotsResponse.parser(),
+                            10_000)
+                    .getLocationsList();
+            assertEquals(10, locs.size());
+            for (PartitionLocation l : locs) assertEquals(survivor, l.getWorker(), "a slot on the lost worker");
+
+            RemoteException e = assertThrows(
+                    RemoteException.class,
+                    () -> master.ask(
+                            Request.newBuilder()
+                                    .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                            .setAppId("app-after-loss")
+                                            .setShuffleId(1)
+                                            .setNumPartitions(0)),
+                            RequestSlotsResponse.parser(),
+                            10_000));
+            assertTrue(e.getMessage().contains("need at least 1"), e.getMessage());
+        }
+    }
 }

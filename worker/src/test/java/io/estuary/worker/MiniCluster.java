@@ -16,275 +16,285 @@ import java.util.List;
  * disks. For tests: it waits until every worker has registered before returning.
  */
 public final class MiniCluster implements AutoCloseable {
-  private final Path root;
-  private final Master[] masters;
-  private final List<String> masterEndpoints = new ArrayList<>();
-  private String haNodes;
-  private final List<Worker> workers = new ArrayList<>();
-  private final List<String> workerDirs = new ArrayList<>();
-  private final EstuaryConf base;
+    private final Path root;
+    private final Master[] masters;
+    private final List<String> masterEndpoints = new ArrayList<>();
+    private String haNodes;
+    private final List<Worker> workers = new ArrayList<>();
+    private final List<String> workerDirs = new ArrayList<>();
+    private final EstuaryConf base;
 
-  public MiniCluster(int numWorkers) throws IOException {
-    this(numWorkers, 1, new EstuaryConf());
-  }
-
-  public MiniCluster(int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
-    this(1, numWorkers, disksPerWorker, overrides);
-  }
-
-  /** With {@code numMasters} > 1 the masters form a Raft group on loopback ports. */
-  public MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
-    this(numMasters, numWorkers, disksPerWorker, overrides, null);
-  }
-
-  /** Workers only, registering with masters that run elsewhere (e.g. as separate processes). */
-  public static MiniCluster withExternalMasters(String masterEndpoints, int numWorkers, EstuaryConf overrides)
-      throws IOException {
-    return new MiniCluster(0, numWorkers, 1, overrides, masterEndpoints);
-  }
-
-  private MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides,
-      String externalMasters) throws IOException {
-    this.root = Files.createTempDirectory("estuary-minicluster");
-    this.base = overrides.copy();
-    this.masters = new Master[numMasters];
-    if (externalMasters != null) {
-      masterEndpoints.addAll(java.util.Arrays.asList(externalMasters.split(",")));
-    } else if (numMasters == 1) {
-      masters[0] = new Master(masterConf(0).set(MasterConfig.HOST, "127.0.0.1").set(MasterConfig.PORT, "0"));
-      masterEndpoints.add("127.0.0.1:" + masters[0].port());
-    } else {
-      startRaftGroup(numMasters);
-      awaitLeader();
+    public MiniCluster(int numWorkers) throws IOException {
+        this(numWorkers, 1, new EstuaryConf());
     }
-    for (int i = 0; i < numWorkers; i++) {
-      StringBuilder dirs = new StringBuilder();
-      for (int d = 0; d < disksPerWorker; d++) {
-        if (d > 0) dirs.append(',');
-        dirs.append(root.resolve("worker" + i + "-disk" + d));
-      }
-      workerDirs.add(dirs.toString());
-      workers.add(new Worker(workerConf(dirs.toString())));
+
+    public MiniCluster(int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
+        this(1, numWorkers, disksPerWorker, overrides);
     }
-    if (externalMasters == null) {
-      awaitWorkers(numWorkers);
-    } else {
-      long deadline = System.currentTimeMillis() + 60_000;
-      for (Worker w : workers) {
-        while (!w.registeredWithMaster()) {
-          if (System.currentTimeMillis() > deadline) throw new IllegalStateException("workers did not register");
-          sleep(20);
+
+    /** With {@code numMasters} > 1 the masters form a Raft group on loopback ports. */
+    public MiniCluster(int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides) throws IOException {
+        this(numMasters, numWorkers, disksPerWorker, overrides, null);
+    }
+
+    /** Workers only, registering with masters that run elsewhere (e.g. as separate processes). */
+    public static MiniCluster withExternalMasters(String masterEndpoints, int numWorkers, EstuaryConf overrides)
+            throws IOException {
+        return new MiniCluster(0, numWorkers, 1, overrides, masterEndpoints);
+    }
+
+    private MiniCluster(
+            int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides, String externalMasters)
+            throws IOException {
+        this.root = Files.createTempDirectory("estuary-minicluster");
+        this.base = overrides.copy();
+        this.masters = new Master[numMasters];
+        if (externalMasters != null) {
+            masterEndpoints.addAll(java.util.Arrays.asList(externalMasters.split(",")));
+        } else if (numMasters == 1) {
+            masters[0] =
+                    new Master(masterConf(0).set(MasterConfig.HOST, "127.0.0.1").set(MasterConfig.PORT, "0"));
+            masterEndpoints.add("127.0.0.1:" + masters[0].port());
+        } else {
+            startRaftGroup(numMasters);
+            awaitLeader();
         }
-      }
-    }
-  }
-
-  private EstuaryConf masterConf(int i) {
-    EstuaryConf c = base.copy().set(MasterConfig.HTTP_PORT, "0");
-    if (!c.contains(MasterConfig.LIVENESS_CHECK_INTERVAL)) c.set(MasterConfig.LIVENESS_CHECK_INTERVAL, "1s");
-    if (haNodes != null) {
-      c.set(MasterConfig.HA_NODES, haNodes).set(MasterConfig.HA_ID, "m" + i)
-          .set(MasterConfig.HA_DIR, root.resolve("raft").toString());
-      if (!c.contains(MasterConfig.HA_ELECTION_TIMEOUT)) c.set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms");
-    }
-    return c;
-  }
-
-  private static int freePort() throws IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  private void startRaftGroup(int n) throws IOException {
-    // Ports are probed, then bound later; another process may take one in between, so retry with new ones.
-    for (int attempt = 0; ; attempt++) {
-      List<String> nodes = new ArrayList<>();
-      masterEndpoints.clear();
-      for (int i = 0; i < n; i++) {
-        int rpc = freePort();
-        nodes.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
-        masterEndpoints.add("127.0.0.1:" + rpc);
-      }
-      haNodes = String.join(",", nodes);
-      try {
-        for (int i = 0; i < n; i++) masters[i] = new Master(masterConf(i), () -> { });
-        return;
-      } catch (IOException | RuntimeException e) {
-        for (int i = 0; i < n; i++) {
-          if (masters[i] != null) masters[i].close();
-          masters[i] = null;
+        for (int i = 0; i < numWorkers; i++) {
+            StringBuilder dirs = new StringBuilder();
+            for (int d = 0; d < disksPerWorker; d++) {
+                if (d > 0) dirs.append(',');
+                dirs.append(root.resolve("worker" + i + "-disk" + d));
+            }
+            workerDirs.add(dirs.toString());
+            workers.add(new Worker(workerConf(dirs.toString())));
         }
-        if (attempt == 4) throw e;
-      }
+        if (externalMasters == null) {
+            awaitWorkers(numWorkers);
+        } else {
+            long deadline = System.currentTimeMillis() + 60_000;
+            for (Worker w : workers) {
+                while (!w.registeredWithMaster()) {
+                    if (System.currentTimeMillis() > deadline)
+                        throw new IllegalStateException("workers did not register");
+                    sleep(20);
+                }
+            }
+        }
     }
-  }
 
-  /** Waits (bounded) for a leader and returns its index. */
-  public int awaitLeader() {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (true) {
-      for (int i = 0; i < masters.length; i++) if (masters[i] != null && masters[i].isLeader()) return i;
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no leader elected in 60 s");
-      sleep(20);
+    private EstuaryConf masterConf(int i) {
+        EstuaryConf c = base.copy().set(MasterConfig.HTTP_PORT, "0");
+        if (!c.contains(MasterConfig.LIVENESS_CHECK_INTERVAL)) c.set(MasterConfig.LIVENESS_CHECK_INTERVAL, "1s");
+        if (haNodes != null) {
+            c.set(MasterConfig.HA_NODES, haNodes)
+                    .set(MasterConfig.HA_ID, "m" + i)
+                    .set(MasterConfig.HA_DIR, root.resolve("raft").toString());
+            if (!c.contains(MasterConfig.HA_ELECTION_TIMEOUT)) c.set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms");
+        }
+        return c;
     }
-  }
 
-  /** Stops master i (as a crash would, without handing leadership over). */
-  public void stopMaster(int i) {
-    masters[i].halt();
-    masters[i] = null;
-  }
-
-  /** Starts master i again on its ports and with its Raft directory. */
-  public void restartMaster(int i) throws IOException {
-    masters[i] = new Master(masterConf(i), () -> { });
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
-  }
 
-  private EstuaryConf workerConf(String dirs) {
-    EstuaryConf c = base.copy()
-        .set(WorkerConfig.HOST, "127.0.0.1")
-        .set(WorkerConfig.RPC_PORT, "0").set(WorkerConfig.PUSH_PORT, "0").set(WorkerConfig.FETCH_PORT, "0")
-        .set(WorkerConfig.HTTP_PORT, "0")
-        .set(WorkerConfig.STORAGE_DIRS, dirs)
-        .set(WorkerConfig.DISK_RESERVE, "0")
-        .set(MasterConfig.ENDPOINTS, masterEndpoint());
-    if (!c.contains(WorkerConfig.HEARTBEAT_INTERVAL)) c.set(WorkerConfig.HEARTBEAT_INTERVAL, "1s");
-    return c;
-  }
-
-  /**
-   * Stops worker i, gracefully ({@link Worker#stopGracefully()}) or at once ({@link Worker#close()}: its open
-   * locations are left uncommitted, as after a crash), and starts it again on the same host, ports and disks.
-   * Returns the new worker, which has registered with the master.
-   */
-  public Worker restartWorker(int i, boolean graceful) {
-    return restartWorker(i, graceful, () -> { });
-  }
-
-  /** As {@link #restartWorker(int, boolean)}, running {@code whileDown} between the stop and the start. */
-  public Worker restartWorker(int i, boolean graceful, Runnable whileDown) {
-    Worker old = workers.get(i);
-    if (graceful) old.stopGracefully();
-    else old.close();
-    whileDown.run();
-    io.estuary.common.protocol.WorkerAddress a = old.address();
-    Worker w = new Worker(workerConf(workerDirs.get(i)).set(WorkerConfig.RPC_PORT, String.valueOf(a.getRpcPort()))
-        .set(WorkerConfig.PUSH_PORT, String.valueOf(a.getPushPort()))
-        .set(WorkerConfig.FETCH_PORT, String.valueOf(a.getFetchPort())));
-    workers.set(i, w);
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (!w.registeredWithMaster()) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("restarted worker did not register");
-      sleep(20);
+    private void startRaftGroup(int n) throws IOException {
+        // Ports are probed, then bound later; another process may take one in between, so retry with new ones.
+        for (int attempt = 0; ; attempt++) {
+            List<String> nodes = new ArrayList<>();
+            masterEndpoints.clear();
+            for (int i = 0; i < n; i++) {
+                int rpc = freePort();
+                nodes.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
+                masterEndpoints.add("127.0.0.1:" + rpc);
+            }
+            haNodes = String.join(",", nodes);
+            try {
+                for (int i = 0; i < n; i++) masters[i] = new Master(masterConf(i), () -> {});
+                return;
+            } catch (IOException | RuntimeException e) {
+                for (int i = 0; i < n; i++) {
+                    if (masters[i] != null) masters[i].close();
+                    masters[i] = null;
+                }
+                if (attempt == 4) throw e;
+            }
+        }
     }
-    return w;
-  }
 
-  /** Waits (bounded) until the leading master knows this many workers. */
-  public void awaitWorkers(int n) {
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (master().state(s -> s.workers().size()) < n) {
-      if (System.currentTimeMillis() > deadline) throw new IllegalStateException("workers did not register in 60 s");
-      sleep(20);
+    /** Waits (bounded) for a leader and returns its index. */
+    public int awaitLeader() {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            for (int i = 0; i < masters.length; i++) if (masters[i] != null && masters[i].isLeader()) return i;
+            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no leader elected in 60 s");
+            sleep(20);
+        }
     }
-  }
 
-  /** Every master's RPC endpoint, comma-separated: what estuary.master.endpoints should say. */
-  public String masterEndpoint() {
-    return String.join(",", masterEndpoints);
-  }
-
-  /** The leading master (the only one, without HA). */
-  public Master master() {
-    return masters[awaitLeader()];
-  }
-
-  public Master master(int i) {
-    return masters[i];
-  }
-
-  public List<Worker> workers() {
-    return workers;
-  }
-
-  public Path root() {
-    return root;
-  }
-
-  /** Files of partition data under every worker's disks. */
-  public long dataFileCount() {
-    return countDataFiles(root.toFile());
-  }
-
-  private static long countDataFiles(File dir) {
-    File[] children = dir.listFiles(); // null when deleted meanwhile (expired shuffles go away concurrently)
-    if (children == null) return 0;
-    long n = 0;
-    for (File f : children) n += f.isDirectory() ? countDataFiles(f) : f.getName().endsWith(".data") ? 1 : 0;
-    return n;
-  }
-
-  /** Client configuration pointing at this cluster. */
-  public EstuaryConf clientConf() {
-    return base.copy().set(MasterConfig.ENDPOINTS, masterEndpoint());
-  }
-
-  @Override
-  public void close() throws IOException {
-    for (Worker w : workers) w.close();
-    for (Master m : masters) if (m != null) m.halt();
-    // A worker may still be deleting a removed shuffle's files meanwhile: what vanishes under the walk is skipped,
-    // and the walk is repeated until the root is gone.
-    for (int attempt = 0; Files.exists(root); attempt++) {
-      if (attempt > 0) sleepQuietly(50);
-      if (attempt >= 100) throw new IOException("cannot delete " + root);
-      deleteTree(root);
+    /** Stops master i (as a crash would, without handing leadership over). */
+    public void stopMaster(int i) {
+        masters[i].halt();
+        masters[i] = null;
     }
-  }
 
-  private static void deleteTree(Path root) throws IOException {
-    Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<Path>() {
-      @Override
-      public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a)
-          throws IOException {
-        Files.deleteIfExists(file);
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
+    /** Starts master i again on its ports and with its Raft directory. */
+    public void restartMaster(int i) throws IOException {
+        masters[i] = new Master(masterConf(i), () -> {});
+    }
 
-      @Override
-      public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-        if (e instanceof java.nio.file.NoSuchFileException) return java.nio.file.FileVisitResult.CONTINUE;
-        throw e;
-      }
-
-      @Override
-      public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-        if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) throw e;
+    private static void sleep(long ms) {
         try {
-          Files.deleteIfExists(dir);
-        } catch (java.nio.file.DirectoryNotEmptyException late) {
-          // something appeared meanwhile: the next walk takes it
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
-        return java.nio.file.FileVisitResult.CONTINUE;
-      }
-    });
-  }
-
-  private static void sleepQuietly(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
-  }
+
+    private EstuaryConf workerConf(String dirs) {
+        EstuaryConf c = base.copy()
+                .set(WorkerConfig.HOST, "127.0.0.1")
+                .set(WorkerConfig.RPC_PORT, "0")
+                .set(WorkerConfig.PUSH_PORT, "0")
+                .set(WorkerConfig.FETCH_PORT, "0")
+                .set(WorkerConfig.HTTP_PORT, "0")
+                .set(WorkerConfig.STORAGE_DIRS, dirs)
+                .set(WorkerConfig.DISK_RESERVE, "0")
+                .set(MasterConfig.ENDPOINTS, masterEndpoint());
+        if (!c.contains(WorkerConfig.HEARTBEAT_INTERVAL)) c.set(WorkerConfig.HEARTBEAT_INTERVAL, "1s");
+        return c;
+    }
+
+    /**
+     * Stops worker i, gracefully ({@link Worker#stopGracefully()}) or at once ({@link Worker#close()}: its open
+     * locations are left uncommitted, as after a crash), and starts it again on the same host, ports and disks.
+     * Returns the new worker, which has registered with the master.
+     */
+    public Worker restartWorker(int i, boolean graceful) {
+        return restartWorker(i, graceful, () -> {});
+    }
+
+    /** As {@link #restartWorker(int, boolean)}, running {@code whileDown} between the stop and the start. */
+    public Worker restartWorker(int i, boolean graceful, Runnable whileDown) {
+        Worker old = workers.get(i);
+        if (graceful) old.stopGracefully();
+        else old.close();
+        whileDown.run();
+        io.estuary.common.protocol.WorkerAddress a = old.address();
+        Worker w = new Worker(workerConf(workerDirs.get(i))
+                .set(WorkerConfig.RPC_PORT, String.valueOf(a.getRpcPort()))
+                .set(WorkerConfig.PUSH_PORT, String.valueOf(a.getPushPort()))
+                .set(WorkerConfig.FETCH_PORT, String.valueOf(a.getFetchPort())));
+        workers.set(i, w);
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (!w.registeredWithMaster()) {
+            if (System.currentTimeMillis() > deadline)
+                throw new IllegalStateException("restarted worker did not register");
+            sleep(20);
+        }
+        return w;
+    }
+
+    /** Waits (bounded) until the leading master knows this many workers. */
+    public void awaitWorkers(int n) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (master().state(s -> s.workers().size()) < n) {
+            if (System.currentTimeMillis() > deadline)
+                throw new IllegalStateException("workers did not register in 60 s");
+            sleep(20);
+        }
+    }
+
+    /** Every master's RPC endpoint, comma-separated: what estuary.master.endpoints should say. */
+    public String masterEndpoint() {
+        return String.join(",", masterEndpoints);
+    }
+
+    /** The leading master (the only one, without HA). */
+    public Master master() {
+        return masters[awaitLeader()];
+    }
+
+    public Master master(int i) {
+        return masters[i];
+    }
+
+    public List<Worker> workers() {
+        return workers;
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** Files of partition data under every worker's disks. */
+    public long dataFileCount() {
+        return countDataFiles(root.toFile());
+    }
+
+    private static long countDataFiles(File dir) {
+        File[] children = dir.listFiles(); // null when deleted meanwhile (expired shuffles go away concurrently)
+        if (children == null) return 0;
+        long n = 0;
+        for (File f : children)
+            n += f.isDirectory() ? countDataFiles(f) : f.getName().endsWith(".data") ? 1 : 0;
+        return n;
+    }
+
+    /** Client configuration pointing at this cluster. */
+    public EstuaryConf clientConf() {
+        return base.copy().set(MasterConfig.ENDPOINTS, masterEndpoint());
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (Worker w : workers) w.close();
+        for (Master m : masters) if (m != null) m.halt();
+        // A worker may still be deleting a removed shuffle's files meanwhile: what vanishes under the walk is skipped,
+        // and the walk is repeated until the root is gone.
+        for (int attempt = 0; Files.exists(root); attempt++) {
+            if (attempt > 0) sleepQuietly(50);
+            if (attempt >= 100) throw new IOException("cannot delete " + root);
+            deleteTree(root);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<Path>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a)
+                    throws IOException {
+                Files.deleteIfExists(file);
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                if (e instanceof java.nio.file.NoSuchFileException) return java.nio.file.FileVisitResult.CONTINUE;
+                throw e;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null && !(e instanceof java.nio.file.NoSuchFileException)) throw e;
+                try {
+                    Files.deleteIfExists(dir);
+                } catch (java.nio.file.DirectoryNotEmptyException late) {
+                    // something appeared meanwhile: the next walk takes it
+                }
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

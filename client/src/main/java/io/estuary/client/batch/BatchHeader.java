@@ -18,41 +18,68 @@ import io.netty.buffer.ByteBuf;
  * </pre>
  */
 public final class BatchHeader {
-  private BatchHeader() {}
+    private BatchHeader() {}
 
-  public static final int SIZE = io.estuary.common.util.BatchLayout.HEADER_SIZE;
-  /** Bytes of the header covered by the checksum (all but the checksum itself). */
-  public static final int CHECKED = 28;
+    public static final int SIZE = io.estuary.common.util.BatchLayout.HEADER_SIZE;
+    /** Bytes of the header covered by the checksum (all but the checksum itself). */
+    public static final int CHECKED = 28;
 
-  public static final int CODEC_NONE = 0;
-  public static final int CODEC_LZ4 = 1;
+    public static final int CODEC_NONE = 0;
+    public static final int CODEC_LZ4 = 1;
 
-  public static int mapId(ByteBuf b, int at) { return b.getInt(at + io.estuary.common.util.BatchLayout.MAP_ID); }
-  public static int attemptId(ByteBuf b, int at) { return b.getInt(at + 4); }
-  public static int batchId(ByteBuf b, int at) { return b.getInt(at + 8); }
-  public static int codec(ByteBuf b, int at) { return b.getInt(at + 12); }
-  public static int rawLength(ByteBuf b, int at) { return b.getInt(at + 16); }
-  public static int dataLength(ByteBuf b, int at) {
-    return b.getInt(at + io.estuary.common.util.BatchLayout.DATA_LENGTH);
-  }
-  public static int records(ByteBuf b, int at) {
-    return b.getInt(at + io.estuary.common.util.BatchLayout.RECORDS);
-  }
-  public static int checksum(ByteBuf b, int at) { return b.getInt(at + 28); }
+    public static int mapId(ByteBuf b, int at) {
+        return b.getInt(at + io.estuary.common.util.BatchLayout.MAP_ID);
+    }
 
-  /** Writes every field but the checksum at {@code at}. */
-  static void write(ByteBuf b, int at, int mapId, int attemptId, int batchId, int codec, int rawLength,
-      int dataLength, int records) {
-    b.setInt(at, mapId);
-    b.setInt(at + 4, attemptId);
-    b.setInt(at + 8, batchId);
-    b.setInt(at + 12, codec);
-    b.setInt(at + 16, rawLength);
-    b.setInt(at + 20, dataLength);
-    b.setInt(at + io.estuary.common.util.BatchLayout.RECORDS, records);
-  }
+    public static int attemptId(ByteBuf b, int at) {
+        return b.getInt(at + 4);
+    }
 
-  static void setChecksum(ByteBuf b, int at, int checksum) {
-    b.setInt(at + 28, checksum);
-  }
+    public static int batchId(ByteBuf b, int at) {
+        return b.getInt(at + 8);
+    }
+
+    public static int codec(ByteBuf b, int at) {
+        return b.getInt(at + 12);
+    }
+
+    public static int rawLength(ByteBuf b, int at) {
+        return b.getInt(at + 16);
+    }
+
+    public static int dataLength(ByteBuf b, int at) {
+        return b.getInt(at + io.estuary.common.util.BatchLayout.DATA_LENGTH);
+    }
+
+    public static int records(ByteBuf b, int at) {
+        return b.getInt(at + io.estuary.common.util.BatchLayout.RECORDS);
+    }
+
+    public static int checksum(ByteBuf b, int at) {
+        return b.getInt(at + 28);
+    }
+
+    /** Writes every field but the checksum at {@code at}. */
+    static void write(
+            ByteBuf b,
+            int at,
+            int mapId,
+            int attemptId,
+            int batchId,
+            int codec,
+            int rawLength,
+            int dataLength,
+            int records) {
+        b.setInt(at, mapId);
+        b.setInt(at + 4, attemptId);
+        b.setInt(at + 8, batchId);
+        b.setInt(at + 12, codec);
+        b.setInt(at + 16, rawLength);
+        b.setInt(at + 20, dataLength);
+        b.setInt(at + io.estuary.common.util.BatchLayout.RECORDS, records);
+    }
+
+    static void setChecksum(ByteBuf b, int at, int checksum) {
+        b.setInt(at + 28, checksum);
+    }
 }

@@ -10,21 +10,22 @@ import java.util.function.Supplier;
  * {@code estuary.*} key fails, as it does for the servers. Stateless: static functions only, safe from any thread.
  */
 public final class EngineConf {
-  private EngineConf() {}
+    private EngineConf() {}
 
-  /**
-   * @param defaultUser the user workers throttle heavy pushers by ({@link ClientConfig#USER}) when the engine's
-   *     settings do not name one: the engine's own notion of the user; called only then
-   */
-  public static EstuaryConf fromEngineKeys(EngineSettings settings, String enginePrefix, Supplier<String> defaultUser) {
-    String prefix = enginePrefix + EstuaryConf.PREFIX;
-    EstuaryConf conf = new EstuaryConf();
-    for (String key : settings.keys()) {
-      if (key.startsWith(prefix)) conf.set(key.substring(enginePrefix.length()), settings.get(key));
+    /**
+     * @param defaultUser the user workers throttle heavy pushers by ({@link ClientConfig#USER}) when the engine's
+     *     settings do not name one: the engine's own notion of the user; called only then
+     */
+    public static EstuaryConf fromEngineKeys(
+            EngineSettings settings, String enginePrefix, Supplier<String> defaultUser) {
+        String prefix = enginePrefix + EstuaryConf.PREFIX;
+        EstuaryConf conf = new EstuaryConf();
+        for (String key : settings.keys()) {
+            if (key.startsWith(prefix)) conf.set(key.substring(enginePrefix.length()), settings.get(key));
+        }
+        if (settings.get(enginePrefix + ClientConfig.USER.key()) == null) {
+            conf.set(ClientConfig.USER.key(), defaultUser.get());
+        }
+        return conf;
     }
-    if (settings.get(enginePrefix + ClientConfig.USER.key()) == null) {
-      conf.set(ClientConfig.USER.key(), defaultUser.get());
-    }
-    return conf;
-  }
 }

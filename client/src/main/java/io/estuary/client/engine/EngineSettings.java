@@ -8,27 +8,27 @@ import java.util.function.Function;
  * {@link EngineConf} reads each engine the same way. Implementations are only read from the caller's thread.
  */
 public interface EngineSettings {
-  /** Every key set. */
-  Iterable<String> keys();
+    /** Every key set. */
+    Iterable<String> keys();
 
-  /** The value of {@code key} as the engine resolves it, or null when it is not set. */
-  String get(String key);
+    /** The value of {@code key} as the engine resolves it, or null when it is not set. */
+    String get(String key);
 
-  static EngineSettings of(Iterable<String> keys, Function<String, String> get) {
-    return new EngineSettings() {
-      @Override
-      public Iterable<String> keys() {
-        return keys;
-      }
+    static EngineSettings of(Iterable<String> keys, Function<String, String> get) {
+        return new EngineSettings() {
+            @Override
+            public Iterable<String> keys() {
+                return keys;
+            }
 
-      @Override
-      public String get(String key) {
-        return get.apply(key);
-      }
-    };
-  }
+            @Override
+            public String get(String key) {
+                return get.apply(key);
+            }
+        };
+    }
 
-  static EngineSettings of(Map<String, String> map) {
-    return of(map.keySet(), map::get);
-  }
+    static EngineSettings of(Map<String, String> map) {
+        return of(map.keySet(), map::get);
+    }
 }

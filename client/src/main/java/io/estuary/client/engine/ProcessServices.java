@@ -11,13 +11,13 @@ import java.util.function.Supplier;
  * connection or thread outlives them. Thread-safe.
  */
 public final class ProcessServices {
-  private static ShuffleServices services;
+    private static ShuffleServices services;
 
-  private ProcessServices() {}
+    private ProcessServices() {}
 
-  /** The process's services, made by {@code create} on the first call (later callers' {@code create} is unused). */
-  public static synchronized ShuffleServices get(Supplier<ShuffleServices> create) {
-    if (services == null) services = create.get();
-    return services;
-  }
+    /** The process's services, made by {@code create} on the first call (later callers' {@code create} is unused). */
+    public static synchronized ShuffleServices get(Supplier<ShuffleServices> create) {
+        if (services == null) services = create.get();
+        return services;
+    }
 }

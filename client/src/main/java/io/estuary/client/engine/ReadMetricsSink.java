@@ -5,12 +5,12 @@ package io.estuary.client.engine;
  * read metrics (Spark's shuffle read metrics, MapReduce counters). Called from the reading thread only.
  */
 public interface ReadMetricsSink {
-  /** Bytes received from workers, as Estuary stores them (framed, compressed when the client compresses). */
-  void bytesFetched(long bytes);
+    /** Bytes received from workers, as Estuary stores them (framed, compressed when the client compresses). */
+    void bytesFetched(long bytes);
 
-  /** Chunks received from workers (a chunk is what the engine would count as one fetched block). */
-  void chunksFetched(long chunks);
+    /** Chunks received from workers (a chunk is what the engine would count as one fetched block). */
+    void chunksFetched(long chunks);
 
-  /** Time spent waiting for workers, in whole milliseconds. */
-  void fetchWaitMillis(long millis);
+    /** Time spent waiting for workers, in whole milliseconds. */
+    void fetchWaitMillis(long millis);
 }

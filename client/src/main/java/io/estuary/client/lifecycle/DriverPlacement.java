@@ -21,49 +21,67 @@ import java.util.Set;
  * Stateless.
  */
 final class DriverPlacement {
-  private DriverPlacement() {}
+    private DriverPlacement() {}
 
-  /** One location per partition id, in their order, at epoch 0 (the caller numbers epochs). */
-  static List<PartitionLocation> place(List<Integer> partitionIds, Collection<PartitionLocation> known,
-      Set<String> avoid, boolean replicate, int rotation) {
-    Map<String, WorkerAddress> workers = new LinkedHashMap<>();
-    Map<String, List<String>> disks = new LinkedHashMap<>();
-    for (PartitionLocation l : known) {
-      learn(l, avoid, workers, disks);
-      if (l.hasPeer()) learn(l.getPeer(), avoid, workers, disks);
+    /** One location per partition id, in their order, at epoch 0 (the caller numbers epochs). */
+    static List<PartitionLocation> place(
+            List<Integer> partitionIds,
+            Collection<PartitionLocation> known,
+            Set<String> avoid,
+            boolean replicate,
+            int rotation) {
+        Map<String, WorkerAddress> workers = new LinkedHashMap<>();
+        Map<String, List<String>> disks = new LinkedHashMap<>();
+        for (PartitionLocation l : known) {
+            learn(l, avoid, workers, disks);
+            if (l.hasPeer()) learn(l.getPeer(), avoid, workers, disks);
+        }
+        if (workers.isEmpty()) {
+            throw new StatusException(
+                    StatusCode.RETRY_LATER,
+                    "no master answers, and every worker of this shuffle "
+                            + "failed or must be avoided: no new location for partitions " + partitionIds);
+        }
+        List<String> ids = new ArrayList<>(workers.keySet());
+        int n = ids.size();
+        List<PartitionLocation> out = new ArrayList<>(partitionIds.size());
+        for (int i = 0; i < partitionIds.size(); i++) {
+            int p = partitionIds.get(i);
+            int w = Math.floorMod(rotation + i, n);
+            PartitionLocation.Builder loc = location(p, ids.get(w), workers, disks, i, LocationRole.PRIMARY);
+            if (replicate && n > 1) {
+                loc.setPeer(location(p, ids.get((w + 1) % n), workers, disks, i, LocationRole.REPLICA));
+            }
+            out.add(loc.build());
+        }
+        return out;
     }
-    if (workers.isEmpty()) {
-      throw new StatusException(StatusCode.RETRY_LATER, "no master answers, and every worker of this shuffle "
-          + "failed or must be avoided: no new location for partitions " + partitionIds);
-    }
-    List<String> ids = new ArrayList<>(workers.keySet());
-    int n = ids.size();
-    List<PartitionLocation> out = new ArrayList<>(partitionIds.size());
-    for (int i = 0; i < partitionIds.size(); i++) {
-      int p = partitionIds.get(i);
-      int w = Math.floorMod(rotation + i, n);
-      PartitionLocation.Builder loc = location(p, ids.get(w), workers, disks, i, LocationRole.PRIMARY);
-      if (replicate && n > 1) {
-        loc.setPeer(location(p, ids.get((w + 1) % n), workers, disks, i, LocationRole.REPLICA));
-      }
-      out.add(loc.build());
-    }
-    return out;
-  }
 
-  private static void learn(PartitionLocation l, Set<String> avoid, Map<String, WorkerAddress> workers,
-      Map<String, List<String>> disks) {
-    String id = WorkerCalls.id(l.getWorker());
-    if (avoid.contains(id)) return;
-    workers.putIfAbsent(id, l.getWorker());
-    List<String> d = disks.computeIfAbsent(id, k -> new ArrayList<>());
-    if (!d.contains(l.getDisk())) d.add(l.getDisk());
-  }
+    private static void learn(
+            PartitionLocation l,
+            Set<String> avoid,
+            Map<String, WorkerAddress> workers,
+            Map<String, List<String>> disks) {
+        String id = WorkerCalls.id(l.getWorker());
+        if (avoid.contains(id)) return;
+        workers.putIfAbsent(id, l.getWorker());
+        List<String> d = disks.computeIfAbsent(id, k -> new ArrayList<>());
+        if (!d.contains(l.getDisk())) d.add(l.getDisk());
+    }
 
-  private static PartitionLocation.Builder location(int partition, String worker, Map<String, WorkerAddress> workers,
-      Map<String, List<String>> disks, int i, LocationRole role) {
-    List<String> d = disks.get(worker);
-    return PartitionLocation.newBuilder().setPartitionId(partition).setEpoch(0).setWorker(workers.get(worker))
-        .setDisk(d.get(Math.floorMod(i, d.size()))).setRole(role);
-  }
+    private static PartitionLocation.Builder location(
+            int partition,
+            String worker,
+            Map<String, WorkerAddress> workers,
+            Map<String, List<String>> disks,
+            int i,
+            LocationRole role) {
+        List<String> d = disks.get(worker);
+        return PartitionLocation.newBuilder()
+                .setPartitionId(partition)
+                .setEpoch(0)
+                .setWorker(workers.get(worker))
+                .setDisk(d.get(Math.floorMod(i, d.size())))
+                .setRole(role);
+    }
 }

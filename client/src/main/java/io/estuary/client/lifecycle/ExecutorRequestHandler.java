@@ -32,169 +32,193 @@ import org.slf4j.LoggerFactory;
  * {@link Driver}. Replies may come later, on whichever thread completes the work. Thread-safe.
  */
 final class ExecutorRequestHandler extends ControlRpcHandler {
-  private static final Logger LOG = LoggerFactory.getLogger(ExecutorRequestHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutorRequestHandler.class);
 
-  /** What the handler asks of the lifecycle manager. */
-  interface Driver {
-    /** The shuffle's slots, registered once (a failed registration is tried again by the next task). */
-    CompletableFuture<EpochTable> register(ShuffleState s);
+    /** What the handler asks of the lifecycle manager. */
+    interface Driver {
+        /** The shuffle's slots, registered once (a failed registration is tried again by the next task). */
+        CompletableFuture<EpochTable> register(ShuffleState s);
 
-    /** Starts committing the shuffle on its workers. */
-    void commit(ShuffleState s);
+        /** Starts committing the shuffle on its workers. */
+        void commit(ShuffleState s);
 
-    /** The generation cannot be read (already marked lost): the engine reruns its maps, the master drops it. */
-    void lost(ShuffleState s);
-  }
+        /** The generation cannot be read (already marked lost): the engine reruns its maps, the master drops it. */
+        void lost(ShuffleState s);
+    }
 
-  private final String appId;
-  private final ShuffleGenerations generations;
-  private final EpochAllocator epochs;
-  private final Driver driver;
+    private final String appId;
+    private final ShuffleGenerations generations;
+    private final EpochAllocator epochs;
+    private final Driver driver;
 
-  ExecutorRequestHandler(String appId, EstuaryConf conf, ShuffleGenerations generations, EpochAllocator epochs,
-      Driver driver) {
-    super("estuary lifecycle manager of " + appId, RequestLimits.from(conf));
-    this.appId = appId;
-    this.generations = generations;
-    this.epochs = epochs;
-    this.driver = driver;
-  }
+    ExecutorRequestHandler(
+            String appId, EstuaryConf conf, ShuffleGenerations generations, EpochAllocator epochs, Driver driver) {
+        super("estuary lifecycle manager of " + appId, RequestLimits.from(conf));
+        this.appId = appId;
+        this.generations = generations;
+        this.epochs = epochs;
+        this.driver = driver;
+    }
 
-  @Override
-  protected void handle(Channel channel, Request request, Reply reply) {
-    switch (request.getPayloadCase()) {
-      case REGISTER_SHUFFLE: {
-        RegisterShuffleRequest r = request.getRegisterShuffle();
-        ShuffleState s = generations.forWriter(r.getShuffleId(), r.getStageId(), r.getStageAttempt(),
-            r.getIndeterminate(), r.getNumMappers(), r.getNumPartitions());
-        driver.register(s).whenComplete((table, e) -> {
-          if (e != null) reply.fail(cause(e));
-          else reply.ok(RegisterShuffleResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
-              .addAllLocations(table.currentAll()).build());
-        });
-        break;
-      }
-      case REVIVE:
-        revive(request.getRevive(), reply);
-        break;
-      case MAPPER_END:
-        mapperEnd(request.getMapperEnd(), reply);
-        break;
-      case GET_REDUCER_FILE_GROUP:
-        fileGroup(request.getGetReducerFileGroup(), reply);
-        break;
-      case REPORT_FETCH_FAILURE: {
-        ReportFetchFailureRequest r = request.getReportFetchFailure();
-        ShuffleState s = generations.byId(r.getEstuaryShuffleId());
-        if (s != null && s.engineShuffleId == r.getShuffleId() && s.markLost()) {
-          LOG.warn("{} cannot be read ({}); its maps run again into a fresh generation", s, r.getReason());
-          driver.lost(s);
+    @Override
+    protected void handle(Channel channel, Request request, Reply reply) {
+        switch (request.getPayloadCase()) {
+            case REGISTER_SHUFFLE: {
+                RegisterShuffleRequest r = request.getRegisterShuffle();
+                ShuffleState s = generations.forWriter(
+                        r.getShuffleId(),
+                        r.getStageId(),
+                        r.getStageAttempt(),
+                        r.getIndeterminate(),
+                        r.getNumMappers(),
+                        r.getNumPartitions());
+                driver.register(s).whenComplete((table, e) -> {
+                    if (e != null) reply.fail(cause(e));
+                    else
+                        reply.ok(RegisterShuffleResponse.newBuilder()
+                                .setEstuaryShuffleId(s.shuffleId)
+                                .addAllLocations(table.currentAll())
+                                .build());
+                });
+                break;
+            }
+            case REVIVE:
+                revive(request.getRevive(), reply);
+                break;
+            case MAPPER_END:
+                mapperEnd(request.getMapperEnd(), reply);
+                break;
+            case GET_REDUCER_FILE_GROUP:
+                fileGroup(request.getGetReducerFileGroup(), reply);
+                break;
+            case REPORT_FETCH_FAILURE: {
+                ReportFetchFailureRequest r = request.getReportFetchFailure();
+                ShuffleState s = generations.byId(r.getEstuaryShuffleId());
+                if (s != null && s.engineShuffleId == r.getShuffleId() && s.markLost()) {
+                    LOG.warn("{} cannot be read ({}); its maps run again into a fresh generation", s, r.getReason());
+                    driver.lost(s);
+                }
+                reply.ok(Empty.getDefaultInstance());
+                break;
+            }
+            default:
+                throw unsupported(request);
         }
-        reply.ok(Empty.getDefaultInstance());
-        break;
-      }
-      default:
-        throw unsupported(request);
     }
-  }
 
-  private void revive(ReviveRequest r, Reply reply) {
-    ShuffleState s = generations.byId(r.getShuffleId());
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
-          + appId);
+    private void revive(ReviveRequest r, Reply reply) {
+        ShuffleState s = generations.byId(r.getShuffleId());
+        if (s == null) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of " + appId);
+        }
+        CompletableFuture<EpochTable> slots;
+        synchronized (s) {
+            slots = s.slots;
+        }
+        if (slots == null || !slots.isDone() || slots.isCompletedExceptionally()) {
+            throw new StatusException(StatusCode.RETRY_LATER, s + " is not registered yet");
+        }
+        epochs.revive(s, slots.join(), r.getPartitionsList(), r.getFailedWorkersList(), r.getSplit())
+                .whenComplete((locs, e) -> {
+                    if (e != null) reply.fail(cause(e));
+                    else
+                        reply.ok(ReviveResponse.newBuilder()
+                                .addAllLocations(locs)
+                                .build());
+                });
     }
-    CompletableFuture<EpochTable> slots;
-    synchronized (s) {
-      slots = s.slots;
+
+    private void mapperEnd(MapperEndRequest r, Reply reply) {
+        ShuffleState s = r.getShuffleId() >= 0
+                ? generations.byId(r.getShuffleId())
+                : generations.forWriter(
+                        r.getEngineShuffleId(),
+                        r.getStageId(),
+                        r.getStageAttempt(),
+                        r.getIndeterminate(),
+                        r.getNumMappers(),
+                        r.getNumPartitions());
+        if (s == null) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of " + appId);
+        }
+        if (r.getShuffleId() >= 0) generations.checkNotSuperseded(s, r.getStageId(), r.getStageAttempt());
+        if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
+            throw new IllegalArgumentException(
+                    s + " has " + s.numMappers + " maps; map " + r.getMapId() + " does not exist");
+        }
+        if (r.getAttemptId() < 0) { // -1 marks a map without an ended attempt
+            throw new IllegalArgumentException(
+                    "map " + r.getMapId() + " of " + s + " ended with attempt id " + r.getAttemptId());
+        }
+        for (PartitionStats st : r.getStatsList()) {
+            if (st.getPartitionId() < 0 || st.getPartitionId() >= s.numPartitions) {
+                throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; map " + r.getMapId()
+                        + " reported partition " + st.getPartitionId());
+            }
+            if (st.getBatches() < 0 || st.getRecords() < 0) {
+                throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " reported negative counts for "
+                        + "partition " + st.getPartitionId());
+            }
+        }
+        int winner = s.mapEnded(r.getMapId(), r.getAttemptId(), r.getStatsList());
+        if (s.shouldStartCommit()) driver.commit(s);
+        reply.ok(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
     }
-    if (slots == null || !slots.isDone() || slots.isCompletedExceptionally()) {
-      throw new StatusException(StatusCode.RETRY_LATER, s + " is not registered yet");
-    }
-    epochs.revive(s, slots.join(), r.getPartitionsList(), r.getFailedWorkersList(), r.getSplit())
-        .whenComplete((locs, e) -> {
-          if (e != null) reply.fail(cause(e));
-          else reply.ok(ReviveResponse.newBuilder().addAllLocations(locs).build());
+
+    private void fileGroup(GetReducerFileGroupRequest r, Reply reply) {
+        ShuffleState s = generations.newest(r.getShuffleId());
+        if (s == null && r.getNumMappers() == 0) {
+            s = generations.forWriter(r.getShuffleId(), 0, 0, false, 0, r.getNumPartitions());
+            if (s.shouldStartCommit()) driver.commit(s);
+        }
+        if (s == null) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_SHUFFLE,
+                    "unknown shuffle " + r.getShuffleId() + " of " + appId + ": no map of it has ended");
+        }
+        if (r.getStartPartition() < 0
+                || r.getEndPartition() > s.numPartitions
+                || r.getStartPartition() > r.getEndPartition()) {
+            throw new IllegalArgumentException("partitions [" + r.getStartPartition() + ", " + r.getEndPartition()
+                    + ") are outside " + s + "'s " + s.numPartitions + " partitions");
+        }
+        ShuffleState st = s;
+        st.commit.whenComplete((files, e) -> {
+            if (st.lost()) {
+                reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " was lost and is being written again");
+            } else if (e != null) {
+                // A generation whose commit failed can never be read: drop it, so the reruns write a fresh one.
+                if (st.markLost()) driver.lost(st);
+                reply.fail(
+                        StatusCode.SHUFFLE_DATA_LOST,
+                        st + " of " + appId + " is not readable: " + cause(e).getMessage());
+            } else {
+                reply.ok(fileGroupOf(st, files, r));
+            }
         });
-  }
+    }
 
-  private void mapperEnd(MapperEndRequest r, Reply reply) {
-    ShuffleState s = r.getShuffleId() >= 0 ? generations.byId(r.getShuffleId())
-        : generations.forWriter(r.getEngineShuffleId(), r.getStageId(), r.getStageAttempt(), r.getIndeterminate(),
-            r.getNumMappers(), r.getNumPartitions());
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of "
-          + appId);
+    private static GetReducerFileGroupResponse fileGroupOf(
+            ShuffleState s, List<PartitionFiles.Builder> files, GetReducerFileGroupRequest r) {
+        int start = r.getStartPartition();
+        PartitionFiles.Builder[] range = new PartitionFiles.Builder[r.getEndPartition() - start];
+        for (int p = start; p < r.getEndPartition(); p++)
+            range[p - start] = files.get(p).clone();
+        int endMap = r.getEndMap() <= 0 && r.getStartMap() == 0 ? s.numMappers : r.getEndMap();
+        boolean allCounts = s.setExpected(range, start, r.getStartMap(), endMap);
+        GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder()
+                .setEstuaryShuffleId(s.shuffleId)
+                .setIntegrityChecked(true)
+                .setBatchCountsOnly(!allCounts);
+        for (PartitionFiles.Builder f : range) b.addPartitions(f);
+        for (int a : s.mapAttemptsCopy()) b.addMapAttempts(a);
+        return b.build();
     }
-    if (r.getShuffleId() >= 0) generations.checkNotSuperseded(s, r.getStageId(), r.getStageAttempt());
-    if (r.getMapId() < 0 || r.getMapId() >= s.numMappers) {
-      throw new IllegalArgumentException(s + " has " + s.numMappers + " maps; map " + r.getMapId()
-          + " does not exist");
-    }
-    if (r.getAttemptId() < 0) { // -1 marks a map without an ended attempt
-      throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " ended with attempt id "
-          + r.getAttemptId());
-    }
-    for (PartitionStats st : r.getStatsList()) {
-      if (st.getPartitionId() < 0 || st.getPartitionId() >= s.numPartitions) {
-        throw new IllegalArgumentException(s + " has " + s.numPartitions + " partitions; map " + r.getMapId()
-            + " reported partition " + st.getPartitionId());
-      }
-      if (st.getBatches() < 0 || st.getRecords() < 0) {
-        throw new IllegalArgumentException("map " + r.getMapId() + " of " + s + " reported negative counts for "
-            + "partition " + st.getPartitionId());
-      }
-    }
-    int winner = s.mapEnded(r.getMapId(), r.getAttemptId(), r.getStatsList());
-    if (s.shouldStartCommit()) driver.commit(s);
-    reply.ok(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
-  }
 
-  private void fileGroup(GetReducerFileGroupRequest r, Reply reply) {
-    ShuffleState s = generations.newest(r.getShuffleId());
-    if (s == null && r.getNumMappers() == 0) {
-      s = generations.forWriter(r.getShuffleId(), 0, 0, false, 0, r.getNumPartitions());
-      if (s.shouldStartCommit()) driver.commit(s);
+    /** The failure a completion wraps. */
+    static Throwable cause(Throwable e) {
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle " + r.getShuffleId() + " of " + appId
-          + ": no map of it has ended");
-    }
-    if (r.getStartPartition() < 0 || r.getEndPartition() > s.numPartitions
-        || r.getStartPartition() > r.getEndPartition()) {
-      throw new IllegalArgumentException("partitions [" + r.getStartPartition() + ", " + r.getEndPartition()
-          + ") are outside " + s + "'s " + s.numPartitions + " partitions");
-    }
-    ShuffleState st = s;
-    st.commit.whenComplete((files, e) -> {
-      if (st.lost()) {
-        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " was lost and is being written again");
-      } else if (e != null) {
-        // A generation whose commit failed can never be read: drop it, so the reruns write a fresh one.
-        if (st.markLost()) driver.lost(st);
-        reply.fail(StatusCode.SHUFFLE_DATA_LOST, st + " of " + appId + " is not readable: " + cause(e).getMessage());
-      } else {
-        reply.ok(fileGroupOf(st, files, r));
-      }
-    });
-  }
-
-  private static GetReducerFileGroupResponse fileGroupOf(ShuffleState s, List<PartitionFiles.Builder> files,
-      GetReducerFileGroupRequest r) {
-    int start = r.getStartPartition();
-    PartitionFiles.Builder[] range = new PartitionFiles.Builder[r.getEndPartition() - start];
-    for (int p = start; p < r.getEndPartition(); p++) range[p - start] = files.get(p).clone();
-    int endMap = r.getEndMap() <= 0 && r.getStartMap() == 0 ? s.numMappers : r.getEndMap();
-    boolean allCounts = s.setExpected(range, start, r.getStartMap(), endMap);
-    GetReducerFileGroupResponse.Builder b = GetReducerFileGroupResponse.newBuilder().setEstuaryShuffleId(s.shuffleId)
-        .setIntegrityChecked(true).setBatchCountsOnly(!allCounts);
-    for (PartitionFiles.Builder f : range) b.addPartitions(f);
-    for (int a : s.mapAttemptsCopy()) b.addMapAttempts(a);
-    return b.build();
-  }
-
-  /** The failure a completion wraps. */
-  static Throwable cause(Throwable e) {
-    return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-  }
 }

@@ -49,291 +49,356 @@ import org.slf4j.LoggerFactory;
  * as any dead application's. Thread-safe.
  */
 public final class LifecycleManager implements Closeable {
-  private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
 
-  private final String appId;
-  private final Clock clock;
-  private final EstuaryConf conf;
-  private final TransportClientFactory connections;
-  private final MasterClient master;
-  private final long masterWaitMs;
-  private final boolean replicate;
-  private final TransportServer server;
-  private final String host;
-  /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
-  private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
-  /**
-   * Commits, one thread each while it runs: a commit may wait for a worker up to the commit timeout, and must hold
-   * up neither registrations and revives nor the commits of other shuffles. Few stages end at once.
-   */
-  private final ExecutorService commits = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-commit"));
-  /**
-   * Revive drains, one thread per shuffle being revived: without a master quorum the work pool's threads may each
-   * wait up to the master wait (reports, unregistrations, new registrations), and revives must not queue behind them.
-   */
-  private final ExecutorService revives = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-revive"));
-  private final AtomicLong commitsFinished = new AtomicLong();
-  private final ScheduledExecutorService heartbeat =
-      Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
-  private final ShuffleGenerations generations = new ShuffleGenerations();
-  private final FailedWorkers failedWorkers;
-  private final SlotReserver reserver;
-  private final ShuffleCommitter committer;
-  private final EpochAllocator epochs;
-  private final AtomicBoolean warnedSingleCopy = new AtomicBoolean();
-  private volatile IntConsumer shuffleLostListener = id -> { };
+    private final String appId;
+    private final Clock clock;
+    private final EstuaryConf conf;
+    private final TransportClientFactory connections;
+    private final MasterClient master;
+    private final long masterWaitMs;
+    private final boolean replicate;
+    private final TransportServer server;
+    private final String host;
+    /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
+    private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
+    /**
+     * Commits, one thread each while it runs: a commit may wait for a worker up to the commit timeout, and must hold
+     * up neither registrations and revives nor the commits of other shuffles. Few stages end at once.
+     */
+    private final ExecutorService commits = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-commit"));
+    /**
+     * Revive drains, one thread per shuffle being revived: without a master quorum the work pool's threads may each
+     * wait up to the master wait (reports, unregistrations, new registrations), and revives must not queue behind them.
+     */
+    private final ExecutorService revives = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-revive"));
 
-  /**
-   * Registers the application with a master (failing with a clear message when none answers within
-   * {@code estuary.client.master.wait}) and starts listening for executors on {@code host}.
-   *
-   * @param engineAppId the engine's application (attempt) id; the Estuary application id adds a suffix to it
-   */
-  public LifecycleManager(String engineAppId, EstuaryConf conf, String host) {
-    this(engineAppId, conf, host, Clock.system());
-  }
+    private final AtomicLong commitsFinished = new AtomicLong();
+    private final ScheduledExecutorService heartbeat =
+            Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
+    private final ShuffleGenerations generations = new ShuffleGenerations();
+    private final FailedWorkers failedWorkers;
+    private final SlotReserver reserver;
+    private final ShuffleCommitter committer;
+    private final EpochAllocator epochs;
+    private final AtomicBoolean warnedSingleCopy = new AtomicBoolean();
+    private volatile IntConsumer shuffleLostListener = id -> {};
 
-  /** {@code clock}: where the manager reads the time (commit deadlines, failed workers, master outages). */
-  public LifecycleManager(String engineAppId, EstuaryConf conf, String host, Clock clock) {
-    this.clock = clock;
-    this.appId = engineAppId + "-" + instanceSuffix();
-    this.conf = conf;
-    this.host = host;
-    this.connections = new TransportClientFactory(conf, "estuary-driver");
-    this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
-    this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
-    this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
-    String user = conf.get(ClientConfig.USER);
-    this.failedWorkers = new FailedWorkers(clock::millis);
-    this.reserver = new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
-    this.committer = new ShuffleCommitter(connections, appId, conf.get(ClientConfig.COMMIT_RETRIES),
-        conf.get(ClientConfig.COMMIT_TIMEOUT), conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT), clock);
-    this.epochs = new EpochAllocator(appId, master, masterWaitMs, reserver, failedWorkers, this::reportFailedWorkers,
-        replicate, revives, clock);
-    try {
-      sendHeartbeat();
-    } catch (RemoteException e) {
-      connections.close();
-      work.shutdownNow();
-      commits.shutdownNow();
-      revives.shutdownNow();
-      heartbeat.shutdownNow();
-      throw new EstuaryException("Estuary cannot start for application " + appId + ": " + e.getMessage()
-          + ". Check " + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.", e);
+    /**
+     * Registers the application with a master (failing with a clear message when none answers within
+     * {@code estuary.client.master.wait}) and starts listening for executors on {@code host}.
+     *
+     * @param engineAppId the engine's application (attempt) id; the Estuary application id adds a suffix to it
+     */
+    public LifecycleManager(String engineAppId, EstuaryConf conf, String host) {
+        this(engineAppId, conf, host, Clock.system());
     }
-    this.server = new TransportServer(conf, "estuary-lifecycle", host, 0,
-        new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
-          @Override
-          public CompletableFuture<EpochTable> register(ShuffleState s) {
-            return LifecycleManager.this.register(s);
-          }
 
-          @Override
-          public void commit(ShuffleState s) {
-            LifecycleManager.this.commit(s);
-          }
+    /** {@code clock}: where the manager reads the time (commit deadlines, failed workers, master outages). */
+    public LifecycleManager(String engineAppId, EstuaryConf conf, String host, Clock clock) {
+        this.clock = clock;
+        this.appId = engineAppId + "-" + instanceSuffix();
+        this.conf = conf;
+        this.host = host;
+        this.connections = new TransportClientFactory(conf, "estuary-driver");
+        this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
+        this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
+        this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
+        String user = conf.get(ClientConfig.USER);
+        this.failedWorkers = new FailedWorkers(clock::millis);
+        this.reserver =
+                new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
+        this.committer = new ShuffleCommitter(
+                connections,
+                appId,
+                conf.get(ClientConfig.COMMIT_RETRIES),
+                conf.get(ClientConfig.COMMIT_TIMEOUT),
+                conf.get(ClientConfig.COMMIT_UNREACHABLE_TIMEOUT),
+                clock);
+        this.epochs = new EpochAllocator(
+                appId,
+                master,
+                masterWaitMs,
+                reserver,
+                failedWorkers,
+                this::reportFailedWorkers,
+                replicate,
+                revives,
+                clock);
+        try {
+            sendHeartbeat();
+        } catch (RemoteException e) {
+            connections.close();
+            work.shutdownNow();
+            commits.shutdownNow();
+            revives.shutdownNow();
+            heartbeat.shutdownNow();
+            throw new EstuaryException(
+                    "Estuary cannot start for application " + appId + ": " + e.getMessage() + ". Check "
+                            + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.",
+                    e);
+        }
+        this.server = new TransportServer(
+                conf,
+                "estuary-lifecycle",
+                host,
+                0,
+                new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
+                    @Override
+                    public CompletableFuture<EpochTable> register(ShuffleState s) {
+                        return LifecycleManager.this.register(s);
+                    }
 
-          @Override
-          public void lost(ShuffleState s) {
-            shuffleLostListener.accept(s.engineShuffleId);
-            unregisterAtMaster(s.shuffleId);
-          }
-        }));
-    long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
-    heartbeat.scheduleWithFixedDelay(() -> {
-      try {
-        sendHeartbeat();
-      } catch (RemoteException | RuntimeException e) {
-        LOG.warn("Application heartbeat failed: {}", e.getMessage());
-      }
-    }, every, every, TimeUnit.MILLISECONDS);
-    LOG.info("Estuary lifecycle manager for {} listening on {}:{}", appId, host, server.port());
-  }
+                    @Override
+                    public void commit(ShuffleState s) {
+                        LifecycleManager.this.commit(s);
+                    }
 
-  /** Eight random hex digits: two drivers of one engine application never draw the same in practice. */
-  private static String instanceSuffix() {
-    return String.format("%08x", new java.security.SecureRandom().nextInt());
-  }
+                    @Override
+                    public void lost(ShuffleState s) {
+                        shuffleLostListener.accept(s.engineShuffleId);
+                        unregisterAtMaster(s.shuffleId);
+                    }
+                }));
+        long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
+        heartbeat.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        sendHeartbeat();
+                    } catch (RemoteException | RuntimeException e) {
+                        LOG.warn("Application heartbeat failed: {}", e.getMessage());
+                    }
+                },
+                every,
+                every,
+                TimeUnit.MILLISECONDS);
+        LOG.info("Estuary lifecycle manager for {} listening on {}:{}", appId, host, server.port());
+    }
 
-  private void sendHeartbeat() throws RemoteException {
-    master.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(appId)),
-        Empty.parser(), masterWaitMs);
-  }
+    /** Eight random hex digits: two drivers of one engine application never draw the same in practice. */
+    private static String instanceSuffix() {
+        return String.format("%08x", new java.security.SecureRandom().nextInt());
+    }
 
-  public String host() {
-    return host;
-  }
+    private void sendHeartbeat() throws RemoteException {
+        master.ask(
+                Request.newBuilder()
+                        .setApplicationHeartbeat(
+                                ApplicationHeartbeatRequest.newBuilder().setAppId(appId)),
+                Empty.parser(),
+                masterWaitMs);
+    }
 
-  public int port() {
-    return server.port();
-  }
+    public String host() {
+        return host;
+    }
 
-  /** The Estuary application id: the engine's application id, a dash and this manager's own suffix. */
-  public String appId() {
-    return appId;
-  }
+    public int port() {
+        return server.port();
+    }
 
-  /**
-   * Called with the engine's shuffle id when a reader reports that a generation cannot be read, before the reader
-   * fails; engines use it to forget the map outputs so that the maps run again (Spark: unregister them).
-   */
-  public void onShuffleLost(IntConsumer listener) {
-    this.shuffleLostListener = listener;
-  }
+    /** The Estuary application id: the engine's application id, a dash and this manager's own suffix. */
+    public String appId() {
+        return appId;
+    }
 
-  /**
-   * For engines without stage attempts (MapReduce): once a generation is lost, the next writer of that engine
-   * shuffle starts a fresh generation whatever stage attempt it gives, so a rerun map never writes into the lost
-   * one. Only sound when every writer that may still start after a loss is a rerun (MapReduce starts its reducers
-   * once every map has ended). Call before tasks start.
-   */
-  public void rerunsReplaceLostGenerations() {
-    generations.replaceLostOnAnyWriter();
-  }
+    /**
+     * Called with the engine's shuffle id when a reader reports that a generation cannot be read, before the reader
+     * fails; engines use it to forget the map outputs so that the maps run again (Spark: unregister them).
+     */
+    public void onShuffleLost(IntConsumer listener) {
+        this.shuffleLostListener = listener;
+    }
 
-  /** Revive requests from executors so far, and the master requests they cost (for tests and metrics). */
-  public long reviveRequests() {
-    return epochs.reviveRequests();
-  }
+    /**
+     * For engines without stage attempts (MapReduce): once a generation is lost, the next writer of that engine
+     * shuffle starts a fresh generation whatever stage attempt it gives, so a rerun map never writes into the lost
+     * one. Only sound when every writer that may still start after a loss is a rerun (MapReduce starts its reducers
+     * once every map has ended). Call before tasks start.
+     */
+    public void rerunsReplaceLostGenerations() {
+        generations.replaceLostOnAnyWriter();
+    }
 
-  public long reviveMasterRequests() {
-    return epochs.masterRequests();
-  }
+    /** Revive requests from executors so far, and the master requests they cost (for tests and metrics). */
+    public long reviveRequests() {
+        return epochs.reviveRequests();
+    }
 
-  /** Commits that ended (successfully or not) so far (for tests and metrics). */
-  public long commitsFinished() {
-    return commitsFinished.get();
-  }
+    public long reviveMasterRequests() {
+        return epochs.masterRequests();
+    }
 
-  /** Partitions given new epochs by the driver itself because no master answered (no quorum). */
-  public long reviveDriverPlacements() {
-    return epochs.driverPlacements();
-  }
+    /** Commits that ended (successfully or not) so far (for tests and metrics). */
+    public long commitsFinished() {
+        return commitsFinished.get();
+    }
 
-  private void reportFailedWorkers(List<WorkerAddress> workers) {
-    work.execute(() -> {
-      try {
-        master.ask(Request.newBuilder().setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder()
-            .setAppId(appId).addAllWorkers(workers).setReason("unreachable from " + appId)), Empty.parser(),
-            masterWaitMs);
-      } catch (RemoteException | RuntimeException e) {
-        LOG.warn("Reporting failed workers {} to the master failed: {}", workers, e.getMessage());
-      }
-    });
-  }
+    /** Partitions given new epochs by the driver itself because no master answered (no quorum). */
+    public long reviveDriverPlacements() {
+        return epochs.driverPlacements();
+    }
 
-  // ------------------------------------------------------------------ register
-
-  private CompletableFuture<EpochTable> register(ShuffleState s) {
-    synchronized (s) {
-      CompletableFuture<EpochTable> slots = s.slots;
-      if (slots == null) {
-        CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
-        s.slots = slots = created;
-        created.whenComplete((v, e) -> {
-          if (e != null) {
-            synchronized (s) {
-              if (s.slots == created) s.slots = null; // let a later task try again
+    private void reportFailedWorkers(List<WorkerAddress> workers) {
+        work.execute(() -> {
+            try {
+                master.ask(
+                        Request.newBuilder()
+                                .setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder()
+                                        .setAppId(appId)
+                                        .addAllWorkers(workers)
+                                        .setReason("unreachable from " + appId)),
+                        Empty.parser(),
+                        masterWaitMs);
+            } catch (RemoteException | RuntimeException e) {
+                LOG.warn("Reporting failed workers {} to the master failed: {}", workers, e.getMessage());
             }
-          }
         });
-      }
-      return slots;
     }
-  }
 
-  /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
-  private EpochTable allocate(ShuffleState s) {
-    String last = "";
-    for (int attempt = 0; attempt < 3; attempt++) {
-      List<PartitionLocation> locations;
-      try {
-        RequestSlotsResponse r = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder()
-            .setAppId(appId).setShuffleId(s.shuffleId).setNumPartitions(s.numPartitions).setReplicate(replicate)
-            .addAllExcludedWorkers(failedWorkers.ids())), RequestSlotsResponse.parser(), masterWaitMs);
-        locations = r.getLocationsList();
-      } catch (RemoteException e) {
-        throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
-      }
-      if (replicate && !locations.isEmpty() && !locations.get(0).hasPeer()
-          && warnedSingleCopy.compareAndSet(false, true)) {
-        LOG.warn("{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy", appId);
-      }
-      Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
-      if (refused.isEmpty()) {
-        LOG.info("{}: {} partitions on {} workers", s, s.numPartitions,
-            WorkerCalls.copiesByWorker(locations).size());
-        return new EpochTable(locations);
-      }
-      last = refused.toString();
-      LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
-      List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
-      if (!fresh.isEmpty()) reportFailedWorkers(fresh);
+    // ------------------------------------------------------------------ register
+
+    private CompletableFuture<EpochTable> register(ShuffleState s) {
+        synchronized (s) {
+            CompletableFuture<EpochTable> slots = s.slots;
+            if (slots == null) {
+                CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
+                s.slots = slots = created;
+                created.whenComplete((v, e) -> {
+                    if (e != null) {
+                        synchronized (s) {
+                            if (s.slots == created) s.slots = null; // let a later task try again
+                        }
+                    }
+                });
+            }
+            return slots;
+        }
     }
-    throw new EstuaryException("cannot register " + s + " of " + appId + ": workers kept refusing the slots: "
-        + last);
-  }
 
-  // ------------------------------------------------------------------ commit
-
-  private void commit(ShuffleState s) {
-    CompletableFuture<EpochTable> slots;
-    synchronized (s) {
-      slots = s.slots;
+    /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
+    private EpochTable allocate(ShuffleState s) {
+        String last = "";
+        for (int attempt = 0; attempt < 3; attempt++) {
+            List<PartitionLocation> locations;
+            try {
+                RequestSlotsResponse r = master.ask(
+                        Request.newBuilder()
+                                .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                        .setAppId(appId)
+                                        .setShuffleId(s.shuffleId)
+                                        .setNumPartitions(s.numPartitions)
+                                        .setReplicate(replicate)
+                                        .addAllExcludedWorkers(failedWorkers.ids())),
+                        RequestSlotsResponse.parser(),
+                        masterWaitMs);
+                locations = r.getLocationsList();
+            } catch (RemoteException e) {
+                throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
+            }
+            if (replicate
+                    && !locations.isEmpty()
+                    && !locations.get(0).hasPeer()
+                    && warnedSingleCopy.compareAndSet(false, true)) {
+                LOG.warn(
+                        "{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy",
+                        appId);
+            }
+            Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
+            if (refused.isEmpty()) {
+                LOG.info(
+                        "{}: {} partitions on {} workers",
+                        s,
+                        s.numPartitions,
+                        WorkerCalls.copiesByWorker(locations).size());
+                return new EpochTable(locations);
+            }
+            last = refused.toString();
+            LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
+            List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
+            if (!fresh.isEmpty()) reportFailedWorkers(fresh);
+        }
+        throw new EstuaryException(
+                "cannot register " + s + " of " + appId + ": workers kept refusing the slots: " + last);
     }
-    if (slots == null) { // no map wrote anything
-      List<PartitionFiles.Builder> none = new ArrayList<>();
-      for (int p = 0; p < s.numPartitions; p++) none.add(PartitionFiles.newBuilder().setPartitionId(p));
-      s.commit.complete(none);
-      return;
+
+    // ------------------------------------------------------------------ commit
+
+    private void commit(ShuffleState s) {
+        CompletableFuture<EpochTable> slots;
+        synchronized (s) {
+            slots = s.slots;
+        }
+        if (slots == null) { // no map wrote anything
+            List<PartitionFiles.Builder> none = new ArrayList<>();
+            for (int p = 0; p < s.numPartitions; p++)
+                none.add(PartitionFiles.newBuilder().setPartitionId(p));
+            s.commit.complete(none);
+            return;
+        }
+        slots.thenAcceptAsync(
+                        table -> {
+                            long t0 = clock.nanos();
+                            List<PartitionLocation> all = table.all();
+                            try {
+                                s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
+                            } finally {
+                                commitsFinished.incrementAndGet();
+                            }
+                            LOG.info(
+                                    "{} committed ({} locations) in {} ms",
+                                    s,
+                                    all.size(),
+                                    (clock.nanos() - t0) / 1_000_000);
+                        },
+                        commits)
+                .exceptionally(e -> {
+                    LOG.error("Commit of {} failed", s, e);
+                    s.commit.completeExceptionally(ExecutorRequestHandler.cause(e));
+                    return null;
+                });
     }
-    slots.thenAcceptAsync(table -> {
-      long t0 = clock.nanos();
-      List<PartitionLocation> all = table.all();
-      try {
-        s.commit.complete(committer.commit(s.shuffleId, s.numPartitions, all));
-      } finally {
-        commitsFinished.incrementAndGet();
-      }
-      LOG.info("{} committed ({} locations) in {} ms", s, all.size(), (clock.nanos() - t0) / 1_000_000);
-    }, commits).exceptionally(e -> {
-      LOG.error("Commit of {} failed", s, e);
-      s.commit.completeExceptionally(ExecutorRequestHandler.cause(e));
-      return null;
-    });
-  }
 
-  // ------------------------------------------------------------------ cleanup
+    // ------------------------------------------------------------------ cleanup
 
-  /** Forgets an engine shuffle (every generation); the master tells its workers to delete the data. */
-  public void unregisterShuffle(int shuffleId) {
-    for (ShuffleState s : generations.remove(shuffleId)) unregisterAtMaster(s.shuffleId);
-  }
-
-  private void unregisterAtMaster(int estuaryShuffleId) {
-    work.execute(() -> {
-      try {
-        master.ask(Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId(appId)
-            .setShuffleId(estuaryShuffleId)), Empty.parser(), masterWaitMs);
-      } catch (RemoteException e) {
-        LOG.warn("Unregistering shuffle {} failed: {}", estuaryShuffleId, e.getMessage());
-      }
-    });
-  }
-
-  @Override
-  public void close() {
-    heartbeat.shutdownNow();
-    try {
-      master.ask(Request.newBuilder().setUnregisterApplication(UnregisterApplicationRequest.newBuilder()
-          .setAppId(appId)), Empty.parser(), Math.min(masterWaitMs, 10_000));
-    } catch (RemoteException e) {
-      LOG.warn("Unregistering application {} failed: {}; the master will expire it", appId, e.getMessage());
+    /** Forgets an engine shuffle (every generation); the master tells its workers to delete the data. */
+    public void unregisterShuffle(int shuffleId) {
+        for (ShuffleState s : generations.remove(shuffleId)) unregisterAtMaster(s.shuffleId);
     }
-    work.shutdownNow();
-    commits.shutdownNow();
-    revives.shutdownNow();
-    server.close();
-    connections.close();
-  }
+
+    private void unregisterAtMaster(int estuaryShuffleId) {
+        work.execute(() -> {
+            try {
+                master.ask(
+                        Request.newBuilder()
+                                .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
+                                        .setAppId(appId)
+                                        .setShuffleId(estuaryShuffleId)),
+                        Empty.parser(),
+                        masterWaitMs);
+            } catch (RemoteException e) {
+                LOG.warn("Unregistering shuffle {} failed: {}", estuaryShuffleId, e.getMessage());
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        heartbeat.shutdownNow();
+        try {
+            master.ask(
+                    Request.newBuilder()
+                            .setUnregisterApplication(
+                                    UnregisterApplicationRequest.newBuilder().setAppId(appId)),
+                    Empty.parser(),
+                    Math.min(masterWaitMs, 10_000));
+        } catch (RemoteException e) {
+            LOG.warn("Unregistering application {} failed: {}; the master will expire it", appId, e.getMessage());
+        }
+        work.shutdownNow();
+        commits.shutdownNow();
+        revives.shutdownNow();
+        server.close();
+        connections.close();
+    }
 }

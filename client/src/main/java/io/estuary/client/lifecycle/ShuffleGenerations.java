@@ -22,92 +22,100 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ignores, and which for an indeterminate stage differ from the rerun's) the ones readers read. Thread-safe.
  */
 final class ShuffleGenerations {
-  private final AtomicInteger nextId = new AtomicInteger();
-  private volatile boolean replaceLostOnAnyWriter;
-  private final Map<Integer, List<ShuffleState>> byEngine = new ConcurrentHashMap<>();
-  private final Map<Integer, ShuffleState> byId = new ConcurrentHashMap<>();
+    private final AtomicInteger nextId = new AtomicInteger();
+    private volatile boolean replaceLostOnAnyWriter;
+    private final Map<Integer, List<ShuffleState>> byEngine = new ConcurrentHashMap<>();
+    private final Map<Integer, ShuffleState> byId = new ConcurrentHashMap<>();
 
-  /**
-   * The generation a writer of stage {@code stageId}, attempt {@code stageAttempt} writes; a fresh one when the
-   * rules above say so.
-   *
-   * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for a writer older than the newest generation's
-   */
-  ShuffleState forWriter(int engineId, int stageId, int stageAttempt, boolean indeterminate, int numMappers,
-      int numPartitions) {
-    List<ShuffleState> gens = byEngine.computeIfAbsent(engineId, k -> new ArrayList<>());
-    synchronized (gens) {
-      ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
-      int order = cur == null ? 1 : compare(stageId, stageAttempt, cur);
-      if (order < 0) {
-        throw new StatusException(StatusCode.STALE_ATTEMPT, "stage " + stageId + " attempt " + stageAttempt
-            + " of shuffle " + engineId + " is older than stage " + cur.stageId + " attempt " + cur.stageAttempt
-            + ", which writes its newest generation " + cur.shuffleId + ": this task's output is not needed");
-      }
-      boolean fresh = cur == null
-          || (order > 0 && (cur.lost() || indeterminate))
-          || (replaceLostOnAnyWriter && cur.lost());
-      if (!fresh) return cur;
-      ShuffleState s = new ShuffleState(nextId.getAndIncrement(), engineId, stageId, stageAttempt, numMappers,
-          numPartitions);
-      byId.put(s.shuffleId, s);
-      gens.add(s);
-      return s;
+    /**
+     * The generation a writer of stage {@code stageId}, attempt {@code stageAttempt} writes; a fresh one when the
+     * rules above say so.
+     *
+     * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for a writer older than the newest generation's
+     */
+    ShuffleState forWriter(
+            int engineId, int stageId, int stageAttempt, boolean indeterminate, int numMappers, int numPartitions) {
+        List<ShuffleState> gens = byEngine.computeIfAbsent(engineId, k -> new ArrayList<>());
+        synchronized (gens) {
+            ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+            int order = cur == null ? 1 : compare(stageId, stageAttempt, cur);
+            if (order < 0) {
+                throw new StatusException(
+                        StatusCode.STALE_ATTEMPT,
+                        "stage " + stageId + " attempt " + stageAttempt
+                                + " of shuffle " + engineId + " is older than stage " + cur.stageId + " attempt "
+                                + cur.stageAttempt
+                                + ", which writes its newest generation " + cur.shuffleId
+                                + ": this task's output is not needed");
+            }
+            boolean fresh = cur == null
+                    || (order > 0 && (cur.lost() || indeterminate))
+                    || (replaceLostOnAnyWriter && cur.lost());
+            if (!fresh) return cur;
+            ShuffleState s = new ShuffleState(
+                    nextId.getAndIncrement(), engineId, stageId, stageAttempt, numMappers, numPartitions);
+            byId.put(s.shuffleId, s);
+            gens.add(s);
+            return s;
+        }
     }
-  }
 
-  /**
-   * Refuses a writer of an older stage attempt than the one that created the newest generation of its engine
-   * shuffle, when it ends a map in {@code gen}, a generation since superseded (lost and written again). A straggler
-   * that took its locations before the loss would otherwise end a map the engine may count as done, in a generation
-   * nobody reads, while the newest one waits for that map for ever.
-   *
-   * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for such a writer
-   */
-  void checkNotSuperseded(ShuffleState gen, int stageId, int stageAttempt) {
-    List<ShuffleState> gens = byEngine.get(gen.engineShuffleId);
-    if (gens == null) return;
-    synchronized (gens) {
-      ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
-      if (cur == null || cur == gen || compare(stageId, stageAttempt, cur) >= 0) return;
-      throw new StatusException(StatusCode.STALE_ATTEMPT, "stage " + stageId + " attempt " + stageAttempt
-          + " ended a map in generation " + gen.shuffleId + " of shuffle " + gen.engineShuffleId + ", superseded by "
-          + "generation " + cur.shuffleId + " of stage " + cur.stageId + " attempt " + cur.stageAttempt
-          + ": this task's output is not needed");
+    /**
+     * Refuses a writer of an older stage attempt than the one that created the newest generation of its engine
+     * shuffle, when it ends a map in {@code gen}, a generation since superseded (lost and written again). A straggler
+     * that took its locations before the loss would otherwise end a map the engine may count as done, in a generation
+     * nobody reads, while the newest one waits for that map for ever.
+     *
+     * @throws StatusException {@link StatusCode#STALE_ATTEMPT} for such a writer
+     */
+    void checkNotSuperseded(ShuffleState gen, int stageId, int stageAttempt) {
+        List<ShuffleState> gens = byEngine.get(gen.engineShuffleId);
+        if (gens == null) return;
+        synchronized (gens) {
+            ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+            if (cur == null || cur == gen || compare(stageId, stageAttempt, cur) >= 0) return;
+            throw new StatusException(
+                    StatusCode.STALE_ATTEMPT,
+                    "stage " + stageId + " attempt " + stageAttempt
+                            + " ended a map in generation " + gen.shuffleId + " of shuffle " + gen.engineShuffleId
+                            + ", superseded by "
+                            + "generation " + cur.shuffleId + " of stage " + cur.stageId + " attempt "
+                            + cur.stageAttempt
+                            + ": this task's output is not needed");
+        }
     }
-  }
 
-  /** Orders a writer's stage attempt against the one that created {@code gen}. */
-  private static int compare(int stageId, int stageAttempt, ShuffleState gen) {
-    int c = Integer.compare(stageId, gen.stageId);
-    return c != 0 ? c : Integer.compare(stageAttempt, gen.stageAttempt);
-  }
-
-  /** From now on any writer of a lost generation's engine shuffle starts a fresh generation. */
-  void replaceLostOnAnyWriter() {
-    replaceLostOnAnyWriter = true;
-  }
-
-  /** The newest generation, or null when no writer ever asked. */
-  ShuffleState newest(int engineId) {
-    List<ShuffleState> gens = byEngine.get(engineId);
-    if (gens == null) return null;
-    synchronized (gens) {
-      return gens.isEmpty() ? null : gens.get(gens.size() - 1);
+    /** Orders a writer's stage attempt against the one that created {@code gen}. */
+    private static int compare(int stageId, int stageAttempt, ShuffleState gen) {
+        int c = Integer.compare(stageId, gen.stageId);
+        return c != 0 ? c : Integer.compare(stageAttempt, gen.stageAttempt);
     }
-  }
 
-  ShuffleState byId(int shuffleId) {
-    return byId.get(shuffleId);
-  }
-
-  /** Forgets every generation of an engine shuffle and returns them. */
-  List<ShuffleState> remove(int engineId) {
-    List<ShuffleState> gens = byEngine.remove(engineId);
-    if (gens == null) return new ArrayList<>();
-    synchronized (gens) {
-      for (ShuffleState s : gens) byId.remove(s.shuffleId);
-      return new ArrayList<>(gens);
+    /** From now on any writer of a lost generation's engine shuffle starts a fresh generation. */
+    void replaceLostOnAnyWriter() {
+        replaceLostOnAnyWriter = true;
     }
-  }
+
+    /** The newest generation, or null when no writer ever asked. */
+    ShuffleState newest(int engineId) {
+        List<ShuffleState> gens = byEngine.get(engineId);
+        if (gens == null) return null;
+        synchronized (gens) {
+            return gens.isEmpty() ? null : gens.get(gens.size() - 1);
+        }
+    }
+
+    ShuffleState byId(int shuffleId) {
+        return byId.get(shuffleId);
+    }
+
+    /** Forgets every generation of an engine shuffle and returns them. */
+    List<ShuffleState> remove(int engineId) {
+        List<ShuffleState> gens = byEngine.remove(engineId);
+        if (gens == null) return new ArrayList<>();
+        synchronized (gens) {
+            for (ShuffleState s : gens) byId.remove(s.shuffleId);
+            return new ArrayList<>(gens);
+        }
+    }
 }

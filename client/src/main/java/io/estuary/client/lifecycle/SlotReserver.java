@@ -21,50 +21,59 @@ import java.util.concurrent.CompletableFuture;
  * names its replica, so it knows where to forward). Stateless apart from its connections; thread-safe.
  */
 final class SlotReserver {
-  private final TransportClientFactory connections;
-  private final String appId;
+    private final TransportClientFactory connections;
+    private final String appId;
 
-  private final String user;
+    private final String user;
 
-  SlotReserver(TransportClientFactory connections, String appId, String user) {
-    this.user = user;
-    this.connections = connections;
-    this.appId = appId;
-  }
+    SlotReserver(TransportClientFactory connections, String appId, String user) {
+        this.user = user;
+        this.connections = connections;
+        this.appId = appId;
+    }
 
-  /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
-  Map<WorkerAddress, String> reserve(int shuffleId, List<PartitionLocation> locations) {
-    Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
-    List<CompletableFuture<Empty>> calls = new ArrayList<>();
-    List<WorkerAddress> workers = new ArrayList<>();
-    for (List<PartitionLocation> locs : byWorker.values()) {
-      WorkerAddress w = locs.get(0).getWorker();
-      workers.add(w);
-      // A worker takes at most so many locations per request (each becomes a partition writer on its heap).
-      List<CompletableFuture<Empty>> parts = new ArrayList<>();
-      for (int from = 0; from < locs.size(); from += SlotRequestCaps.PER_REQUEST) {
-        List<PartitionLocation> part = locs.subList(from, Math.min(locs.size(), from + SlotRequestCaps.PER_REQUEST));
-        CompletableFuture<Empty> f;
-        try {
-          TransportClient c = connections.client(w.getHost(), w.getRpcPort());
-          f = ControlClient.askAsync(c, Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
-              .setAppId(appId).setUser(user).setShuffleId(shuffleId).addAllLocations(part)), Empty.parser());
-        } catch (RemoteException | RuntimeException e) {
-          f = new CompletableFuture<>();
-          f.completeExceptionally(e);
+    /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
+    Map<WorkerAddress, String> reserve(int shuffleId, List<PartitionLocation> locations) {
+        Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
+        List<CompletableFuture<Empty>> calls = new ArrayList<>();
+        List<WorkerAddress> workers = new ArrayList<>();
+        for (List<PartitionLocation> locs : byWorker.values()) {
+            WorkerAddress w = locs.get(0).getWorker();
+            workers.add(w);
+            // A worker takes at most so many locations per request (each becomes a partition writer on its heap).
+            List<CompletableFuture<Empty>> parts = new ArrayList<>();
+            for (int from = 0; from < locs.size(); from += SlotRequestCaps.PER_REQUEST) {
+                List<PartitionLocation> part =
+                        locs.subList(from, Math.min(locs.size(), from + SlotRequestCaps.PER_REQUEST));
+                CompletableFuture<Empty> f;
+                try {
+                    TransportClient c = connections.client(w.getHost(), w.getRpcPort());
+                    f = ControlClient.askAsync(
+                            c,
+                            Request.newBuilder()
+                                    .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                            .setAppId(appId)
+                                            .setUser(user)
+                                            .setShuffleId(shuffleId)
+                                            .addAllLocations(part)),
+                            Empty.parser());
+                } catch (RemoteException | RuntimeException e) {
+                    f = new CompletableFuture<>();
+                    f.completeExceptionally(e);
+                }
+                parts.add(f);
+            }
+            calls.add(CompletableFuture.allOf(parts.toArray(new CompletableFuture[0]))
+                    .thenApply(v -> Empty.getDefaultInstance()));
         }
-        parts.add(f);
-      }
-      calls.add(CompletableFuture.allOf(parts.toArray(new CompletableFuture[0])).thenApply(v -> Empty.getDefaultInstance()));
+        Map<WorkerAddress, String> failed = new LinkedHashMap<>();
+        for (int i = 0; i < calls.size(); i++) {
+            try {
+                TransportClient.await(calls.get(i));
+            } catch (RemoteException e) {
+                failed.put(workers.get(i), e.getMessage());
+            }
+        }
+        return failed;
     }
-    Map<WorkerAddress, String> failed = new LinkedHashMap<>();
-    for (int i = 0; i < calls.size(); i++) {
-      try {
-        TransportClient.await(calls.get(i));
-      } catch (RemoteException e) {
-        failed.put(workers.get(i), e.getMessage());
-      }
-    }
-    return failed;
-  }
 }

@@ -12,35 +12,37 @@ import java.util.List;
  * Confined to the reader's thread.
  */
 final class EpochRead {
-  /** One copy of an epoch, and how far its read got. */
-  static final class CopyRead {
-    final PartitionLocation location;
-    /** Failures after its worker had answered (the copy's retry budget). */
-    int failures;
-    /** Chunks before this one were returned whole: a retry of this copy goes on from here. */
-    int resumeChunk;
-    /** Its stream's shape at the last open (-1 before): a reopen resumes only when it is the same. */
-    int numChunks = -1;
-    long totalBytes = -1;
+    /** One copy of an epoch, and how far its read got. */
+    static final class CopyRead {
+        final PartitionLocation location;
+        /** Failures after its worker had answered (the copy's retry budget). */
+        int failures;
+        /** Chunks before this one were returned whole: a retry of this copy goes on from here. */
+        int resumeChunk;
+        /** Its stream's shape at the last open (-1 before): a reopen resumes only when it is the same. */
+        int numChunks = -1;
 
-    CopyRead(PartitionLocation location) {
-      this.location = location;
+        long totalBytes = -1;
+
+        CopyRead(PartitionLocation location) {
+            this.location = location;
+        }
     }
-  }
 
-  final int partition;
-  final int epoch;
-  final Deque<CopyRead> copies = new ArrayDeque<>();
-  /** Copies that failed for a reason that may pass: tried again after a wait, once the others failed too. */
-  final List<CopyRead> retry = new ArrayList<>();
-  /** Where this partition's reads are counted (shared by its epochs). */
-  final PartitionCounts counts;
-  boolean done;
+    final int partition;
+    final int epoch;
+    final Deque<CopyRead> copies = new ArrayDeque<>();
+    /** Copies that failed for a reason that may pass: tried again after a wait, once the others failed too. */
+    final List<CopyRead> retry = new ArrayList<>();
+    /** Where this partition's reads are counted (shared by its epochs). */
+    final PartitionCounts counts;
 
-  EpochRead(int partition, EpochFiles e, PartitionCounts counts) {
-    this.partition = partition;
-    this.epoch = e.getEpoch();
-    for (PartitionLocation l : e.getCopiesList()) copies.add(new CopyRead(l));
-    this.counts = counts;
-  }
+    boolean done;
+
+    EpochRead(int partition, EpochFiles e, PartitionCounts counts) {
+        this.partition = partition;
+        this.epoch = e.getEpoch();
+        for (PartitionLocation l : e.getCopiesList()) copies.add(new CopyRead(l));
+        this.counts = counts;
+    }
 }

@@ -11,36 +11,38 @@ import io.netty.buffer.ByteBuf;
  * reader's thread.
  */
 final class PartitionCounts {
-  private long batches;
-  private long records;
-  private long checksum;
-  /** Failures after a worker had answered, over every epoch and copy (the partition's retry budget). */
-  int failures;
-  private final PartitionFiles expected;
+    private long batches;
+    private long records;
+    private long checksum;
+    /** Failures after a worker had answered, over every epoch and copy (the partition's retry budget). */
+    int failures;
 
-  PartitionCounts(PartitionFiles expected) {
-    this.expected = expected;
-  }
+    private final PartitionFiles expected;
 
-  /** Counts the batch whose header starts at {@code h} in {@code chunk}. */
-  void count(ByteBuf chunk, int h) {
-    batches++;
-    records += BatchHeader.records(chunk, h);
-    checksum += BatchHeader.checksum(chunk, h) & 0xffffffffL;
-  }
-
-  /**
-   * Null when what was read adds up to what was written; otherwise what differs. {@code batchesOnly}: only batches
-   * are compared (the read covers part of the maps, see WrittenCounts).
-   */
-  String mismatch(boolean batchesOnly) {
-    PartitionFiles x = expected;
-    if (batches == x.getExpectedBatches() && (batchesOnly || records == x.getExpectedRecords()
-        && checksum == x.getExpectedChecksum())) {
-      return null;
+    PartitionCounts(PartitionFiles expected) {
+        this.expected = expected;
     }
-    return "read " + batches + " batches, " + records + " records, checksum " + Long.toHexString(checksum)
-        + "; the maps wrote " + x.getExpectedBatches() + " batches, " + x.getExpectedRecords() + " records, checksum "
-        + Long.toHexString(x.getExpectedChecksum());
-  }
+
+    /** Counts the batch whose header starts at {@code h} in {@code chunk}. */
+    void count(ByteBuf chunk, int h) {
+        batches++;
+        records += BatchHeader.records(chunk, h);
+        checksum += BatchHeader.checksum(chunk, h) & 0xffffffffL;
+    }
+
+    /**
+     * Null when what was read adds up to what was written; otherwise what differs. {@code batchesOnly}: only batches
+     * are compared (the read covers part of the maps, see WrittenCounts).
+     */
+    String mismatch(boolean batchesOnly) {
+        PartitionFiles x = expected;
+        if (batches == x.getExpectedBatches()
+                && (batchesOnly || records == x.getExpectedRecords() && checksum == x.getExpectedChecksum())) {
+            return null;
+        }
+        return "read " + batches + " batches, " + records + " records, checksum " + Long.toHexString(checksum)
+                + "; the maps wrote " + x.getExpectedBatches() + " batches, " + x.getExpectedRecords()
+                + " records, checksum "
+                + Long.toHexString(x.getExpectedChecksum());
+    }
 }

@@ -14,17 +14,17 @@ import io.estuary.network.client.TransportClient;
  * of it. Implementations are thread-safe.
  */
 public interface ReaderPort {
-  EstuaryConf conf();
+    EstuaryConf conf();
 
-  Clock clock();
+    Clock clock();
 
-  /**
-   * Where partitions [start, end) of the newest generation were committed, which attempt of each map counts, and
-   * what maps [startMap, endMap) wrote to each partition; waits for the commit.
-   */
-  GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int startPartition, int endPartition, int startMap,
-      int endMap) throws RemoteException;
+    /**
+     * Where partitions [start, end) of the newest generation were committed, which attempt of each map counts, and
+     * what maps [startMap, endMap) wrote to each partition; waits for the commit.
+     */
+    GetReducerFileGroupResponse reducerFiles(
+            ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) throws RemoteException;
 
-  /** The connection to a worker's fetch port. */
-  TransportClient fetchClient(WorkerAddress worker) throws RemoteException;
+    /** The connection to a worker's fetch port. */
+    TransportClient fetchClient(WorkerAddress worker) throws RemoteException;
 }

@@ -1,10 +1,10 @@
 package io.estuary.client.read;
 
-import io.estuary.client.spec.ShuffleSpec;
-import io.estuary.client.retry.UnreachableBackoff;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
 import io.estuary.client.batch.CorruptBatchException;
+import io.estuary.client.retry.UnreachableBackoff;
+import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.protocol.EpochFiles;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
@@ -55,345 +55,380 @@ import org.slf4j.LoggerFactory;
  * {@link ShuffleDataLostException}: the engine reruns the maps. Confined to one thread.
  */
 public final class ShuffleBatchReader implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(ShuffleBatchReader.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ShuffleBatchReader.class);
 
-  private final ReaderPort client;
-  private final Clock clock;
-  private final ShuffleSpec spec;
-  private final int startPartition;
-  private final int endPartition;
-  private final int startMap;
-  private final int endMap;
-  private final int maxChunksInFlight;
-  private final boolean verify;
-  private final BatchCodec codec;
-  private final int retriesPerCopy;
-  private final int retriesPerPartition;
-  /** Waits before trying failed copies again; reset whenever a chunk arrives. */
-  private final UnreachableBackoff unreachableWait;
+    private final ReaderPort client;
+    private final Clock clock;
+    private final ShuffleSpec spec;
+    private final int startPartition;
+    private final int endPartition;
+    private final int startMap;
+    private final int endMap;
+    private final int maxChunksInFlight;
+    private final boolean verify;
+    private final BatchCodec codec;
+    private final int retriesPerCopy;
+    private final int retriesPerPartition;
+    /** Waits before trying failed copies again; reset whenever a chunk arrives. */
+    private final UnreachableBackoff unreachableWait;
 
-  private final Deque<EpochRead> pending = new ArrayDeque<>();
-  private final Map<Integer, PartitionCounts> counts = new HashMap<>();
-  private int[] mapAttempts;
-  private int shuffleId = -1;
-  private boolean checkCounts;
-  /** Only batches are compared: the read covers part of the maps (see WrittenCounts). */
-  private boolean batchesOnly;
-  private final SeenBatches seenBatches = new SeenBatches();
-  private EpochRead current;
-  private ChunkStream stream;
-  private String streamName;
-  private ByteBuf chunk;
-  private int chunkPos;
-  private int chunkLen;
-  private long bytesFetched;
-  private long chunksFetched;
-  private long fetchWaitNanos;
-  private long batchesRead;
-  private long recordsRead;
-  private boolean verified;
+    private final Deque<EpochRead> pending = new ArrayDeque<>();
+    private final Map<Integer, PartitionCounts> counts = new HashMap<>();
+    private int[] mapAttempts;
+    private int shuffleId = -1;
+    private boolean checkCounts;
+    /** Only batches are compared: the read covers part of the maps (see WrittenCounts). */
+    private boolean batchesOnly;
 
-  public ShuffleBatchReader(ReaderPort client, ShuffleSpec spec, int startPartition, int endPartition,
-      int startMap, int endMap) {
-    this.client = client;
-    this.clock = client.clock();
-    this.spec = spec;
-    this.startPartition = startPartition;
-    this.endPartition = endPartition;
-    this.startMap = startMap;
-    this.endMap = endMap;
-    this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
-    this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
-    this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
-    this.unreachableWait = new UnreachableBackoff(client.conf().get(ClientConfig.FETCH_UNREACHABLE_TIMEOUT));
-    this.retriesPerCopy = client.conf().get(ClientConfig.FETCH_RETRIES_PER_COPY);
-    this.retriesPerPartition = client.conf().get(ClientConfig.FETCH_RETRIES_PER_PARTITION);
-  }
+    private final SeenBatches seenBatches = new SeenBatches();
+    private EpochRead current;
+    private ChunkStream stream;
+    private String streamName;
+    private ByteBuf chunk;
+    private int chunkPos;
+    private int chunkLen;
+    private long bytesFetched;
+    private long chunksFetched;
+    private long fetchWaitNanos;
+    private long batchesRead;
+    private long recordsRead;
+    private boolean verified;
 
-  private void init() throws RemoteException {
-    GetReducerFileGroupResponse r;
-    try {
-      r = client.reducerFiles(spec, startPartition, endPartition, startMap, endMap);
-    } catch (RemoteException e) {
-      if (e.status() == StatusCode.SHUFFLE_DATA_LOST) throw lost(-1, -1, e.getMessage(), e);
-      throw e;
+    public ShuffleBatchReader(
+            ReaderPort client, ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) {
+        this.client = client;
+        this.clock = client.clock();
+        this.spec = spec;
+        this.startPartition = startPartition;
+        this.endPartition = endPartition;
+        this.startMap = startMap;
+        this.endMap = endMap;
+        this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
+        this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
+        this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
+        this.unreachableWait = new UnreachableBackoff(client.conf().get(ClientConfig.FETCH_UNREACHABLE_TIMEOUT));
+        this.retriesPerCopy = client.conf().get(ClientConfig.FETCH_RETRIES_PER_COPY);
+        this.retriesPerPartition = client.conf().get(ClientConfig.FETCH_RETRIES_PER_PARTITION);
     }
-    shuffleId = r.getEstuaryShuffleId();
-    checkCounts = verify && r.getIntegrityChecked();
-    batchesOnly = r.getBatchCountsOnly();
-    mapAttempts = new int[r.getMapAttemptsCount()];
-    for (int i = 0; i < mapAttempts.length; i++) mapAttempts[i] = r.getMapAttempts(i);
-    for (int m = startMap; m < Math.min(endMap, mapAttempts.length); m++) {
-      if (mapAttempts[m] < 0) {
-        throw new EstuaryException("map " + m + " of " + spec + " never reported its end; refusing to read "
-            + "partial output");
-      }
-    }
-    for (PartitionFiles pf : r.getPartitionsList()) {
-      if (pf.getIncomplete() && !checkCounts) {
-        throw lost(pf.getPartitionId(), -1, "an epoch of partition " + pf.getPartitionId() + " has no committed "
-            + "copy, and without integrity counts nothing proves it held no data", null);
-      }
-      PartitionCounts c = new PartitionCounts(pf);
-      counts.put(pf.getPartitionId(), c);
-      for (EpochFiles e : pf.getEpochsList()) {
-        if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e, c));
-      }
-    }
-  }
 
-  /**
-   * The next batch's decoded bytes (serialized records), or null when all is read. The buffer is valid until the
-   * next call (it is a view of the fetched chunk or of the decompression buffer); the caller does not release it.
-   */
-  public ByteBuf next() throws RemoteException {
-    if (mapAttempts == null) init();
-    while (true) {
-      while (chunkPos < chunkLen) {
-        ByteBuf batch;
+    private void init() throws RemoteException {
+        GetReducerFileGroupResponse r;
         try {
-          batch = nextBatchInChunk();
-        } catch (CorruptBatchException e) {
-          failCopy(e, true);
-          break;
-        }
-        if (batch != null) return batch;
-      }
-      if (!loadNextChunk()) {
-        verifyCounts();
-        return null;
-      }
-    }
-  }
-
-  private ByteBuf nextBatchInChunk() {
-    if (chunkLen - chunkPos < BatchHeader.SIZE) {
-      throw new CorruptBatchException("corrupt data in " + streamName + ": " + (chunkLen - chunkPos)
-          + " trailing bytes are not a batch");
-    }
-    int h = chunkPos;
-    int mapId = BatchHeader.mapId(chunk, h);
-    int dataLength = BatchHeader.dataLength(chunk, h);
-    if (dataLength < 0 || dataLength > chunkLen - h - BatchHeader.SIZE || BatchHeader.rawLength(chunk, h) < 0) {
-      throw new CorruptBatchException("corrupt data in " + streamName + ": batch of " + dataLength
-          + " bytes overruns its chunk");
-    }
-    chunkPos = h + BatchHeader.SIZE + dataLength;
-    if (mapId < startMap || mapId >= endMap) return null;
-    if (mapId >= mapAttempts.length || mapAttempts[mapId] != BatchHeader.attemptId(chunk, h)) return null;
-    int batchId = BatchHeader.batchId(chunk, h);
-    if (seenBatches.contains(mapId, batchId)) return null;
-    ByteBuf decoded = codec.decode(chunk, h, streamName); // checks the checksum first
-    seenBatches.add(mapId, batchId);
-    batchesRead++;
-    recordsRead += BatchHeader.records(chunk, h);
-    current.counts.count(chunk, h);
-    return decoded;
-  }
-
-  private boolean loadNextChunk() throws RemoteException {
-    while (true) {
-      if (stream == null) {
-        if (current == null || current.done) {
-          current = pending.poll();
-          if (current == null) return false;
-        }
-        try {
-          open(current.copies.peek());
+            r = client.reducerFiles(spec, startPartition, endPartition, startMap, endMap);
         } catch (RemoteException e) {
-          failCopy(e, false);
+            if (e.status() == StatusCode.SHUFFLE_DATA_LOST) throw lost(-1, -1, e.getMessage(), e);
+            throw e;
         }
-        continue;
-      }
-      releaseChunk();
-      ByteBuf buf;
-      long t0 = clock.nanos();
-      try {
-        buf = stream.next();
-      } catch (RemoteException e) {
-        failCopy(e, true);
-        continue;
-      } finally {
-        fetchWaitNanos += clock.nanos() - t0;
-      }
-      if (buf == null) {
+        shuffleId = r.getEstuaryShuffleId();
+        checkCounts = verify && r.getIntegrityChecked();
+        batchesOnly = r.getBatchCountsOnly();
+        mapAttempts = new int[r.getMapAttemptsCount()];
+        for (int i = 0; i < mapAttempts.length; i++) mapAttempts[i] = r.getMapAttempts(i);
+        for (int m = startMap; m < Math.min(endMap, mapAttempts.length); m++) {
+            if (mapAttempts[m] < 0) {
+                throw new EstuaryException(
+                        "map " + m + " of " + spec + " never reported its end; refusing to read " + "partial output");
+            }
+        }
+        for (PartitionFiles pf : r.getPartitionsList()) {
+            if (pf.getIncomplete() && !checkCounts) {
+                throw lost(
+                        pf.getPartitionId(),
+                        -1,
+                        "an epoch of partition " + pf.getPartitionId() + " has no committed "
+                                + "copy, and without integrity counts nothing proves it held no data",
+                        null);
+            }
+            PartitionCounts c = new PartitionCounts(pf);
+            counts.put(pf.getPartitionId(), c);
+            for (EpochFiles e : pf.getEpochsList()) {
+                if (e.getBytes() > 0 && e.getCopiesCount() > 0) pending.add(new EpochRead(pf.getPartitionId(), e, c));
+            }
+        }
+    }
+
+    /**
+     * The next batch's decoded bytes (serialized records), or null when all is read. The buffer is valid until the
+     * next call (it is a view of the fetched chunk or of the decompression buffer); the caller does not release it.
+     */
+    public ByteBuf next() throws RemoteException {
+        if (mapAttempts == null) init();
+        while (true) {
+            while (chunkPos < chunkLen) {
+                ByteBuf batch;
+                try {
+                    batch = nextBatchInChunk();
+                } catch (CorruptBatchException e) {
+                    failCopy(e, true);
+                    break;
+                }
+                if (batch != null) return batch;
+            }
+            if (!loadNextChunk()) {
+                verifyCounts();
+                return null;
+            }
+        }
+    }
+
+    private ByteBuf nextBatchInChunk() {
+        if (chunkLen - chunkPos < BatchHeader.SIZE) {
+            throw new CorruptBatchException(
+                    "corrupt data in " + streamName + ": " + (chunkLen - chunkPos) + " trailing bytes are not a batch");
+        }
+        int h = chunkPos;
+        int mapId = BatchHeader.mapId(chunk, h);
+        int dataLength = BatchHeader.dataLength(chunk, h);
+        if (dataLength < 0 || dataLength > chunkLen - h - BatchHeader.SIZE || BatchHeader.rawLength(chunk, h) < 0) {
+            throw new CorruptBatchException(
+                    "corrupt data in " + streamName + ": batch of " + dataLength + " bytes overruns its chunk");
+        }
+        chunkPos = h + BatchHeader.SIZE + dataLength;
+        if (mapId < startMap || mapId >= endMap) return null;
+        if (mapId >= mapAttempts.length || mapAttempts[mapId] != BatchHeader.attemptId(chunk, h)) return null;
+        int batchId = BatchHeader.batchId(chunk, h);
+        if (seenBatches.contains(mapId, batchId)) return null;
+        ByteBuf decoded = codec.decode(chunk, h, streamName); // checks the checksum first
+        seenBatches.add(mapId, batchId);
+        batchesRead++;
+        recordsRead += BatchHeader.records(chunk, h);
+        current.counts.count(chunk, h);
+        return decoded;
+    }
+
+    private boolean loadNextChunk() throws RemoteException {
+        while (true) {
+            if (stream == null) {
+                if (current == null || current.done) {
+                    current = pending.poll();
+                    if (current == null) return false;
+                }
+                try {
+                    open(current.copies.peek());
+                } catch (RemoteException e) {
+                    failCopy(e, false);
+                }
+                continue;
+            }
+            releaseChunk();
+            ByteBuf buf;
+            long t0 = clock.nanos();
+            try {
+                buf = stream.next();
+            } catch (RemoteException e) {
+                failCopy(e, true);
+                continue;
+            } finally {
+                fetchWaitNanos += clock.nanos() - t0;
+            }
+            if (buf == null) {
+                closeStream();
+                current.done = true; // this epoch is fully read
+                continue;
+            }
+            // Batches are decoded straight out of the fetched buffer: offsets below are relative to its start.
+            chunk = buf.readerIndex() == 0 ? buf : buf.slice();
+            if (chunk != buf) {
+                chunk.retain();
+                buf.release();
+            }
+            chunkLen = chunk.readableBytes();
+            chunkPos = 0;
+            unreachableWait.reset();
+            bytesFetched += chunkLen;
+            chunksFetched++;
+            return true;
+        }
+    }
+
+    /**
+     * The copy being read failed ({@code afterOpen}: its worker had answered, the stream was open). Depending on the
+     * failure (see the class doc) the copy is opened again at once, put aside to be tried again after a wait, or given
+     * up; the epoch goes on with its next copy. When none is left but some are put aside, waits and tries those again
+     * (within the unreachable timeout); when none is put aside either, the partition is lost.
+     */
+    private void failCopy(Exception cause, boolean afterOpen) throws RemoteException {
+        EpochRead.CopyRead copy = current.copies.poll();
+        int stoppedAt = stream != null ? stream.nextIndex() : copy.resumeChunk;
+        boolean progressed = stream != null && stream.received() > 0;
+        boolean closedWhileAway = stream != null && stream.foundClosed();
         closeStream();
-        current.done = true; // this epoch is fully read
-        continue;
-      }
-      // Batches are decoded straight out of the fetched buffer: offsets below are relative to its start.
-      chunk = buf.readerIndex() == 0 ? buf : buf.slice();
-      if (chunk != buf) {
-        chunk.retain();
-        buf.release();
-      }
-      chunkLen = chunk.readableBytes();
-      chunkPos = 0;
-      unreachableWait.reset();
-      bytesFetched += chunkLen;
-      chunksFetched++;
-      return true;
-    }
-  }
-
-  /**
-   * The copy being read failed ({@code afterOpen}: its worker had answered, the stream was open). Depending on the
-   * failure (see the class doc) the copy is opened again at once, put aside to be tried again after a wait, or given
-   * up; the epoch goes on with its next copy. When none is left but some are put aside, waits and tries those again
-   * (within the unreachable timeout); when none is put aside either, the partition is lost.
-   */
-  private void failCopy(Exception cause, boolean afterOpen) throws RemoteException {
-    EpochRead.CopyRead copy = current.copies.poll();
-    int stoppedAt = stream != null ? stream.nextIndex() : copy.resumeChunk;
-    boolean progressed = stream != null && stream.received() > 0;
-    boolean closedWhileAway = stream != null && stream.foundClosed();
-    closeStream();
-    releaseChunk();
-    StatusCode status = cause instanceof RemoteException ? ((RemoteException) cause).status() : null;
-    if (progressed && (status == StatusCode.UNKNOWN_STREAM
-        || (status == StatusCode.CONNECTION_FAILED && closedWhileAway))) {
-      // Dropped on the worker (the stream, or its idle connection) while this task was busy elsewhere: nothing is
-      // lost, go on where it stopped. A worker that died meanwhile fails the reopen, which counts as usual.
-      LOG.info("{} was dropped on its worker ({}); opening it again at chunk {}", streamName, cause.getMessage(),
-          stoppedAt);
-      copy.resumeChunk = stoppedAt;
-      current.copies.addFirst(copy);
-      return;
-    }
-    String givenUp = null;
-    if (status == StatusCode.CONNECTION_FAILED || status == StatusCode.RETRY_LATER
-        || status == StatusCode.UNKNOWN_STREAM) {
-      if (afterOpen) {
-        copy.failures++;
-        current.counts.failures++;
-        copy.resumeChunk = stoppedAt;
-        if (copy.failures > retriesPerCopy) {
-          givenUp = "it failed " + copy.failures + " times, more than " + ClientConfig.FETCH_RETRIES_PER_COPY.key()
-              + " (" + retriesPerCopy + ") allows";
-        } else if (current.counts.failures > retriesPerPartition) {
-          givenUp = "partition " + current.partition + " failed " + current.counts.failures + " times, more than "
-              + ClientConfig.FETCH_RETRIES_PER_PARTITION.key() + " (" + retriesPerPartition + ") allows";
+        releaseChunk();
+        StatusCode status = cause instanceof RemoteException ? ((RemoteException) cause).status() : null;
+        if (progressed
+                && (status == StatusCode.UNKNOWN_STREAM
+                        || (status == StatusCode.CONNECTION_FAILED && closedWhileAway))) {
+            // Dropped on the worker (the stream, or its idle connection) while this task was busy elsewhere: nothing is
+            // lost, go on where it stopped. A worker that died meanwhile fails the reopen, which counts as usual.
+            LOG.info(
+                    "{} was dropped on its worker ({}); opening it again at chunk {}",
+                    streamName,
+                    cause.getMessage(),
+                    stoppedAt);
+            copy.resumeChunk = stoppedAt;
+            current.copies.addFirst(copy);
+            return;
         }
-      }
-      if (givenUp == null) current.retry.add(copy);
+        String givenUp = null;
+        if (status == StatusCode.CONNECTION_FAILED
+                || status == StatusCode.RETRY_LATER
+                || status == StatusCode.UNKNOWN_STREAM) {
+            if (afterOpen) {
+                copy.failures++;
+                current.counts.failures++;
+                copy.resumeChunk = stoppedAt;
+                if (copy.failures > retriesPerCopy) {
+                    givenUp = "it failed " + copy.failures + " times, more than "
+                            + ClientConfig.FETCH_RETRIES_PER_COPY.key() + " (" + retriesPerCopy + ") allows";
+                } else if (current.counts.failures > retriesPerPartition) {
+                    givenUp = "partition " + current.partition + " failed " + current.counts.failures
+                            + " times, more than " + ClientConfig.FETCH_RETRIES_PER_PARTITION.key() + " ("
+                            + retriesPerPartition + ") allows";
+                }
+            }
+            if (givenUp == null) current.retry.add(copy);
+        }
+        if (!current.copies.isEmpty()) {
+            LOG.warn(
+                    "Reading {} failed ({}){}; reading its other copy",
+                    streamName,
+                    cause.getMessage(),
+                    givenUp == null ? "" : ", given up: " + givenUp);
+            return;
+        }
+        long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.millis());
+        if (wait < 0) {
+            String why = givenUp != null
+                    ? "; " + givenUp
+                    : current.retry.isEmpty()
+                            ? ""
+                            : "; the copies left kept failing for " + ClientConfig.FETCH_UNREACHABLE_TIMEOUT.key()
+                                    + " without a chunk received";
+            throw lost(
+                    current.partition,
+                    current.epoch,
+                    "no copy of " + streamName + " could be read; the last failed " + "with: " + cause.getMessage()
+                            + why,
+                    cause);
+        }
+        LOG.warn(
+                "No copy of {} could be read, the last failed with: {}; trying {} again in {} ms",
+                streamName,
+                cause.getMessage(),
+                current.retry.size() == 1
+                        ? "the copy that may come back"
+                        : current.retry.size() + " copies that may come back",
+                wait);
+        try {
+            Thread.sleep(wait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RemoteException("interrupted while waiting to read " + streamName + " again", e);
+        }
+        current.copies.addAll(current.retry);
+        current.retry.clear();
     }
-    if (!current.copies.isEmpty()) {
-      LOG.warn("Reading {} failed ({}){}; reading its other copy", streamName, cause.getMessage(),
-          givenUp == null ? "" : ", given up: " + givenUp);
-      return;
+
+    private void verifyCounts() throws ShuffleDataLostException {
+        if (verified || !checkCounts) return;
+        verified = true;
+        for (Map.Entry<Integer, PartitionCounts> e : counts.entrySet()) {
+            String mismatch = e.getValue().mismatch(batchesOnly);
+            if (mismatch != null) {
+                throw lost(
+                        e.getKey(),
+                        -1,
+                        "partition " + e.getKey() + " of " + spec + " (maps " + startMap + "-" + (endMap - 1)
+                                + ") does not add up: " + mismatch,
+                        null);
+            }
+        }
     }
-    long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.millis());
-    if (wait < 0) {
-      String why = givenUp != null ? "; " + givenUp
-          : current.retry.isEmpty() ? "" : "; the copies left kept failing for "
-              + ClientConfig.FETCH_UNREACHABLE_TIMEOUT.key() + " without a chunk received";
-      throw lost(current.partition, current.epoch, "no copy of " + streamName + " could be read; the last failed "
-          + "with: " + cause.getMessage() + why, cause);
+
+    private ShuffleDataLostException lost(int partition, int epoch, String message, Throwable cause) {
+        return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
     }
-    LOG.warn("No copy of {} could be read, the last failed with: {}; trying {} again in {} ms", streamName,
-        cause.getMessage(), current.retry.size() == 1 ? "the copy that may come back" : current.retry.size()
-            + " copies that may come back", wait);
-    try {
-      Thread.sleep(wait);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RemoteException("interrupted while waiting to read " + streamName + " again", e);
+
+    private void open(EpochRead.CopyRead copy) throws RemoteException {
+        PartitionLocation loc = copy.location;
+        streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
+                + spec + " on " + loc.getWorker().getHost() + ":"
+                + loc.getWorker().getFetchPort();
+        StreamHandle h;
+        TransportClient c;
+        long t0 = clock.nanos();
+        try {
+            c = client.fetchClient(loc.getWorker());
+            OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
+                    .setAppId(spec.appId)
+                    .setShuffleId(shuffleId)
+                    .setPartitionId(loc.getPartitionId())
+                    .setEpoch(loc.getEpoch());
+            if (startMap > 0 || endMap < spec.numMappers) {
+                // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
+                // that
+                // come along are skipped below, as they are from a worker that serves the whole file).
+                open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+            }
+            h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
+        } catch (RemoteException e) {
+            throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
+        } finally {
+            fetchWaitNanos += clock.nanos() - t0;
+        }
+        if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
+            copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)
+        }
+        copy.numChunks = h.getNumChunks();
+        copy.totalBytes = h.getTotalBytes();
+        if (h.getNumChunks() > copy.resumeChunk) {
+            stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
+        } else {
+            current.done = true; // an empty file: nothing to read in this epoch
+        }
     }
-    current.copies.addAll(current.retry);
-    current.retry.clear();
-  }
 
-  private void verifyCounts() throws ShuffleDataLostException {
-    if (verified || !checkCounts) return;
-    verified = true;
-    for (Map.Entry<Integer, PartitionCounts> e : counts.entrySet()) {
-      String mismatch = e.getValue().mismatch(batchesOnly);
-      if (mismatch != null) {
-        throw lost(e.getKey(), -1, "partition " + e.getKey() + " of " + spec + " (maps " + startMap + "-"
-            + (endMap - 1) + ") does not add up: " + mismatch, null);
-      }
+    public long bytesFetched() {
+        return bytesFetched;
     }
-  }
 
-  private ShuffleDataLostException lost(int partition, int epoch, String message, Throwable cause) {
-    return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
-  }
-
-  private void open(EpochRead.CopyRead copy) throws RemoteException {
-    PartitionLocation loc = copy.location;
-    streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
-        + spec + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
-    StreamHandle h;
-    TransportClient c;
-    long t0 = clock.nanos();
-    try {
-      c = client.fetchClient(loc.getWorker());
-      OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder().setAppId(spec.appId).setShuffleId(shuffleId)
-          .setPartitionId(loc.getPartitionId()).setEpoch(loc.getEpoch());
-      if (startMap > 0 || endMap < spec.numMappers) {
-        // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps that
-        // come along are skipped below, as they are from a worker that serves the whole file).
-        open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
-      }
-      h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
-    } catch (RemoteException e) {
-      throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
-    } finally {
-      fetchWaitNanos += clock.nanos() - t0;
+    /** Chunks received from workers so far. */
+    public long chunksFetched() {
+        return chunksFetched;
     }
-    if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
-      copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)
+
+    /** Nanoseconds spent waiting for workers: opening streams and waiting for chunks (the engine's fetch wait). */
+    public long fetchWaitNanos() {
+        return fetchWaitNanos;
     }
-    copy.numChunks = h.getNumChunks();
-    copy.totalBytes = h.getTotalBytes();
-    if (h.getNumChunks() > copy.resumeChunk) {
-      stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
-    } else {
-      current.done = true; // an empty file: nothing to read in this epoch
+
+    public long batchesRead() {
+        return batchesRead;
     }
-  }
 
-  public long bytesFetched() {
-    return bytesFetched;
-  }
-
-  /** Chunks received from workers so far. */
-  public long chunksFetched() {
-    return chunksFetched;
-  }
-
-  /** Nanoseconds spent waiting for workers: opening streams and waiting for chunks (the engine's fetch wait). */
-  public long fetchWaitNanos() {
-    return fetchWaitNanos;
-  }
-
-  public long batchesRead() {
-    return batchesRead;
-  }
-
-  public long recordsRead() {
-    return recordsRead;
-  }
-
-  private void releaseChunk() {
-    if (chunk != null) {
-      chunk.release();
-      chunk = null;
+    public long recordsRead() {
+        return recordsRead;
     }
-    chunkPos = 0;
-    chunkLen = 0;
-  }
 
-  /** Ends the stream being read, telling its worker when it still holds it. */
-  private void closeStream() {
-    if (stream != null) stream.close();
-    stream = null;
-  }
+    private void releaseChunk() {
+        if (chunk != null) {
+            chunk.release();
+            chunk = null;
+        }
+        chunkPos = 0;
+        chunkLen = 0;
+    }
 
-  /** Closes the stream being read, if any (a reader may be closed before the end, e.g. by a limit). */
-  @Override
-  public void close() {
-    closeStream();
-    releaseChunk();
-  }
+    /** Ends the stream being read, telling its worker when it still holds it. */
+    private void closeStream() {
+        if (stream != null) stream.close();
+        stream = null;
+    }
+
+    /** Closes the stream being read, if any (a reader may be closed before the end, e.g. by a limit). */
+    @Override
+    public void close() {
+        closeStream();
+        releaseChunk();
+    }
 }

@@ -9,31 +9,31 @@ import java.util.concurrent.ThreadLocalRandom;
  * last try falls at the end of the budget. Not thread-safe: one per worker (or reader) and operation.
  */
 public final class UnreachableBackoff {
-  static final long FIRST_WAIT_MS = 1000;
-  static final long MAX_WAIT_MS = 5000;
+    static final long FIRST_WAIT_MS = 1000;
+    static final long MAX_WAIT_MS = 5000;
 
-  private final long budgetMs;
-  private long firstFailureMs = -1;
-  private long nextWaitMs = FIRST_WAIT_MS;
+    private final long budgetMs;
+    private long firstFailureMs = -1;
+    private long nextWaitMs = FIRST_WAIT_MS;
 
-  /** {@code budgetMs}: how long after the first failure to keep trying; 0 never waits. */
-  public UnreachableBackoff(long budgetMs) {
-    this.budgetMs = budgetMs;
-  }
+    /** {@code budgetMs}: how long after the first failure to keep trying; 0 never waits. */
+    public UnreachableBackoff(long budgetMs) {
+        this.budgetMs = budgetMs;
+    }
 
-  /** After a failure at {@code nowMs}: how long to wait before the next try, or -1 once the budget is spent. */
-  public long nextWait(long nowMs) {
-    if (firstFailureMs < 0) firstFailureMs = nowMs;
-    long left = firstFailureMs + budgetMs - nowMs;
-    if (left <= 0) return -1;
-    long wait = nextWaitMs / 2 + ThreadLocalRandom.current().nextLong(nextWaitMs / 2 + 1);
-    nextWaitMs = Math.min(MAX_WAIT_MS, nextWaitMs * 2);
-    return Math.min(wait, left);
-  }
+    /** After a failure at {@code nowMs}: how long to wait before the next try, or -1 once the budget is spent. */
+    public long nextWait(long nowMs) {
+        if (firstFailureMs < 0) firstFailureMs = nowMs;
+        long left = firstFailureMs + budgetMs - nowMs;
+        if (left <= 0) return -1;
+        long wait = nextWaitMs / 2 + ThreadLocalRandom.current().nextLong(nextWaitMs / 2 + 1);
+        nextWaitMs = Math.min(MAX_WAIT_MS, nextWaitMs * 2);
+        return Math.min(wait, left);
+    }
 
-  /** The worker answered: a later failure starts a new budget. */
-  public void reset() {
-    firstFailureMs = -1;
-    nextWaitMs = FIRST_WAIT_MS;
-  }
+    /** The worker answered: a later failure starts a new budget. */
+    public void reset() {
+        firstFailureMs = -1;
+        nextWaitMs = FIRST_WAIT_MS;
+    }
 }

@@ -8,14 +8,14 @@ package io.estuary.client.write;
  * Stateless.
  */
 public final class AttemptIds {
-  private AttemptIds() {}
+    private AttemptIds() {}
 
-  /**
-   * The attempt id of the task attempt {@code taskAttemptId}: its low 31 bits, never negative (the driver marks a
-   * map without an ended attempt with -1). Two attempts of one map could share it only with 2^31 task attempts
-   * started between them in one stage attempt.
-   */
-  public static int ofTaskAttempt(long taskAttemptId) {
-    return (int) (taskAttemptId & 0x7fffffffL);
-  }
+    /**
+     * The attempt id of the task attempt {@code taskAttemptId}: its low 31 bits, never negative (the driver marks a
+     * map without an ended attempt with -1). Two attempts of one map could share it only with 2^31 task attempts
+     * started between them in one stage attempt.
+     */
+    public static int ofTaskAttempt(long taskAttemptId) {
+        return (int) (taskAttemptId & 0x7fffffffL);
+    }
 }

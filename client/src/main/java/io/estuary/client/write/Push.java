@@ -16,75 +16,82 @@ import java.util.concurrent.atomic.AtomicInteger;
  * settles it; the fields never change, so a push may be read from any thread.
  */
 final class Push {
-  final PartitionLocation[] locations;
-  final int[] offsets;
-  final ByteBuf body;
-  final int size;
-  /** For the single pushes a failed merged push became: the merged push's size and its pushes still open. */
-  final int parentSize;
-  final AtomicInteger parentOpen;
+    final PartitionLocation[] locations;
+    final int[] offsets;
+    final ByteBuf body;
+    final int size;
+    /** For the single pushes a failed merged push became: the merged push's size and its pushes still open. */
+    final int parentSize;
 
-  Push(PartitionLocation[] locations, int[] offsets, ByteBuf body, int parentSize, AtomicInteger parentOpen) {
-    this.locations = locations;
-    this.offsets = offsets;
-    this.body = body;
-    this.size = body.readableBytes();
-    this.parentSize = parentSize;
-    this.parentOpen = parentOpen;
-  }
+    final AtomicInteger parentOpen;
 
-  static Push single(PartitionLocation loc, ByteBuf body, Push parent) {
-    return new Push(new PartitionLocation[] {loc}, new int[] {0}, body,
-        parent == null ? -1 : parent.parentSize < 0 ? parent.size : parent.parentSize,
-        parent == null ? null : parent.parentOpen);
-  }
-
-  static Push merged(List<PartitionLocation> locs, List<ByteBuf> group, ByteBuf body) {
-    int[] offsets = new int[group.size()];
-    int pos = 0;
-    for (int i = 0; i < offsets.length; i++) {
-      offsets[i] = pos;
-      pos += group.get(i).readableBytes();
+    Push(PartitionLocation[] locations, int[] offsets, ByteBuf body, int parentSize, AtomicInteger parentOpen) {
+        this.locations = locations;
+        this.offsets = offsets;
+        this.body = body;
+        this.size = body.readableBytes();
+        this.parentSize = parentSize;
+        this.parentOpen = parentOpen;
     }
-    return new Push(locs.toArray(new PartitionLocation[0]), offsets, body, -1, null);
-  }
 
-  /** The worker a push goes to, as a key: pushes to one worker are merged. */
-  static String workerKey(WorkerAddress w) {
-    return w.getHost() + ":" + w.getPushPort();
-  }
-
-  boolean isMerged() {
-    return locations.length > 1;
-  }
-
-  WorkerAddress worker() {
-    return locations[0].getWorker();
-  }
-
-  int length(int i) {
-    return (i + 1 < offsets.length ? offsets[i + 1] : size) - offsets[i];
-  }
-
-  CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey, long timeoutMs) {
-    NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
-    if (!isMerged()) {
-      return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf, timeoutMs);
+    static Push single(PartitionLocation loc, ByteBuf body, Push parent) {
+        return new Push(
+                new PartitionLocation[] {loc},
+                new int[] {0},
+                body,
+                parent == null ? -1 : parent.parentSize < 0 ? parent.size : parent.parentSize,
+                parent == null ? null : parent.parentOpen);
     }
-    int n = locations.length;
-    int[] ids = new int[n];
-    int[] epochs = new int[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = locations[i].getPartitionId();
-      epochs[i] = locations[i].getEpoch();
-    }
-    return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf, timeoutMs);
-  }
 
-  String describe(String shuffleKey, int mapId, int attemptId) {
-    PartitionLocation l = locations[0];
-    return size + " bytes of " + (isMerged() ? locations.length + " partitions" : "partition " + l.getPartitionId()
-        + " epoch " + l.getEpoch()) + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to "
-        + l.getWorker().getHost() + ":" + l.getWorker().getPushPort();
-  }
+    static Push merged(List<PartitionLocation> locs, List<ByteBuf> group, ByteBuf body) {
+        int[] offsets = new int[group.size()];
+        int pos = 0;
+        for (int i = 0; i < offsets.length; i++) {
+            offsets[i] = pos;
+            pos += group.get(i).readableBytes();
+        }
+        return new Push(locs.toArray(new PartitionLocation[0]), offsets, body, -1, null);
+    }
+
+    /** The worker a push goes to, as a key: pushes to one worker are merged. */
+    static String workerKey(WorkerAddress w) {
+        return w.getHost() + ":" + w.getPushPort();
+    }
+
+    boolean isMerged() {
+        return locations.length > 1;
+    }
+
+    WorkerAddress worker() {
+        return locations[0].getWorker();
+    }
+
+    int length(int i) {
+        return (i + 1 < offsets.length ? offsets[i + 1] : size) - offsets[i];
+    }
+
+    CompletableFuture<ByteBuf> sendOn(TransportClient c, String shuffleKey, long timeoutMs) {
+        NettyManagedBuffer buf = new NettyManagedBuffer(body.retainedDuplicate()); // the transport releases its copy
+        if (!isMerged()) {
+            return c.pushData(shuffleKey, locations[0].getPartitionId(), locations[0].getEpoch(), buf, timeoutMs);
+        }
+        int n = locations.length;
+        int[] ids = new int[n];
+        int[] epochs = new int[n];
+        for (int i = 0; i < n; i++) {
+            ids[i] = locations[i].getPartitionId();
+            epochs[i] = locations[i].getEpoch();
+        }
+        return c.pushMergedData(shuffleKey, ids, epochs, offsets, buf, timeoutMs);
+    }
+
+    String describe(String shuffleKey, int mapId, int attemptId) {
+        PartitionLocation l = locations[0];
+        return size + " bytes of "
+                + (isMerged()
+                        ? locations.length + " partitions"
+                        : "partition " + l.getPartitionId() + " epoch " + l.getEpoch())
+                + " of " + shuffleKey + " (map " + mapId + " attempt " + attemptId + ") to "
+                + l.getWorker().getHost() + ":" + l.getWorker().getPushPort();
+    }
 }

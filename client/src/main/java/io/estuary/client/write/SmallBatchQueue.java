@@ -14,57 +14,57 @@ import java.util.Map;
  * trip each. Owns the batches it holds until it sends them. Confined to the task's thread.
  */
 final class SmallBatchQueue {
-  private final long mergedSize;
-  private final PushSender sender;
-  private final Map<String, QueuedBatches> queued = new LinkedHashMap<>();
-  private long bytes;
+    private final long mergedSize;
+    private final PushSender sender;
+    private final Map<String, QueuedBatches> queued = new LinkedHashMap<>();
+    private long bytes;
 
-  SmallBatchQueue(long mergedSize, PushSender sender) {
-    this.mergedSize = mergedSize;
-    this.sender = sender;
-  }
-
-  /** Small batches waiting for one worker. */
-  private static final class QueuedBatches {
-    final List<PartitionLocation> locations = new ArrayList<>();
-    final List<ByteBuf> batches = new ArrayList<>();
-    long bytes;
-  }
-
-  /** Queues a batch for {@code loc}; sends that worker's batches once they reach the merged size. */
-  void add(PartitionLocation loc, ByteBuf batch) {
-    String worker = Push.workerKey(loc.getWorker());
-    QueuedBatches q = queued.get(worker);
-    if (q == null) queued.put(worker, q = new QueuedBatches());
-    q.locations.add(loc);
-    q.batches.add(batch);
-    q.bytes += batch.readableBytes();
-    bytes += batch.readableBytes();
-    if (q.bytes >= mergedSize || q.batches.size() >= PushMergedData.MAX_ENTRIES) send(worker);
-  }
-
-  private void send(String worker) {
-    QueuedBatches q = queued.remove(worker);
-    if (q == null) return;
-    bytes -= q.bytes;
-    sender.sendMerged(q.locations, q.batches);
-  }
-
-  /** Sends everything queued. */
-  void sendAll() {
-    for (String worker : new ArrayList<>(queued.keySet())) send(worker);
-  }
-
-  /** Bytes of the batches queued now. */
-  long bytes() {
-    return bytes;
-  }
-
-  /** Releases everything queued, unsent (the task was aborted). */
-  void releaseAll() {
-    for (QueuedBatches q : queued.values()) {
-      for (ByteBuf b : q.batches) b.release();
+    SmallBatchQueue(long mergedSize, PushSender sender) {
+        this.mergedSize = mergedSize;
+        this.sender = sender;
     }
-    queued.clear();
-  }
+
+    /** Small batches waiting for one worker. */
+    private static final class QueuedBatches {
+        final List<PartitionLocation> locations = new ArrayList<>();
+        final List<ByteBuf> batches = new ArrayList<>();
+        long bytes;
+    }
+
+    /** Queues a batch for {@code loc}; sends that worker's batches once they reach the merged size. */
+    void add(PartitionLocation loc, ByteBuf batch) {
+        String worker = Push.workerKey(loc.getWorker());
+        QueuedBatches q = queued.get(worker);
+        if (q == null) queued.put(worker, q = new QueuedBatches());
+        q.locations.add(loc);
+        q.batches.add(batch);
+        q.bytes += batch.readableBytes();
+        bytes += batch.readableBytes();
+        if (q.bytes >= mergedSize || q.batches.size() >= PushMergedData.MAX_ENTRIES) send(worker);
+    }
+
+    private void send(String worker) {
+        QueuedBatches q = queued.remove(worker);
+        if (q == null) return;
+        bytes -= q.bytes;
+        sender.sendMerged(q.locations, q.batches);
+    }
+
+    /** Sends everything queued. */
+    void sendAll() {
+        for (String worker : new ArrayList<>(queued.keySet())) send(worker);
+    }
+
+    /** Bytes of the batches queued now. */
+    long bytes() {
+        return bytes;
+    }
+
+    /** Releases everything queued, unsent (the task was aborted). */
+    void releaseAll() {
+        for (QueuedBatches q : queued.values()) {
+            for (ByteBuf b : q.batches) b.release();
+        }
+        queued.clear();
+    }
 }

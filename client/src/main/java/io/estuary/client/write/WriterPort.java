@@ -17,27 +17,40 @@ import java.util.concurrent.CompletableFuture;
  * writer knows nothing else of it. Implementations are thread-safe.
  */
 public interface WriterPort {
-  EstuaryConf conf();
+    EstuaryConf conf();
 
-  Clock clock();
+    Clock clock();
 
-  /** The locations writers of this stage attempt write to; asks the driver once per process and stage attempt. */
-  LocationTable register(ShuffleSpec spec, int stageId, int stageAttempt, boolean indeterminate);
+    /** The locations writers of this stage attempt write to; asks the driver once per process and stage attempt. */
+    LocationTable register(ShuffleSpec spec, int stageId, int stageAttempt, boolean indeterminate);
 
-  /** A new location for a partition whose location at {@code failedEpoch} failed or split. */
-  CompletableFuture<PartitionLocation> revive(ShuffleSpec spec, LocationTable table, int partition,
-      int failedEpoch, WorkerAddress failedWorker, boolean split);
+    /** A new location for a partition whose location at {@code failedEpoch} failed or split. */
+    CompletableFuture<PartitionLocation> revive(
+            ShuffleSpec spec,
+            LocationTable table,
+            int partition,
+            int failedEpoch,
+            WorkerAddress failedWorker,
+            boolean split);
 
-  /** Reports a finished map attempt; returns the attempt that counts for this map. */
-  int mapperEnd(ShuffleSpec spec, LocationTable table, int stageId, int stageAttempt, boolean indeterminate,
-      int mapId, int attemptId, List<PartitionStats> stats) throws RemoteException;
+    /** Reports a finished map attempt; returns the attempt that counts for this map. */
+    int mapperEnd(
+            ShuffleSpec spec,
+            LocationTable table,
+            int stageId,
+            int stageAttempt,
+            boolean indeterminate,
+            int mapId,
+            int attemptId,
+            List<PartitionStats> stats)
+            throws RemoteException;
 
-  /** The connection to a worker's push port. */
-  TransportClient pushClient(WorkerAddress worker) throws RemoteException;
+    /** The connection to a worker's push port. */
+    TransportClient pushClient(WorkerAddress worker) throws RemoteException;
 
-  /**
-   * Runs {@code retry} after {@code delayMs}, or, if the port closes first, {@code dropped} instead: exactly one of
-   * the two runs.
-   */
-  void retryTimerSchedule(Runnable retry, long delayMs, Runnable dropped);
+    /**
+     * Runs {@code retry} after {@code delayMs}, or, if the port closes first, {@code dropped} instead: exactly one of
+     * the two runs.
+     */
+    void retryTimerSchedule(Runnable retry, long delayMs, Runnable dropped);
 }

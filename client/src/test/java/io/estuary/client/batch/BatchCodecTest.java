@@ -9,113 +9,114 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class BatchCodecTest {
-  private static byte[] roundTrip(BatchCodec codec, byte[] raw, int[] codecSeen) {
-    ByteBuf b = codec.encode(3, 1, 7, 11, raw, 0, raw.length);
-    try {
-      assertEquals(3, BatchHeader.mapId(b, 0));
-      assertEquals(1, BatchHeader.attemptId(b, 0));
-      assertEquals(7, BatchHeader.batchId(b, 0));
-      assertEquals(11, BatchHeader.records(b, 0));
-      codecSeen[0] = BatchHeader.codec(b, 0);
-      ByteBuf out = codec.decode(b, 0, "test");
-      byte[] bytes = new byte[out.readableBytes()];
-      out.getBytes(out.readerIndex(), bytes);
-      return bytes;
-    } finally {
-      b.release();
-    }
-  }
-
-  @Test
-  void compressibleDataIsCompressedAndComesBack() {
-    BatchCodec codec = new BatchCodec("lz4");
-    byte[] raw = new byte[64 * 1024];
-    for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 13);
-    int[] used = new int[1];
-    for (int i = 0; i < 50; i++) {
-      assertArrayEquals(raw, roundTrip(codec, raw, used));
-      assertEquals(BatchHeader.CODEC_LZ4, used[0]);
-    }
-  }
-
-  @Test
-  void incompressibleDataStopsBeingTriedThenIsProbedAgain() {
-    BatchCodec codec = new BatchCodec("lz4");
-    byte[] random = new byte[16 * 1024];
-    new Random(1).nextBytes(random);
-    int[] used = new int[1];
-    for (int i = 0; i < BatchCodec.GIVE_UP_AFTER + BatchCodec.SKIP; i++) {
-      assertArrayEquals(random, roundTrip(codec, random, used));
-      assertEquals(BatchHeader.CODEC_NONE, used[0]);
-    }
-    // The data turns compressible: the next probe finds out and compression resumes.
-    byte[] zeros = new byte[16 * 1024];
-    assertArrayEquals(zeros, roundTrip(codec, zeros, used));
-    assertEquals(BatchHeader.CODEC_LZ4, used[0]);
-  }
-
-  @Test
-  void corruptionIsDetected() {
-    BatchCodec codec = new BatchCodec("lz4");
-    byte[] raw = "some records".getBytes();
-    ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
-    try {
-      b.setByte(BatchHeader.SIZE + 2, b.getByte(BatchHeader.SIZE + 2) ^ 0x40);
-      CorruptBatchException e = assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "partition 5"));
-      assertTrue(e.getMessage().contains("partition 5"), e.getMessage());
-      assertEquals(StatusCode.SHUFFLE_DATA_LOST, e.status());
-    } finally {
-      b.release();
-    }
-    assertFalse(Arrays.equals(raw, new byte[0]));
-  }
-
-  /**
-   * Batches forged to pass the checksum (as a malicious or buggy writer could) with LZ4 data that lies: each fails
-   * as corrupt instead of reading or writing outside its buffers (the flaw of CVE-2025-12183).
-   */
-  @Test
-  void forgedLz4DataIsRefusedNotTrusted() {
-    BatchCodec codec = new BatchCodec("lz4");
-    byte[] raw = new byte[64 * 1024];
-    for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
-    for (int forgery = 0; forgery < 3; forgery++) {
-      ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
-      try {
-        assertEquals(BatchHeader.CODEC_LZ4, BatchHeader.codec(b, 0));
-        int dataLength = BatchHeader.dataLength(b, 0);
-        if (forgery == 0) { // claims more raw bytes than the data holds
-          b.setInt(16, raw.length + 100);
-        } else if (forgery == 1) { // claims fewer: the data runs past the claimed end
-          b.setInt(16, raw.length / 2);
-        } else { // garbage in place of the compressed bytes
-          for (int i = 0; i < dataLength; i++) b.setByte(BatchHeader.SIZE + i, 0xF0 | (i & 0x0F));
+    private static byte[] roundTrip(BatchCodec codec, byte[] raw, int[] codecSeen) {
+        ByteBuf b = codec.encode(3, 1, 7, 11, raw, 0, raw.length);
+        try {
+            assertEquals(3, BatchHeader.mapId(b, 0));
+            assertEquals(1, BatchHeader.attemptId(b, 0));
+            assertEquals(7, BatchHeader.batchId(b, 0));
+            assertEquals(11, BatchHeader.records(b, 0));
+            codecSeen[0] = BatchHeader.codec(b, 0);
+            ByteBuf out = codec.decode(b, 0, "test");
+            byte[] bytes = new byte[out.readableBytes()];
+            out.getBytes(out.readerIndex(), bytes);
+            return bytes;
+        } finally {
+            b.release();
         }
-        BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
-        CorruptBatchException e = assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "forged"),
-            "forgery " + forgery);
-        assertTrue(e.getMessage().contains("corrupt batch in forged: LZ4 data"), e.getMessage());
-      } finally {
-        b.release();
-      }
     }
-  }
 
-  @Test
-  void theChecksumCoversTheHeader() {
-    BatchCodec codec = new BatchCodec("none");
-    byte[] raw = "records".getBytes();
-    for (int field = 0; field < BatchHeader.CHECKED; field += 4) {
-      ByteBuf b = codec.encode(4, 0, 9, 2, raw, 0, raw.length);
-      try {
-        // A forged batch id, map, attempt or record count is as corrupt as a flipped data bit.
-        if (field == 20) continue; // dataLength is checked by the reader's bounds before the checksum
-        b.setInt(field, b.getInt(field) ^ 1);
-        int f = field;
-        assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "field " + f));
-      } finally {
-        b.release();
-      }
+    @Test
+    void compressibleDataIsCompressedAndComesBack() {
+        BatchCodec codec = new BatchCodec("lz4");
+        byte[] raw = new byte[64 * 1024];
+        for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 13);
+        int[] used = new int[1];
+        for (int i = 0; i < 50; i++) {
+            assertArrayEquals(raw, roundTrip(codec, raw, used));
+            assertEquals(BatchHeader.CODEC_LZ4, used[0]);
+        }
     }
-  }
+
+    @Test
+    void incompressibleDataStopsBeingTriedThenIsProbedAgain() {
+        BatchCodec codec = new BatchCodec("lz4");
+        byte[] random = new byte[16 * 1024];
+        new Random(1).nextBytes(random);
+        int[] used = new int[1];
+        for (int i = 0; i < BatchCodec.GIVE_UP_AFTER + BatchCodec.SKIP; i++) {
+            assertArrayEquals(random, roundTrip(codec, random, used));
+            assertEquals(BatchHeader.CODEC_NONE, used[0]);
+        }
+        // The data turns compressible: the next probe finds out and compression resumes.
+        byte[] zeros = new byte[16 * 1024];
+        assertArrayEquals(zeros, roundTrip(codec, zeros, used));
+        assertEquals(BatchHeader.CODEC_LZ4, used[0]);
+    }
+
+    @Test
+    void corruptionIsDetected() {
+        BatchCodec codec = new BatchCodec("lz4");
+        byte[] raw = "some records".getBytes();
+        ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
+        try {
+            b.setByte(BatchHeader.SIZE + 2, b.getByte(BatchHeader.SIZE + 2) ^ 0x40);
+            CorruptBatchException e =
+                    assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "partition 5"));
+            assertTrue(e.getMessage().contains("partition 5"), e.getMessage());
+            assertEquals(StatusCode.SHUFFLE_DATA_LOST, e.status());
+        } finally {
+            b.release();
+        }
+        assertFalse(Arrays.equals(raw, new byte[0]));
+    }
+
+    /**
+     * Batches forged to pass the checksum (as a malicious or buggy writer could) with LZ4 data that lies: each fails
+     * as corrupt instead of reading or writing outside its buffers (the flaw of CVE-2025-12183).
+     */
+    @Test
+    void forgedLz4DataIsRefusedNotTrusted() {
+        BatchCodec codec = new BatchCodec("lz4");
+        byte[] raw = new byte[64 * 1024];
+        for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
+        for (int forgery = 0; forgery < 3; forgery++) {
+            ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
+            try {
+                assertEquals(BatchHeader.CODEC_LZ4, BatchHeader.codec(b, 0));
+                int dataLength = BatchHeader.dataLength(b, 0);
+                if (forgery == 0) { // claims more raw bytes than the data holds
+                    b.setInt(16, raw.length + 100);
+                } else if (forgery == 1) { // claims fewer: the data runs past the claimed end
+                    b.setInt(16, raw.length / 2);
+                } else { // garbage in place of the compressed bytes
+                    for (int i = 0; i < dataLength; i++) b.setByte(BatchHeader.SIZE + i, 0xF0 | (i & 0x0F));
+                }
+                BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
+                CorruptBatchException e = assertThrows(
+                        CorruptBatchException.class, () -> codec.decode(b, 0, "forged"), "forgery " + forgery);
+                assertTrue(e.getMessage().contains("corrupt batch in forged: LZ4 data"), e.getMessage());
+            } finally {
+                b.release();
+            }
+        }
+    }
+
+    @Test
+    void theChecksumCoversTheHeader() {
+        BatchCodec codec = new BatchCodec("none");
+        byte[] raw = "records".getBytes();
+        for (int field = 0; field < BatchHeader.CHECKED; field += 4) {
+            ByteBuf b = codec.encode(4, 0, 9, 2, raw, 0, raw.length);
+            try {
+                // A forged batch id, map, attempt or record count is as corrupt as a flipped data bit.
+                if (field == 20) continue; // dataLength is checked by the reader's bounds before the checksum
+                b.setInt(field, b.getInt(field) ^ 1);
+                int f = field;
+                assertThrows(CorruptBatchException.class, () -> codec.decode(b, 0, "field " + f));
+            } finally {
+                b.release();
+            }
+        }
+    }
 }

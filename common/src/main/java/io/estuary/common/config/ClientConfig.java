@@ -6,171 +6,209 @@ import static io.estuary.common.config.ConfigEntry.Scope.CLIENT;
  * Client settings. In Spark they are set as {@code spark.} + key, e.g. {@code spark.estuary.client.push.bufferSize}.
  */
 public final class ClientConfig {
-  private ClientConfig() {}
+    private ClientConfig() {}
 
-  public static final ConfigEntry<String> USER =
-      ConfigEntry.builder("estuary.client.user", ConfigType.STRING)
-          .defaultValue("").scope(CLIENT)
-          .doc("Who runs the application, for workers' congestion control per user. Empty: the engine's user "
-              + "(Spark's spark user), else the JVM's user.name.")
-          .build();
+    public static final ConfigEntry<String> USER = ConfigEntry.builder("estuary.client.user", ConfigType.STRING)
+            .defaultValue("")
+            .scope(CLIENT)
+            .doc("Who runs the application, for workers' congestion control per user. Empty: the engine's user "
+                    + "(Spark's spark user), else the JVM's user.name.")
+            .build();
 
-  public static final ConfigEntry<Long> CONGESTION_MAX_DELAY =
-      ConfigEntry.builder("estuary.client.push.congestionMaxDelay", ConfigType.DURATION_MS)
-          .defaultValue("1s").check(ConfigType.nonNegative()).scope(CLIENT)
-          .doc("A map told by a worker that its application pushes too fast holds back its next pushes, from 50 ms "
-              + "doubling up to this while the worker keeps saying so. 0 ignores congestion signals.")
-          .build();
+    public static final ConfigEntry<Long> CONGESTION_MAX_DELAY = ConfigEntry.builder(
+                    "estuary.client.push.congestionMaxDelay", ConfigType.DURATION_MS)
+            .defaultValue("1s")
+            .check(ConfigType.nonNegative())
+            .scope(CLIENT)
+            .doc("A map told by a worker that its application pushes too fast holds back its next pushes, from 50 ms "
+                    + "doubling up to this while the worker keeps saying so. 0 ignores congestion signals.")
+            .build();
 
-  public static final ConfigEntry<Long> PUSH_BUFFER_SIZE =
-      ConfigEntry.builder("estuary.client.push.bufferSize", ConfigType.BYTES)
-          .defaultValue("64k").scope(CLIENT).check(v -> v >= 1024 && v <= 64L << 20 ? null : "must be between 1k and 64m")
-          .doc("Serialized records are buffered per partition in a map task and pushed once this much has gathered. "
-              + "A record larger than this is pushed on its own.")
-          .build();
+    public static final ConfigEntry<Long> PUSH_BUFFER_SIZE = ConfigEntry.builder(
+                    "estuary.client.push.bufferSize", ConfigType.BYTES)
+            .defaultValue("64k")
+            .scope(CLIENT)
+            .check(v -> v >= 1024 && v <= 64L << 20 ? null : "must be between 1k and 64m")
+            .doc("Serialized records are buffered per partition in a map task and pushed once this much has gathered. "
+                    + "A record larger than this is pushed on its own.")
+            .build();
 
-  public static final ConfigEntry<Long> PUSH_MAX_BUFFERED =
-      ConfigEntry.builder("estuary.client.push.maxBufferedBytes", ConfigType.BYTES)
-          .defaultValue("32m").scope(CLIENT).check(ConfigType.positive())
-          .doc("The most a map task holds in partly filled partition buffers (and, on Spark, per-partition "
-              + "serialization streams) before it pushes them all early, so its memory does not grow with the number "
-              + "of partitions. On Spark these buffers are also counted as the task's execution memory and pushed "
-              + "when Spark's memory manager asks for room.")
-          .build();
+    public static final ConfigEntry<Long> PUSH_MAX_BUFFERED = ConfigEntry.builder(
+                    "estuary.client.push.maxBufferedBytes", ConfigType.BYTES)
+            .defaultValue("32m")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("The most a map task holds in partly filled partition buffers (and, on Spark, per-partition "
+                    + "serialization streams) before it pushes them all early, so its memory does not grow with the number "
+                    + "of partitions. On Spark these buffers are also counted as the task's execution memory and pushed "
+                    + "when Spark's memory manager asks for room.")
+            .build();
 
-  public static final ConfigEntry<Long> PUSH_MERGED_SIZE =
-      ConfigEntry.builder("estuary.client.push.mergedSize", ConfigType.BYTES)
-          .defaultValue("1m").scope(CLIENT).check(ConfigType.positive())
-          .doc("At the end of a map task, the partial buffers bound for one worker are sent together in pushes of "
-              + "up to this size, instead of one push per partition.")
-          .build();
+    public static final ConfigEntry<Long> PUSH_MERGED_SIZE = ConfigEntry.builder(
+                    "estuary.client.push.mergedSize", ConfigType.BYTES)
+            .defaultValue("1m")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("At the end of a map task, the partial buffers bound for one worker are sent together in pushes of "
+                    + "up to this size, instead of one push per partition.")
+            .build();
 
-  public static final ConfigEntry<Long> PUSH_MAX_BYTES_IN_FLIGHT =
-      ConfigEntry.builder("estuary.client.push.maxBytesInFlight", ConfigType.BYTES)
-          .defaultValue("32m").scope(CLIENT).check(ConfigType.positive())
-          .doc("Pushed but not yet acknowledged bytes per map task; a task waits before pushing more.")
-          .build();
+    public static final ConfigEntry<Long> PUSH_MAX_BYTES_IN_FLIGHT = ConfigEntry.builder(
+                    "estuary.client.push.maxBytesInFlight", ConfigType.BYTES)
+            .defaultValue("32m")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("Pushed but not yet acknowledged bytes per map task; a task waits before pushing more.")
+            .build();
 
-  public static final ConfigEntry<Integer> PUSH_RETRIES =
-      ConfigEntry.builder("estuary.client.push.retries", ConfigType.INT)
-          .defaultValue("8").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("The retry budget of one push: how often it is sent again after a retryable failure before the map "
-              + "task fails. A busy worker is retried after a back-off; a failed location (worker gone, disk "
-              + "failed, hard split, unknown location) is revived to a new location at once. Fatal failures are "
-              + "never retried.")
-          .build();
+    public static final ConfigEntry<Integer> PUSH_RETRIES = ConfigEntry.builder(
+                    "estuary.client.push.retries", ConfigType.INT)
+            .defaultValue("8")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("The retry budget of one push: how often it is sent again after a retryable failure before the map "
+                    + "task fails. A busy worker is retried after a back-off; a failed location (worker gone, disk "
+                    + "failed, hard split, unknown location) is revived to a new location at once. Fatal failures are "
+                    + "never retried.")
+            .build();
 
-  public static final ConfigEntry<Long> PUSH_RETRY_WAIT =
-      ConfigEntry.builder("estuary.client.push.retryWait", ConfigType.DURATION_MS)
-          .defaultValue("200ms").scope(CLIENT)
-          .doc("Back-off before the first retry of a push refused as busy; doubled for each further one (at most "
-              + "10 s), each wait drawn at random between half and all of it so that many tasks do not retry in step.")
-          .build();
+    public static final ConfigEntry<Long> PUSH_RETRY_WAIT = ConfigEntry.builder(
+                    "estuary.client.push.retryWait", ConfigType.DURATION_MS)
+            .defaultValue("200ms")
+            .scope(CLIENT)
+            .doc(
+                    "Back-off before the first retry of a push refused as busy; doubled for each further one (at most "
+                            + "10 s), each wait drawn at random between half and all of it so that many tasks do not retry in step.")
+            .build();
 
-  public static final ConfigEntry<String> COMPRESSION_CODEC =
-      ConfigEntry.builder("estuary.client.compression.codec", ConfigType.STRING)
-          .defaultValue("lz4").scope(CLIENT).check(ConfigType.oneOf("lz4", "none"))
-          .doc("Compression of pushed batches: lz4 or none.")
-          .build();
+    public static final ConfigEntry<String> COMPRESSION_CODEC = ConfigEntry.builder(
+                    "estuary.client.compression.codec", ConfigType.STRING)
+            .defaultValue("lz4")
+            .scope(CLIENT)
+            .check(ConfigType.oneOf("lz4", "none"))
+            .doc("Compression of pushed batches: lz4 or none.")
+            .build();
 
-  public static final ConfigEntry<Integer> FETCH_MAX_CHUNKS_IN_FLIGHT =
-      ConfigEntry.builder("estuary.client.fetch.maxChunksInFlight", ConfigType.INT)
-          .defaultValue("3").scope(CLIENT).check(ConfigType.positive())
-          .doc("Chunks a reduce task requests ahead of the one it is reading.")
-          .build();
+    public static final ConfigEntry<Integer> FETCH_MAX_CHUNKS_IN_FLIGHT = ConfigEntry.builder(
+                    "estuary.client.fetch.maxChunksInFlight", ConfigType.INT)
+            .defaultValue("3")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("Chunks a reduce task requests ahead of the one it is reading.")
+            .build();
 
-  public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT =
-      ConfigEntry.builder("estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
-          .defaultValue("15s").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("When no copy of a partition's epoch could be read and some failed only for a reason that may pass "
-              + "(their worker could not be reached, e.g. it is restarting; it was busy; a chunk timed out), a reduce "
-              + "task waits and tries those copies again, each from the chunk where it stopped, 1 s doubling up to "
-              + "5 s between tries (each drawn between half and all of it), for at most this long in a row without "
-              + "receiving a chunk, and within estuary.client.fetch.retriesPerCopy and retriesPerPartition, before "
-              + "declaring the partition lost (the engine reruns its maps). 0 declares it lost at once.")
-          .build();
+    public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT = ConfigEntry.builder(
+                    "estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
+            .defaultValue("15s")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("When no copy of a partition's epoch could be read and some failed only for a reason that may pass "
+                    + "(their worker could not be reached, e.g. it is restarting; it was busy; a chunk timed out), a reduce "
+                    + "task waits and tries those copies again, each from the chunk where it stopped, 1 s doubling up to "
+                    + "5 s between tries (each drawn between half and all of it), for at most this long in a row without "
+                    + "receiving a chunk, and within estuary.client.fetch.retriesPerCopy and retriesPerPartition, before "
+                    + "declaring the partition lost (the engine reruns its maps). 0 declares it lost at once.")
+            .build();
 
-  public static final ConfigEntry<Integer> FETCH_RETRIES_PER_COPY =
-      ConfigEntry.builder("estuary.client.fetch.retriesPerCopy", ConfigType.INT)
-          .defaultValue("3").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How often a reduce task tries a copy of a partition's epoch again after it failed once its worker "
-              + "had answered (the connection broke, a chunk timed out or was refused as busy), over the whole read "
-              + "and whatever the copy delivered in between; the next failure gives that copy up. Failures to reach "
-              + "the worker at all are bounded by estuary.client.fetch.unreachableTimeout instead, and a stream the "
-              + "worker dropped while the task was busy elsewhere is opened again without counting.")
-          .build();
+    public static final ConfigEntry<Integer> FETCH_RETRIES_PER_COPY = ConfigEntry.builder(
+                    "estuary.client.fetch.retriesPerCopy", ConfigType.INT)
+            .defaultValue("3")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("How often a reduce task tries a copy of a partition's epoch again after it failed once its worker "
+                    + "had answered (the connection broke, a chunk timed out or was refused as busy), over the whole read "
+                    + "and whatever the copy delivered in between; the next failure gives that copy up. Failures to reach "
+                    + "the worker at all are bounded by estuary.client.fetch.unreachableTimeout instead, and a stream the "
+                    + "worker dropped while the task was busy elsewhere is opened again without counting.")
+            .build();
 
-  public static final ConfigEntry<Integer> FETCH_RETRIES_PER_PARTITION =
-      ConfigEntry.builder("estuary.client.fetch.retriesPerPartition", ConfigType.INT)
-          .defaultValue("8").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How many such retries (see estuary.client.fetch.retriesPerCopy) a reduce task spends on one "
-              + "partition, over all its epochs and copies, before declaring it lost.")
-          .build();
+    public static final ConfigEntry<Integer> FETCH_RETRIES_PER_PARTITION = ConfigEntry.builder(
+                    "estuary.client.fetch.retriesPerPartition", ConfigType.INT)
+            .defaultValue("8")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("How many such retries (see estuary.client.fetch.retriesPerCopy) a reduce task spends on one "
+                    + "partition, over all its epochs and copies, before declaring it lost.")
+            .build();
 
-  public static final ConfigEntry<Long> APPLICATION_HEARTBEAT_INTERVAL =
-      ConfigEntry.builder("estuary.client.application.heartbeatInterval", ConfigType.DURATION_MS)
-          .defaultValue("30s").scope(CLIENT).check(ConfigType.positive())
-          .doc("How often the driver tells the master that the application is alive.")
-          .build();
+    public static final ConfigEntry<Long> APPLICATION_HEARTBEAT_INTERVAL = ConfigEntry.builder(
+                    "estuary.client.application.heartbeatInterval", ConfigType.DURATION_MS)
+            .defaultValue("30s")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("How often the driver tells the master that the application is alive.")
+            .build();
 
-  public static final ConfigEntry<Long> COMMIT_TIMEOUT =
-      ConfigEntry.builder("estuary.client.commit.timeout", ConfigType.DURATION_MS)
-          .defaultValue("300s").scope(CLIENT).check(ConfigType.positive())
-          .doc("How long the driver spends committing a shuffle at stage end, over all tries on all workers. A "
-              + "worker that has not confirmed within this time counts as failed for every location it holds: "
-              + "those partitions are read from their replica, or the stage reruns. Reducers asking where their "
-              + "partitions are wait for the commit this long plus estuary.network.rpc.timeout.")
-          .build();
+    public static final ConfigEntry<Long> COMMIT_TIMEOUT = ConfigEntry.builder(
+                    "estuary.client.commit.timeout", ConfigType.DURATION_MS)
+            .defaultValue("300s")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("How long the driver spends committing a shuffle at stage end, over all tries on all workers. A "
+                    + "worker that has not confirmed within this time counts as failed for every location it holds: "
+                    + "those partitions are read from their replica, or the stage reruns. Reducers asking where their "
+                    + "partitions are wait for the commit this long plus estuary.network.rpc.timeout.")
+            .build();
 
-  public static final ConfigEntry<Integer> COMMIT_RETRIES =
-      ConfigEntry.builder("estuary.client.commit.retries", ConfigType.INT)
-          .defaultValue("2").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How often the driver asks a worker again to commit the locations it answered for but did not "
-              + "confirm (within estuary.client.commit.timeout). A worker that could not be reached at all is asked "
-              + "again as long as estuary.client.commit.unreachableTimeout allows, not counted here.")
-          .build();
+    public static final ConfigEntry<Integer> COMMIT_RETRIES = ConfigEntry.builder(
+                    "estuary.client.commit.retries", ConfigType.INT)
+            .defaultValue("2")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("How often the driver asks a worker again to commit the locations it answered for but did not "
+                    + "confirm (within estuary.client.commit.timeout). A worker that could not be reached at all is asked "
+                    + "again as long as estuary.client.commit.unreachableTimeout allows, not counted here.")
+            .build();
 
-  public static final ConfigEntry<Long> COMMIT_UNREACHABLE_TIMEOUT =
-      ConfigEntry.builder("estuary.client.commit.unreachableTimeout", ConfigType.DURATION_MS)
-          .defaultValue("15s").scope(CLIENT).check(ConfigType.nonNegative())
-          .doc("How long the driver keeps asking a worker it cannot reach (connection refused or closed: e.g. the "
-              + "worker is restarting) to commit at stage end, counted from the first failure, within "
-              + "estuary.client.commit.timeout. It waits 1 s before asking again, doubling up to 5 s, each wait "
-              + "drawn between half and all of it. A gracefully restarted worker answers for the files it committed "
-              + "before stopping, so covering a restart keeps its copies. A worker that never comes back delays the "
-              + "stage end by this much; 0 gives up on it at once.")
-          .build();
+    public static final ConfigEntry<Long> COMMIT_UNREACHABLE_TIMEOUT = ConfigEntry.builder(
+                    "estuary.client.commit.unreachableTimeout", ConfigType.DURATION_MS)
+            .defaultValue("15s")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("How long the driver keeps asking a worker it cannot reach (connection refused or closed: e.g. the "
+                    + "worker is restarting) to commit at stage end, counted from the first failure, within "
+                    + "estuary.client.commit.timeout. It waits 1 s before asking again, doubling up to 5 s, each wait "
+                    + "drawn between half and all of it. A gracefully restarted worker answers for the files it committed "
+                    + "before stopping, so covering a restart keeps its copies. A worker that never comes back delays the "
+                    + "stage end by this much; 0 gives up on it at once.")
+            .build();
 
-  public static final ConfigEntry<Boolean> PUSH_REPLICATE =
-      ConfigEntry.builder("estuary.client.push.replicate", ConfigType.BOOLEAN)
-          .defaultValue("true").scope(CLIENT)
-          .doc("Keep two copies of every partition on two workers (another rack when a topology is given): the "
-              + "primary forwards each push to the replica before acknowledging it. A cluster with one worker "
-              + "still works, with one copy and one warning per application.")
-          .build();
+    public static final ConfigEntry<Boolean> PUSH_REPLICATE = ConfigEntry.builder(
+                    "estuary.client.push.replicate", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(CLIENT)
+            .doc("Keep two copies of every partition on two workers (another rack when a topology is given): the "
+                    + "primary forwards each push to the replica before acknowledging it. A cluster with one worker "
+                    + "still works, with one copy and one warning per application.")
+            .build();
 
-  public static final ConfigEntry<Long> REVIVE_BATCH_WINDOW =
-      ConfigEntry.builder("estuary.client.revive.batchWindow", ConfigType.DURATION_MS)
-          .defaultValue("20ms").scope(CLIENT).check(ConfigType.positive())
-          .doc("Revives (new locations for failed partitions) asked for within this window by the tasks of one "
-              + "executor go to the driver as one request; the driver likewise sends the master one request at a "
-              + "time per shuffle.")
-          .build();
+    public static final ConfigEntry<Long> REVIVE_BATCH_WINDOW = ConfigEntry.builder(
+                    "estuary.client.revive.batchWindow", ConfigType.DURATION_MS)
+            .defaultValue("20ms")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("Revives (new locations for failed partitions) asked for within this window by the tasks of one "
+                    + "executor go to the driver as one request; the driver likewise sends the master one request at a "
+                    + "time per shuffle.")
+            .build();
 
-  public static final ConfigEntry<Boolean> INTEGRITY_CHECK =
-      ConfigEntry.builder("estuary.client.integrity.check", ConfigType.BOOLEAN)
-          .defaultValue("true").scope(CLIENT)
-          .doc("Readers count the batches and records of every partition they read and sum their checksums, and "
-              + "compare with what the winning map attempts reported at their end (a reader of part of the maps, "
-              + "as Spark's adaptive skew split, compares batch counts only). A lost, doubled or altered batch "
-              + "then fails the read (the stage reruns) instead of giving a wrong answer.")
-          .build();
+    public static final ConfigEntry<Boolean> INTEGRITY_CHECK = ConfigEntry.builder(
+                    "estuary.client.integrity.check", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(CLIENT)
+            .doc("Readers count the batches and records of every partition they read and sum their checksums, and "
+                    + "compare with what the winning map attempts reported at their end (a reader of part of the maps, "
+                    + "as Spark's adaptive skew split, compares batch counts only). A lost, doubled or altered batch "
+                    + "then fails the read (the stage reruns) instead of giving a wrong answer.")
+            .build();
 
-  public static final ConfigEntry<Long> MASTER_WAIT =
-      ConfigEntry.builder("estuary.client.master.wait", ConfigType.DURATION_MS)
-          .defaultValue("30s").scope(CLIENT).check(ConfigType.positive())
-          .doc("How long the driver keeps trying to reach a master before the job fails with a clear error.")
-          .build();
+    public static final ConfigEntry<Long> MASTER_WAIT = ConfigEntry.builder(
+                    "estuary.client.master.wait", ConfigType.DURATION_MS)
+            .defaultValue("30s")
+            .scope(CLIENT)
+            .check(ConfigType.positive())
+            .doc("How long the driver keeps trying to reach a master before the job fails with a clear error.")
+            .build();
 
-  static void touch() {}
+    static void touch() {}
 }

@@ -27,88 +27,91 @@ import java.util.Set;
  * every problem found, 2 on bad usage. Stateless; safe from any thread.
  */
 public final class ConfigCheck {
-  private ConfigCheck() {}
+    private ConfigCheck() {}
 
-  /** Which server reads the file, for the required-key check. */
-  public enum Role { MASTER, WORKER }
+    /** Which server reads the file, for the required-key check. */
+    public enum Role {
+        MASTER,
+        WORKER
+    }
 
-  /** Every problem in {@code file}, each naming the key; empty when the file is fine. */
-  public static List<String> check(Path file, Role role) throws IOException {
-    KeyRecorder read = new KeyRecorder();
-    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      read.load(r);
-    }
-    List<String> problems = new ArrayList<>(read.duplicates);
-    EstuaryConf conf = new EstuaryConf();
-    Set<String> refused = new HashSet<>();
-    for (Map.Entry<String, String> e : read.inOrder.entrySet()) {
-      String key = e.getKey().trim();
-      if (ConfigRegistry.get(key) == null) {
-        problems.add("unknown configuration key: " + key);
-        continue;
-      }
-      try {
-        conf.set(key, e.getValue().trim());
-      } catch (ConfigException ex) {
-        problems.add(ex.getMessage());
-        refused.add(key);
-      }
-    }
-    for (ConfigRule rule : ConfigRegistry.rules()) {
-      if (rule.keys().stream().anyMatch(k -> refused.contains(k.key()))) continue; // already reported
-      String broken = rule.check(conf);
-      if (broken != null) problems.add(broken);
-    }
-    if (role != null) {
-      String prefix = EstuaryConf.PREFIX + role.name().toLowerCase(java.util.Locale.ROOT) + ".";
-      for (ConfigEntry<?> entry : ConfigRegistry.all()) {
-        if (entry.defaultText() == null && entry.key().startsWith(prefix) && !conf.contains(entry)) {
-          problems.add(entry.key() + " is required for a " + role.name().toLowerCase(java.util.Locale.ROOT)
-              + " but not set");
+    /** Every problem in {@code file}, each naming the key; empty when the file is fine. */
+    public static List<String> check(Path file, Role role) throws IOException {
+        KeyRecorder read = new KeyRecorder();
+        try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            read.load(r);
         }
-      }
+        List<String> problems = new ArrayList<>(read.duplicates);
+        EstuaryConf conf = new EstuaryConf();
+        Set<String> refused = new HashSet<>();
+        for (Map.Entry<String, String> e : read.inOrder.entrySet()) {
+            String key = e.getKey().trim();
+            if (ConfigRegistry.get(key) == null) {
+                problems.add("unknown configuration key: " + key);
+                continue;
+            }
+            try {
+                conf.set(key, e.getValue().trim());
+            } catch (ConfigException ex) {
+                problems.add(ex.getMessage());
+                refused.add(key);
+            }
+        }
+        for (ConfigRule rule : ConfigRegistry.rules()) {
+            if (rule.keys().stream().anyMatch(k -> refused.contains(k.key()))) continue; // already reported
+            String broken = rule.check(conf);
+            if (broken != null) problems.add(broken);
+        }
+        if (role != null) {
+            String prefix = EstuaryConf.PREFIX + role.name().toLowerCase(java.util.Locale.ROOT) + ".";
+            for (ConfigEntry<?> entry : ConfigRegistry.all()) {
+                if (entry.defaultText() == null && entry.key().startsWith(prefix) && !conf.contains(entry)) {
+                    problems.add(entry.key() + " is required for a "
+                            + role.name().toLowerCase(java.util.Locale.ROOT) + " but not set");
+                }
+            }
+        }
+        return problems;
     }
-    return problems;
-  }
 
-  public static void main(String[] args) throws IOException {
-    Role role = null;
-    List<Path> files = new ArrayList<>();
-    for (int i = 0; i < args.length; i++) {
-      if (args[i].equals("--role") && i + 1 < args.length) {
-        role = Role.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
-      } else {
-        files.add(Paths.get(args[i]));
-      }
+    public static void main(String[] args) throws IOException {
+        Role role = null;
+        List<Path> files = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--role") && i + 1 < args.length) {
+                role = Role.valueOf(args[++i].toUpperCase(java.util.Locale.ROOT));
+            } else {
+                files.add(Paths.get(args[i]));
+            }
+        }
+        if (files.isEmpty()) {
+            System.err.println("usage: ConfigCheck [--role master|worker] FILE...");
+            System.exit(2);
+        }
+        int bad = 0;
+        for (Path f : files) {
+            List<String> problems = check(f, role);
+            for (String p : problems) System.err.println(f + ": " + p);
+            if (problems.isEmpty()) {
+                System.out.println(f + ": ok");
+            } else {
+                bad++;
+            }
+        }
+        System.exit(bad == 0 ? 0 : 1);
     }
-    if (files.isEmpty()) {
-      System.err.println("usage: ConfigCheck [--role master|worker] FILE...");
-      System.exit(2);
-    }
-    int bad = 0;
-    for (Path f : files) {
-      List<String> problems = check(f, role);
-      for (String p : problems) System.err.println(f + ": " + p);
-      if (problems.isEmpty()) {
-        System.out.println(f + ": ok");
-      } else {
-        bad++;
-      }
-    }
-    System.exit(bad == 0 ? 0 : 1);
-  }
 
-  /** Reads with the servers' own syntax (java.util.Properties), keeping the order and noting repeated keys. */
-  private static final class KeyRecorder extends Properties {
-    private static final long serialVersionUID = 1L;
-    final transient Map<String, String> inOrder = new LinkedHashMap<>();
-    final transient List<String> duplicates = new ArrayList<>();
+    /** Reads with the servers' own syntax (java.util.Properties), keeping the order and noting repeated keys. */
+    private static final class KeyRecorder extends Properties {
+        private static final long serialVersionUID = 1L;
+        final transient Map<String, String> inOrder = new LinkedHashMap<>();
+        final transient List<String> duplicates = new ArrayList<>();
 
-    @Override
-    public synchronized Object put(Object key, Object value) {
-      String k = String.valueOf(key).trim();
-      if (inOrder.put(k, String.valueOf(value)) != null) duplicates.add("key set more than once: " + k);
-      return super.put(key, value);
+        @Override
+        public synchronized Object put(Object key, Object value) {
+            String k = String.valueOf(key).trim();
+            if (inOrder.put(k, String.valueOf(value)) != null) duplicates.add("key set more than once: " + k);
+            return super.put(key, value);
+        }
     }
-  }
 }

@@ -17,71 +17,72 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * differs from its class's. Thread-safe.
  */
 public final class ConfigRegistry {
-  private static final Map<String, ConfigEntry<?>> ENTRIES = new ConcurrentHashMap<>();
-  private static final List<ConfigRule> RULES = new CopyOnWriteArrayList<>();
-  private static final Map<Class<?>, ConfigEntry.Scope> DECLARING_CLASSES = new LinkedHashMap<>();
+    private static final Map<String, ConfigEntry<?>> ENTRIES = new ConcurrentHashMap<>();
+    private static final List<ConfigRule> RULES = new CopyOnWriteArrayList<>();
+    private static final Map<Class<?>, ConfigEntry.Scope> DECLARING_CLASSES = new LinkedHashMap<>();
 
-  static {
-    DECLARING_CLASSES.put(NetworkConfig.class, ConfigEntry.Scope.BOTH);
-    DECLARING_CLASSES.put(MasterConfig.class, ConfigEntry.Scope.SERVER);
-    DECLARING_CLASSES.put(WorkerConfig.class, ConfigEntry.Scope.SERVER);
-    DECLARING_CLASSES.put(ClientConfig.class, ConfigEntry.Scope.CLIENT);
-  }
-
-  private static volatile boolean loaded;
-
-  private ConfigRegistry() {}
-
-  static void register(ConfigEntry<?> entry) {
-    ConfigEntry<?> old = ENTRIES.putIfAbsent(entry.key(), entry);
-    if (old != null && old != entry) {
-      throw new IllegalStateException("configuration key declared twice: " + entry.key());
+    static {
+        DECLARING_CLASSES.put(NetworkConfig.class, ConfigEntry.Scope.BOTH);
+        DECLARING_CLASSES.put(MasterConfig.class, ConfigEntry.Scope.SERVER);
+        DECLARING_CLASSES.put(WorkerConfig.class, ConfigEntry.Scope.SERVER);
+        DECLARING_CLASSES.put(ClientConfig.class, ConfigEntry.Scope.CLIENT);
     }
-  }
 
-  static void register(ConfigRule rule) {
-    RULES.add(rule);
-  }
+    private static volatile boolean loaded;
 
-  /**
-   * Loads every class that declares entries, so the registry is complete, and gives each of their entries its
-   * class's scope (unless the declaration states one).
-   */
-  public static void loadAll() {
-    if (loaded) return;
-    synchronized (ConfigRegistry.class) {
-      if (loaded) return;
-      for (Map.Entry<Class<?>, ConfigEntry.Scope> c : DECLARING_CLASSES.entrySet()) {
-        for (Field f : c.getKey().getDeclaredFields()) {
-          if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigEntry.class) {
-            try {
-              ConfigEntry<?> entry = (ConfigEntry<?>) f.get(null); // reading the field initialises its class
-              if (entry != null) entry.declaredIn(c.getValue());
-            } catch (IllegalAccessException e) {
-              throw new IllegalStateException("configuration entries are public: " + f, e);
-            }
-          }
+    private ConfigRegistry() {}
+
+    static void register(ConfigEntry<?> entry) {
+        ConfigEntry<?> old = ENTRIES.putIfAbsent(entry.key(), entry);
+        if (old != null && old != entry) {
+            throw new IllegalStateException("configuration key declared twice: " + entry.key());
         }
-      }
-      loaded = true;
     }
-  }
 
-  public static ConfigEntry<?> get(String key) {
-    loadAll();
-    return ENTRIES.get(key);
-  }
+    static void register(ConfigRule rule) {
+        RULES.add(rule);
+    }
 
-  /** Every rule between keys, in the order declared (per class). */
-  public static List<ConfigRule> rules() {
-    loadAll();
-    return new ArrayList<>(RULES);
-  }
+    /**
+     * Loads every class that declares entries, so the registry is complete, and gives each of their entries its
+     * class's scope (unless the declaration states one).
+     */
+    public static void loadAll() {
+        if (loaded) return;
+        synchronized (ConfigRegistry.class) {
+            if (loaded) return;
+            for (Map.Entry<Class<?>, ConfigEntry.Scope> c : DECLARING_CLASSES.entrySet()) {
+                for (Field f : c.getKey().getDeclaredFields()) {
+                    if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigEntry.class) {
+                        try {
+                            ConfigEntry<?> entry =
+                                    (ConfigEntry<?>) f.get(null); // reading the field initialises its class
+                            if (entry != null) entry.declaredIn(c.getValue());
+                        } catch (IllegalAccessException e) {
+                            throw new IllegalStateException("configuration entries are public: " + f, e);
+                        }
+                    }
+                }
+            }
+            loaded = true;
+        }
+    }
 
-  public static List<ConfigEntry<?>> all() {
-    loadAll();
-    List<ConfigEntry<?>> list = new ArrayList<>(ENTRIES.values());
-    list.sort(Comparator.comparing(ConfigEntry::key));
-    return list;
-  }
+    public static ConfigEntry<?> get(String key) {
+        loadAll();
+        return ENTRIES.get(key);
+    }
+
+    /** Every rule between keys, in the order declared (per class). */
+    public static List<ConfigRule> rules() {
+        loadAll();
+        return new ArrayList<>(RULES);
+    }
+
+    public static List<ConfigEntry<?>> all() {
+        loadAll();
+        List<ConfigEntry<?>> list = new ArrayList<>(ENTRIES.values());
+        list.sort(Comparator.comparing(ConfigEntry::key));
+        return list;
+    }
 }

@@ -4,185 +4,198 @@ import static io.estuary.common.config.ConfigEntry.Scope.BOTH;
 
 /** Master settings. */
 public final class MasterConfig {
-  private MasterConfig() {}
+    private MasterConfig() {}
 
-  public static final ConfigEntry<String> HOST =
-      ConfigEntry.builder("estuary.master.host", ConfigType.STRING)
-          .defaultValue("")
-          .doc("Host name or address the master binds and advertises; empty means this machine's host name.")
-          .build();
+    public static final ConfigEntry<String> HOST = ConfigEntry.builder("estuary.master.host", ConfigType.STRING)
+            .defaultValue("")
+            .doc("Host name or address the master binds and advertises; empty means this machine's host name.")
+            .build();
 
-  public static final ConfigEntry<Integer> PORT =
-      ConfigEntry.builder("estuary.master.port", ConfigType.INT)
-          .defaultValue("9097").check(ConfigType.port())
-          .doc("RPC port of the master. Fixed by default so that workers and clients can find it after a restart.")
-          .build();
+    public static final ConfigEntry<Integer> PORT = ConfigEntry.builder("estuary.master.port", ConfigType.INT)
+            .defaultValue("9097")
+            .check(ConfigType.port())
+            .doc("RPC port of the master. Fixed by default so that workers and clients can find it after a restart.")
+            .build();
 
-  public static final ConfigEntry<java.util.List<String>> ENDPOINTS =
-      ConfigEntry.builder("estuary.master.endpoints", ConfigType.LIST)
-          .defaultValue("localhost:9097").scope(BOTH)
-          .check(l -> {
-            if (l.isEmpty()) return "must name at least one host:port";
-            for (String e : l) {
-              int i = e.lastIndexOf(':');
-              if (i <= 0) return "entry '" + e + "' is not host:port";
-              try {
-                int p = Integer.parseInt(e.substring(i + 1));
-                if (p <= 0 || p > 65535) return "entry '" + e + "' has no valid port";
-              } catch (NumberFormatException x) {
-                return "entry '" + e + "' has no valid port";
-              }
-            }
-            return null;
-          })
-          .doc("Every master, as comma-separated host:port. Workers, drivers and tools use this list.")
-          .build();
+    public static final ConfigEntry<java.util.List<String>> ENDPOINTS = ConfigEntry.builder(
+                    "estuary.master.endpoints", ConfigType.LIST)
+            .defaultValue("localhost:9097")
+            .scope(BOTH)
+            .check(l -> {
+                if (l.isEmpty()) return "must name at least one host:port";
+                for (String e : l) {
+                    int i = e.lastIndexOf(':');
+                    if (i <= 0) return "entry '" + e + "' is not host:port";
+                    try {
+                        int p = Integer.parseInt(e.substring(i + 1));
+                        if (p <= 0 || p > 65535) return "entry '" + e + "' has no valid port";
+                    } catch (NumberFormatException x) {
+                        return "entry '" + e + "' has no valid port";
+                    }
+                }
+                return null;
+            })
+            .doc("Every master, as comma-separated host:port. Workers, drivers and tools use this list.")
+            .build();
 
-  public static final ConfigEntry<Long> WORKER_TIMEOUT =
-      ConfigEntry.builder("estuary.master.worker.timeout", ConfigType.DURATION_MS)
-          .defaultValue("120s").check(ConfigType.positive())
-          .doc("A worker that has not sent a heartbeat for this long is declared lost and gets no new slots.")
-          .build();
+    public static final ConfigEntry<Long> WORKER_TIMEOUT = ConfigEntry.builder(
+                    "estuary.master.worker.timeout", ConfigType.DURATION_MS)
+            .defaultValue("120s")
+            .check(ConfigType.positive())
+            .doc("A worker that has not sent a heartbeat for this long is declared lost and gets no new slots.")
+            .build();
 
-  public static final ConfigEntry<Long> APPLICATION_TIMEOUT =
-      ConfigEntry.builder("estuary.master.application.timeout", ConfigType.DURATION_MS)
-          .defaultValue("300s").check(ConfigType.positive())
-          .doc("An application that has not sent a heartbeat for this long is expired; workers delete its data.")
-          .build();
+    public static final ConfigEntry<Long> APPLICATION_TIMEOUT = ConfigEntry.builder(
+                    "estuary.master.application.timeout", ConfigType.DURATION_MS)
+            .defaultValue("300s")
+            .check(ConfigType.positive())
+            .doc("An application that has not sent a heartbeat for this long is expired; workers delete its data.")
+            .build();
 
-  public static final ConfigEntry<Long> LIVENESS_CHECK_INTERVAL =
-      ConfigEntry.builder("estuary.master.liveness.checkInterval", ConfigType.DURATION_MS)
-          .defaultValue("5s").check(ConfigType.positive())
-          .doc("How often the master looks for lost workers and expired applications.")
-          .build();
+    public static final ConfigEntry<Long> LIVENESS_CHECK_INTERVAL = ConfigEntry.builder(
+                    "estuary.master.liveness.checkInterval", ConfigType.DURATION_MS)
+            .defaultValue("5s")
+            .check(ConfigType.positive())
+            .doc("How often the master looks for lost workers and expired applications.")
+            .build();
 
-  public static final ConfigEntry<String> SLOT_POLICY =
-      ConfigEntry.builder("estuary.master.slot.policy", ConfigType.STRING)
-          .defaultValue("loadaware").check(ConfigType.oneOf("roundrobin", "loadaware"))
-          .doc("How partitions are placed on workers and disks. roundrobin: evenly over healthy workers, then "
-              + "over each worker's healthy disks. loadaware: more partitions to disks with low flush and fetch "
-              + "latency, few active slots and much free space; slow disks get none (see slowDiskThreshold).")
-          .build();
+    public static final ConfigEntry<String> SLOT_POLICY = ConfigEntry.builder(
+                    "estuary.master.slot.policy", ConfigType.STRING)
+            .defaultValue("loadaware")
+            .check(ConfigType.oneOf("roundrobin", "loadaware"))
+            .doc("How partitions are placed on workers and disks. roundrobin: evenly over healthy workers, then "
+                    + "over each worker's healthy disks. loadaware: more partitions to disks with low flush and fetch "
+                    + "latency, few active slots and much free space; slow disks get none (see slowDiskThreshold).")
+            .build();
 
-  public static final ConfigEntry<Long> SLOW_DISK_THRESHOLD =
-      ConfigEntry.builder("estuary.master.slot.slowDiskThreshold", ConfigType.DURATION_MS)
-          .defaultValue("200ms").check(ConfigType.positive())
-          .doc("loadaware: a disk whose average flush or fetch latency passes this gets no new slots, within the "
-              + "cap of maxSlowDiskFraction.")
-          .build();
+    public static final ConfigEntry<Long> SLOW_DISK_THRESHOLD = ConfigEntry.builder(
+                    "estuary.master.slot.slowDiskThreshold", ConfigType.DURATION_MS)
+            .defaultValue("200ms")
+            .check(ConfigType.positive())
+            .doc("loadaware: a disk whose average flush or fetch latency passes this gets no new slots, within the "
+                    + "cap of maxSlowDiskFraction.")
+            .build();
 
-  public static final ConfigEntry<Double> MAX_SLOW_DISK_FRACTION =
-      ConfigEntry.builder("estuary.master.slot.maxSlowDiskFraction", ConfigType.DOUBLE)
-          .defaultValue("0.3").check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
-          .doc("loadaware: at most this fraction of all disks is ever excluded for being slow (the slowest first), "
-              + "so a cluster-wide slowdown never leaves no disk to write to.")
-          .build();
+    public static final ConfigEntry<Double> MAX_SLOW_DISK_FRACTION = ConfigEntry.builder(
+                    "estuary.master.slot.maxSlowDiskFraction", ConfigType.DOUBLE)
+            .defaultValue("0.3")
+            .check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
+            .doc("loadaware: at most this fraction of all disks is ever excluded for being slow (the slowest first), "
+                    + "so a cluster-wide slowdown never leaves no disk to write to.")
+            .build();
 
-  public static final ConfigEntry<Integer> MAX_WORKERS_PER_APP =
-      ConfigEntry.builder("estuary.master.slot.maxWorkersPerApplication", ConfigType.INT)
-          .defaultValue("500").check(ConfigType.positive())
-          .doc("The most workers one application's shuffles are placed on, bounding the connections each "
-              + "worker gets from each application's executors.")
-          .build();
+    public static final ConfigEntry<Integer> MAX_WORKERS_PER_APP = ConfigEntry.builder(
+                    "estuary.master.slot.maxWorkersPerApplication", ConfigType.INT)
+            .defaultValue("500")
+            .check(ConfigType.positive())
+            .doc("The most workers one application's shuffles are placed on, bounding the connections each "
+                    + "worker gets from each application's executors.")
+            .build();
 
-  public static final ConfigEntry<java.util.List<String>> RACKS =
-      ConfigEntry.builder("estuary.master.racks", ConfigType.LIST)
-          .defaultValue("")
-          .check(l -> {
-            for (String e : l) if (!e.matches("[^=]+=[^=]+")) return "entry '" + e + "' is not host=rack";
-            return null;
-          })
-          .doc("Topology as host=rack pairs. When given, a partition's replica goes to a worker on another rack "
-              + "whenever one is available (always to another worker).")
-          .build();
+    public static final ConfigEntry<java.util.List<String>> RACKS = ConfigEntry.builder(
+                    "estuary.master.racks", ConfigType.LIST)
+            .defaultValue("")
+            .check(l -> {
+                for (String e : l) if (!e.matches("[^=]+=[^=]+")) return "entry '" + e + "' is not host=rack";
+                return null;
+            })
+            .doc("Topology as host=rack pairs. When given, a partition's replica goes to a worker on another rack "
+                    + "whenever one is available (always to another worker).")
+            .build();
 
-  public static final ConfigEntry<java.util.List<String>> HA_NODES =
-      ConfigEntry.builder("estuary.master.ha.nodes", ConfigType.LIST)
-          .defaultValue("")
-          .check(l -> {
-            for (String n : l) {
-              if (!n.matches("[A-Za-z0-9_.-]+=[^:=]+:\\d+:\\d+")) return "entry '" + n + "' is not id=host:rpcPort:raftPort";
-            }
-            return l.size() == 1 ? "needs at least 2 entries (3 or 5 for tolerating failures), or none" : null;
-          })
-          .doc("The masters of a highly available group, comma-separated as id=host:rpcPort:raftPort (3 or 5 of "
-              + "them). Empty: a single master that keeps its state in memory. With entries, each master's state "
-              + "is replicated with Raft (Apache Ratis) and this master's host and port come from its entry.")
-          .build();
+    public static final ConfigEntry<java.util.List<String>> HA_NODES = ConfigEntry.builder(
+                    "estuary.master.ha.nodes", ConfigType.LIST)
+            .defaultValue("")
+            .check(l -> {
+                for (String n : l) {
+                    if (!n.matches("[A-Za-z0-9_.-]+=[^:=]+:\\d+:\\d+"))
+                        return "entry '" + n + "' is not id=host:rpcPort:raftPort";
+                }
+                return l.size() == 1 ? "needs at least 2 entries (3 or 5 for tolerating failures), or none" : null;
+            })
+            .doc("The masters of a highly available group, comma-separated as id=host:rpcPort:raftPort (3 or 5 of "
+                    + "them). Empty: a single master that keeps its state in memory. With entries, each master's state "
+                    + "is replicated with Raft (Apache Ratis) and this master's host and port come from its entry.")
+            .build();
 
-  public static final ConfigEntry<String> HA_ID =
-      ConfigEntry.builder("estuary.master.ha.id", ConfigType.STRING)
-          .defaultValue("")
-          .doc("This master's id in estuary.master.ha.nodes.")
-          .build();
+    public static final ConfigEntry<String> HA_ID = ConfigEntry.builder("estuary.master.ha.id", ConfigType.STRING)
+            .defaultValue("")
+            .doc("This master's id in estuary.master.ha.nodes.")
+            .build();
 
-  public static final ConfigEntry<String> HA_DIR =
-      ConfigEntry.builder("estuary.master.ha.dir", ConfigType.STRING)
-          .defaultValue("/tmp/estuary-master-ratis")
-          .doc("Where this master keeps its Raft log and snapshots. Losing it is survivable: the master rejoins "
-              + "and receives a snapshot from the leader.")
-          .build();
+    public static final ConfigEntry<String> HA_DIR = ConfigEntry.builder("estuary.master.ha.dir", ConfigType.STRING)
+            .defaultValue("/tmp/estuary-master-ratis")
+            .doc("Where this master keeps its Raft log and snapshots. Losing it is survivable: the master rejoins "
+                    + "and receives a snapshot from the leader.")
+            .build();
 
-  public static final ConfigEntry<Long> HA_ELECTION_TIMEOUT =
-      ConfigEntry.builder("estuary.master.ha.electionTimeout", ConfigType.DURATION_MS)
-          .defaultValue("1s").check(ConfigType.positive())
-          .doc("Raft election timeout (minimum; the maximum is twice this). A leader that stops answering for "
-              + "this long is replaced.")
-          .build();
+    public static final ConfigEntry<Long> HA_ELECTION_TIMEOUT = ConfigEntry.builder(
+                    "estuary.master.ha.electionTimeout", ConfigType.DURATION_MS)
+            .defaultValue("1s")
+            .check(ConfigType.positive())
+            .doc("Raft election timeout (minimum; the maximum is twice this). A leader that stops answering for "
+                    + "this long is replaced.")
+            .build();
 
-  public static final ConfigEntry<Long> HA_SNAPSHOT_THRESHOLD =
-      ConfigEntry.builder("estuary.master.ha.snapshotThreshold", ConfigType.LONG)
-          .defaultValue("10000").check(ConfigType.positive())
-          .doc("Log entries applied since the last snapshot that trigger a new one (after which the log is purged).")
-          .build();
+    public static final ConfigEntry<Long> HA_SNAPSHOT_THRESHOLD = ConfigEntry.builder(
+                    "estuary.master.ha.snapshotThreshold", ConfigType.LONG)
+            .defaultValue("10000")
+            .check(ConfigType.positive())
+            .doc("Log entries applied since the last snapshot that trigger a new one (after which the log is purged).")
+            .build();
 
-  public static final ConfigEntry<Long> HA_SUBMIT_TIMEOUT =
-      ConfigEntry.builder("estuary.master.ha.submitTimeout", ConfigType.DURATION_MS)
-          .defaultValue("10s").check(ConfigType.positive())
-          .doc("How long the leader waits for a change to be committed by a quorum before the request fails "
-              + "(callers retry, bounded by estuary.client.master.wait).")
-          .build();
+    public static final ConfigEntry<Long> HA_SUBMIT_TIMEOUT = ConfigEntry.builder(
+                    "estuary.master.ha.submitTimeout", ConfigType.DURATION_MS)
+            .defaultValue("10s")
+            .check(ConfigType.positive())
+            .doc("How long the leader waits for a change to be committed by a quorum before the request fails "
+                    + "(callers retry, bounded by estuary.client.master.wait).")
+            .build();
 
-  public static final ConfigEntry<Integer> HTTP_PORT =
-      ConfigEntry.builder("estuary.master.http.port", ConfigType.INT)
-          .defaultValue("9095").check(ConfigType.port())
-          .doc("Port of the master's admin HTTP endpoint (JSON status under /api, Prometheus metrics at /metrics), "
-              + "bound on the master's host.")
-          .build();
+    public static final ConfigEntry<Integer> HTTP_PORT = ConfigEntry.builder("estuary.master.http.port", ConfigType.INT)
+            .defaultValue("9095")
+            .check(ConfigType.port())
+            .doc("Port of the master's admin HTTP endpoint (JSON status under /api, Prometheus metrics at /metrics), "
+                    + "bound on the master's host.")
+            .build();
 
-  public static final ConfigEntry<Integer> WORKER_FAILURE_EXCLUDE_THRESHOLD =
-      ConfigEntry.builder("estuary.master.workerFailure.excludeThreshold", ConfigType.INT)
-          .defaultValue("2").check(ConfigType.positive())
-          .doc("A worker reported failing by this many distinct applications within workerFailure.window is "
-              + "excluded from placement for workerFailure.excludeGrace. More than one by default: a single "
-              + "application's reports may stem from its own network or setup, and it already avoids the worker "
-              + "itself. 1 lets one application's report exclude a worker for everyone.")
-          .build();
+    public static final ConfigEntry<Integer> WORKER_FAILURE_EXCLUDE_THRESHOLD = ConfigEntry.builder(
+                    "estuary.master.workerFailure.excludeThreshold", ConfigType.INT)
+            .defaultValue("2")
+            .check(ConfigType.positive())
+            .doc("A worker reported failing by this many distinct applications within workerFailure.window is "
+                    + "excluded from placement for workerFailure.excludeGrace. More than one by default: a single "
+                    + "application's reports may stem from its own network or setup, and it already avoids the worker "
+                    + "itself. 1 lets one application's report exclude a worker for everyone.")
+            .build();
 
-  public static final ConfigEntry<Long> WORKER_FAILURE_WINDOW =
-      ConfigEntry.builder("estuary.master.workerFailure.window", ConfigType.DURATION_MS)
-          .defaultValue("60s").check(ConfigType.positive())
-          .doc("How long an application's failure report about a worker counts towards "
-              + "workerFailure.excludeThreshold.")
-          .build();
+    public static final ConfigEntry<Long> WORKER_FAILURE_WINDOW = ConfigEntry.builder(
+                    "estuary.master.workerFailure.window", ConfigType.DURATION_MS)
+            .defaultValue("60s")
+            .check(ConfigType.positive())
+            .doc("How long an application's failure report about a worker counts towards "
+                    + "workerFailure.excludeThreshold.")
+            .build();
 
-  public static final ConfigEntry<Long> WORKER_FAILURE_EXCLUDE_GRACE =
-      ConfigEntry.builder("estuary.master.workerFailure.excludeGrace", ConfigType.DURATION_MS)
-          .defaultValue("5min").check(ConfigType.positive())
-          .doc("How long a worker excluded for failure reports stays out of placement before it is taken back "
-              + "(checked every liveness.checkInterval). An operator's exclusion or decommission is never lifted "
-              + "this way.")
-          .build();
+    public static final ConfigEntry<Long> WORKER_FAILURE_EXCLUDE_GRACE = ConfigEntry.builder(
+                    "estuary.master.workerFailure.excludeGrace", ConfigType.DURATION_MS)
+            .defaultValue("5min")
+            .check(ConfigType.positive())
+            .doc("How long a worker excluded for failure reports stays out of placement before it is taken back "
+                    + "(checked every liveness.checkInterval). An operator's exclusion or decommission is never lifted "
+                    + "this way.")
+            .build();
 
-  public static final ConfigEntry<Double> WORKER_FAILURE_MAX_EXCLUDED_FRACTION =
-      ConfigEntry.builder("estuary.master.workerFailure.maxExcludedFraction", ConfigType.DOUBLE)
-          .defaultValue("0.3").check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
-          .doc("At most this fraction of the registered workers (at least one) is excluded on failure reports "
-              + "alone, so a fault between clients and workers (a switch) that makes applications report every "
-              + "worker cannot empty the cluster. Past it, a reported worker is excluded only if its own heartbeats "
-              + "show trouble (late, or a disk not healthy). Never are the last two workers that can take new slots "
-              + "excluded this way.")
-          .build();
+    public static final ConfigEntry<Double> WORKER_FAILURE_MAX_EXCLUDED_FRACTION = ConfigEntry.builder(
+                    "estuary.master.workerFailure.maxExcludedFraction", ConfigType.DOUBLE)
+            .defaultValue("0.3")
+            .check(v -> v >= 0 && v <= 1 ? null : "must be between 0 and 1")
+            .doc("At most this fraction of the registered workers (at least one) is excluded on failure reports "
+                    + "alone, so a fault between clients and workers (a switch) that makes applications report every "
+                    + "worker cannot empty the cluster. Past it, a reported worker is excluded only if its own heartbeats "
+                    + "show trouble (late, or a disk not healthy). Never are the last two workers that can take new slots "
+                    + "excluded this way.")
+            .build();
 
-  static void touch() {}
+    static void touch() {}
 }

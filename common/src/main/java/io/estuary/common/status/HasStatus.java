@@ -6,13 +6,13 @@ package io.estuary.common.status;
  * with the status of a call it made without depending on the client package that threw it.
  */
 public interface HasStatus {
-  StatusCode status();
+    StatusCode status();
 
-  /** The status a failure carries: its own, the outermost wrapped one's, or {@link StatusCode#FATAL}. */
-  static StatusCode statusOf(Throwable t) {
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof HasStatus) return ((HasStatus) c).status();
+    /** The status a failure carries: its own, the outermost wrapped one's, or {@link StatusCode#FATAL}. */
+    static StatusCode statusOf(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof HasStatus) return ((HasStatus) c).status();
+        }
+        return StatusCode.FATAL;
     }
-    return StatusCode.FATAL;
-  }
 }

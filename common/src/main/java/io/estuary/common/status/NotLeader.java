@@ -6,20 +6,21 @@ package io.estuary.common.status;
  * reading prose. Lives beside {@link StatusCode} because both the master's state log and the RPC layer speak it.
  */
 public final class NotLeader {
-  private NotLeader() {}
+    private NotLeader() {}
 
-  public static StatusException exception(String leaderEndpoint) {
-    return new StatusException(StatusCode.NOT_LEADER, leaderEndpoint == null ? "" : leaderEndpoint);
-  }
+    public static StatusException exception(String leaderEndpoint) {
+        return new StatusException(StatusCode.NOT_LEADER, leaderEndpoint == null ? "" : leaderEndpoint);
+    }
 
-  /** The leader named by a NOT_LEADER failure, or null. */
-  public static String leader(String failureMessage) {
-    return failureMessage == null || failureMessage.isEmpty() ? null : failureMessage;
-  }
+    /** The leader named by a NOT_LEADER failure, or null. */
+    public static String leader(String failureMessage) {
+        return failureMessage == null || failureMessage.isEmpty() ? null : failureMessage;
+    }
 
-  /** For people: what a NOT_LEADER answer from {@code endpoint} meant. */
-  public static String describe(String endpoint, String failureMessage) {
-    String leader = leader(failureMessage);
-    return endpoint + " is not the leader" + (leader == null ? " and knows no leader yet" : "; the leader is " + leader);
-  }
+    /** For people: what a NOT_LEADER answer from {@code endpoint} meant. */
+    public static String describe(String endpoint, String failureMessage) {
+        String leader = leader(failureMessage);
+        return endpoint + " is not the leader"
+                + (leader == null ? " and knows no leader yet" : "; the leader is " + leader);
+    }
 }

@@ -8,14 +8,14 @@ package io.estuary.common.time;
  * <p>Implementations are thread-safe.
  */
 public interface Clock {
-  /** Wall-clock milliseconds since the epoch: for timestamps that leave the process (records, admin views). */
-  long millis();
+    /** Wall-clock milliseconds since the epoch: for timestamps that leave the process (records, admin views). */
+    long millis();
 
-  /** Monotonic nanoseconds from an arbitrary origin: for every duration and deadline inside the process. */
-  long nanos();
+    /** Monotonic nanoseconds from an arbitrary origin: for every duration and deadline inside the process. */
+    long nanos();
 
-  /** The JVM's clocks. */
-  static Clock system() {
-    return SystemClock.INSTANCE;
-  }
+    /** The JVM's clocks. */
+    static Clock system() {
+        return SystemClock.INSTANCE;
+    }
 }

@@ -14,81 +14,86 @@ import org.slf4j.LoggerFactory;
  * are fine, the caller refuses or retries the one allocation. Thread-safe.
  */
 public final class FatalErrors {
-  private static final Logger LOG = LoggerFactory.getLogger(FatalErrors.class);
-  /** The exit status of a halted server: distinct, so a supervisor's log says why. */
-  public static final int EXIT_STATUS = 70;
+    private static final Logger LOG = LoggerFactory.getLogger(FatalErrors.class);
+    /** The exit status of a halted server: distinct, so a supervisor's log says why. */
+    public static final int EXIT_STATUS = 70;
 
-  private static volatile boolean halt;
-  /** Ends the process with a status; a test swaps it ({@link #haltingInto}) to see a halt without one. */
-  private static volatile IntConsumer halter = status -> Runtime.getRuntime().halt(status);
+    private static volatile boolean halt;
+    /** Ends the process with a status; a test swaps it ({@link #haltingInto}) to see a halt without one. */
+    private static volatile IntConsumer halter = status -> Runtime.getRuntime().halt(status);
 
-  /** Logs every throwable that ends a thread, then {@link #check}s it. Installed on every named thread. */
-  public static final Thread.UncaughtExceptionHandler UNCAUGHT = (thread, e) -> {
-    try {
-      LOG.error("Uncaught error on thread {}", thread.getName(), e);
-    } catch (Throwable ignored) {
-      // logging itself failed (likely out of memory): still decide below
-    }
-    check(e);
-  };
-
-  private FatalErrors() {}
-
-  /** From now on a fatal error on any thread halts the process; also the default for threads not made by us. */
-  public static void haltOnFatalError() {
-    halt = true;
-    Thread.setDefaultUncaughtExceptionHandler(UNCAUGHT);
-  }
-
-  public static boolean halting() {
-    return halt;
-  }
-
-  /**
-   * Tests only: turns halting on with {@code fake} in place of {@link Runtime#halt} (the default uncaught-exception
-   * handler stays as it was); closing the result turns both back.
-   */
-  static AutoCloseable haltingInto(IntConsumer fake) {
-    boolean wasHalting = halt;
-    IntConsumer was = halter;
-    halter = fake;
-    halt = true;
-    return () -> {
-      halt = wasHalting;
-      halter = was;
+    /** Logs every throwable that ends a thread, then {@link #check}s it. Installed on every named thread. */
+    public static final Thread.UncaughtExceptionHandler UNCAUGHT = (thread, e) -> {
+        try {
+            LOG.error("Uncaught error on thread {}", thread.getName(), e);
+        } catch (Throwable ignored) {
+            // logging itself failed (likely out of memory): still decide below
+        }
+        check(e);
     };
-  }
 
-  /**
-   * Halts the process when {@code e} (or a cause) is fatal and halting is on; otherwise returns. Call it wherever
-   * a server catches a {@link Throwable} it would otherwise only log.
-   */
-  public static void check(Throwable e) {
-    if (!halt || !isFatal(e)) return;
-    try {
-      System.err.println("FATAL: " + e + " on thread " + Thread.currentThread().getName() + "; halting");
-      LOG.error("Fatal error on thread {}: halting the process (exit status {})", Thread.currentThread().getName(),
-          EXIT_STATUS, e);
-    } catch (Throwable ignored) {
-      // halt regardless
-    } finally {
-      halter.accept(EXIT_STATUS);
+    private FatalErrors() {}
+
+    /** From now on a fatal error on any thread halts the process; also the default for threads not made by us. */
+    public static void haltOnFatalError() {
+        halt = true;
+        Thread.setDefaultUncaughtExceptionHandler(UNCAUGHT);
     }
-  }
 
-  /** A virtual machine error other than a refused direct-memory allocation, itself or as a cause. */
-  public static boolean isFatal(Throwable e) {
-    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof VirtualMachineError && !isDirectMemory(c)) return true;
+    public static boolean halting() {
+        return halt;
     }
-    return false;
-  }
 
-  private static boolean isDirectMemory(Throwable e) {
-    if (!(e instanceof OutOfMemoryError)) return false;
-    // Netty's io.netty.util.internal.OutOfDirectMemoryError (relocated in the shaded client), or the JDK's.
-    String message = String.valueOf(e.getMessage());
-    return e.getClass().getSimpleName().equals("OutOfDirectMemoryError") || message.contains("Direct buffer memory")
-        || message.contains("direct buffer memory");
-  }
+    /**
+     * Tests only: turns halting on with {@code fake} in place of {@link Runtime#halt} (the default uncaught-exception
+     * handler stays as it was); closing the result turns both back.
+     */
+    static AutoCloseable haltingInto(IntConsumer fake) {
+        boolean wasHalting = halt;
+        IntConsumer was = halter;
+        halter = fake;
+        halt = true;
+        return () -> {
+            halt = wasHalting;
+            halter = was;
+        };
+    }
+
+    /**
+     * Halts the process when {@code e} (or a cause) is fatal and halting is on; otherwise returns. Call it wherever
+     * a server catches a {@link Throwable} it would otherwise only log.
+     */
+    public static void check(Throwable e) {
+        if (!halt || !isFatal(e)) return;
+        try {
+            System.err.println(
+                    "FATAL: " + e + " on thread " + Thread.currentThread().getName() + "; halting");
+            LOG.error(
+                    "Fatal error on thread {}: halting the process (exit status {})",
+                    Thread.currentThread().getName(),
+                    EXIT_STATUS,
+                    e);
+        } catch (Throwable ignored) {
+            // halt regardless
+        } finally {
+            halter.accept(EXIT_STATUS);
+        }
+    }
+
+    /** A virtual machine error other than a refused direct-memory allocation, itself or as a cause. */
+    public static boolean isFatal(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof VirtualMachineError && !isDirectMemory(c)) return true;
+        }
+        return false;
+    }
+
+    private static boolean isDirectMemory(Throwable e) {
+        if (!(e instanceof OutOfMemoryError)) return false;
+        // Netty's io.netty.util.internal.OutOfDirectMemoryError (relocated in the shaded client), or the JDK's.
+        String message = String.valueOf(e.getMessage());
+        return e.getClass().getSimpleName().equals("OutOfDirectMemoryError")
+                || message.contains("Direct buffer memory")
+                || message.contains("direct buffer memory");
+    }
 }

@@ -12,37 +12,37 @@ import java.util.function.Consumer;
  * Threads are named daemons ({@link NamedThreadFactory}). Thread-safe.
  */
 public final class GuardedScheduledExecutor extends ScheduledThreadPoolExecutor {
-  private final Consumer<Throwable> onFatal;
+    private final Consumer<Throwable> onFatal;
 
-  /** One thread named {@code name-0}; a fatal error halts a server ({@link GuardedTask#HALT_ON_FATAL}). */
-  public GuardedScheduledExecutor(String name) {
-    this(name, 1, GuardedTask.HALT_ON_FATAL);
-  }
+    /** One thread named {@code name-0}; a fatal error halts a server ({@link GuardedTask#HALT_ON_FATAL}). */
+    public GuardedScheduledExecutor(String name) {
+        this(name, 1, GuardedTask.HALT_ON_FATAL);
+    }
 
-  /** @param onFatal told every fatal error a task ends with, on the task's thread (tests pass their own) */
-  public GuardedScheduledExecutor(String name, int threads, Consumer<Throwable> onFatal) {
-    super(threads, new NamedThreadFactory(name));
-    this.onFatal = onFatal;
-  }
+    /** @param onFatal told every fatal error a task ends with, on the task's thread (tests pass their own) */
+    public GuardedScheduledExecutor(String name, int threads, Consumer<Throwable> onFatal) {
+        super(threads, new NamedThreadFactory(name));
+        this.onFatal = onFatal;
+    }
 
-  @Override
-  public void execute(Runnable command) {
-    super.execute(GuardedTask.oneShot(command));
-  }
+    @Override
+    public void execute(Runnable command) {
+        super.execute(GuardedTask.oneShot(command));
+    }
 
-  @Override
-  public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
-    return super.scheduleWithFixedDelay(GuardedTask.periodic(command), initialDelay, delay, unit);
-  }
+    @Override
+    public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+        return super.scheduleWithFixedDelay(GuardedTask.periodic(command), initialDelay, delay, unit);
+    }
 
-  @Override
-  public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
-    return super.scheduleAtFixedRate(GuardedTask.periodic(command), initialDelay, period, unit);
-  }
+    @Override
+    public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+        return super.scheduleAtFixedRate(GuardedTask.periodic(command), initialDelay, period, unit);
+    }
 
-  @Override
-  protected void afterExecute(Runnable r, Throwable t) {
-    super.afterExecute(r, t);
-    GuardedTask.afterExecute(r, t, onFatal);
-  }
+    @Override
+    protected void afterExecute(Runnable r, Throwable t) {
+        super.afterExecute(r, t);
+        GuardedTask.afterExecute(r, t, onFatal);
+    }
 }

@@ -12,22 +12,22 @@ import java.util.function.Consumer;
  * {@link #execute} ends its thread, whose uncaught-exception handler halts a server. Thread-safe.
  */
 public final class GuardedThreadPool extends ThreadPoolExecutor {
-  private final Consumer<Throwable> onFatal;
+    private final Consumer<Throwable> onFatal;
 
-  /** {@code threads} threads named {@code name-N}; a fatal error halts a server. */
-  public GuardedThreadPool(String name, int threads) {
-    this(name, threads, GuardedTask.HALT_ON_FATAL);
-  }
+    /** {@code threads} threads named {@code name-N}; a fatal error halts a server. */
+    public GuardedThreadPool(String name, int threads) {
+        this(name, threads, GuardedTask.HALT_ON_FATAL);
+    }
 
-  /** @param onFatal told every fatal error a submitted task ends with, on the task's thread (tests pass their own) */
-  public GuardedThreadPool(String name, int threads, Consumer<Throwable> onFatal) {
-    super(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), new NamedThreadFactory(name));
-    this.onFatal = onFatal;
-  }
+    /** @param onFatal told every fatal error a submitted task ends with, on the task's thread (tests pass their own) */
+    public GuardedThreadPool(String name, int threads, Consumer<Throwable> onFatal) {
+        super(threads, threads, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), new NamedThreadFactory(name));
+        this.onFatal = onFatal;
+    }
 
-  @Override
-  protected void afterExecute(Runnable r, Throwable t) {
-    super.afterExecute(r, t);
-    GuardedTask.afterExecute(r, t, onFatal);
-  }
+    @Override
+    protected void afterExecute(Runnable r, Throwable t) {
+        super.afterExecute(r, t);
+        GuardedTask.afterExecute(r, t, onFatal);
+    }
 }

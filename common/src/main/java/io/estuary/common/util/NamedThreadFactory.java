@@ -8,18 +8,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * one is logged, and halts a server process on a fatal error (see {@link FatalErrors}).
  */
 public final class NamedThreadFactory implements ThreadFactory {
-  private final String prefix;
-  private final AtomicInteger next = new AtomicInteger();
+    private final String prefix;
+    private final AtomicInteger next = new AtomicInteger();
 
-  public NamedThreadFactory(String prefix) {
-    this.prefix = prefix;
-  }
+    public NamedThreadFactory(String prefix) {
+        this.prefix = prefix;
+    }
 
-  @Override
-  public Thread newThread(Runnable r) {
-    Thread t = new Thread(r, prefix + "-" + next.getAndIncrement());
-    t.setDaemon(true);
-    t.setUncaughtExceptionHandler(FatalErrors.UNCAUGHT);
-    return t;
-  }
+    @Override
+    public Thread newThread(Runnable r) {
+        Thread t = new Thread(r, prefix + "-" + next.getAndIncrement());
+        t.setDaemon(true);
+        t.setUncaughtExceptionHandler(FatalErrors.UNCAUGHT);
+        return t;
+    }
 }

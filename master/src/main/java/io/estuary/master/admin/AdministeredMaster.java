@@ -14,28 +14,28 @@ import java.util.function.Function;
  * are called from the admin HTTP and metrics-scrape threads and must be thread-safe.
  */
 public interface AdministeredMaster {
-  /** The release this master reports. */
-  String version();
+    /** The release this master reports. */
+    String version();
 
-  /** This master's id in its HA group ("" for a single master). */
-  String id();
+    /** This master's id in its HA group ("" for a single master). */
+    String id();
 
-  /** This master's RPC endpoint, host:port. */
-  String endpoint();
+    /** This master's RPC endpoint, host:port. */
+    String endpoint();
 
-  boolean isLeader();
+    boolean isLeader();
 
-  StateLog log();
+    StateLog log();
 
-  /** The masters of the HA group; empty for a single master. */
-  MasterNodes nodes();
+    /** The masters of the HA group; empty for a single master. */
+    MasterNodes nodes();
 
-  /** Reads the agreed state under its lock. */
-  <T> T state(Function<MasterState, T> reader);
+    /** Reads the agreed state under its lock. */
+    <T> T state(Function<MasterState, T> reader);
 
-  /** Sets a worker's state through the log (leader only); returns once committed. */
-  void setWorkerState(String workerId, WorkerState state, String reason);
+    /** Sets a worker's state through the log (leader only); returns once committed. */
+    void setWorkerState(String workerId, WorkerState state, String reason);
 
-  /** Hands leadership to master {@code targetId} (leader of an HA group only). */
-  void transferLeadership(String targetId) throws IOException;
+    /** Hands leadership to master {@code targetId} (leader of an HA group only). */
+    void transferLeadership(String targetId) throws IOException;
 }

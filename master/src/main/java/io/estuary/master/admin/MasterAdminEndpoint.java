@@ -38,195 +38,242 @@ import java.util.TreeSet;
  * machine's read()) or submit changes through its log; it holds no state of its own.
  */
 public final class MasterAdminEndpoint implements Closeable {
-  /** HTTP status for "ask the leader" (Misdirected Request). */
-  public static final int NOT_LEADER = 421;
+    /** HTTP status for "ask the leader" (Misdirected Request). */
+    public static final int NOT_LEADER = 421;
 
-  private final AdminHttpServer http;
-  private final AdministeredMaster master;
+    private final AdminHttpServer http;
+    private final AdministeredMaster master;
 
-  public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics)
-      throws IOException {
-    this.master = master;
-    this.http = AdminHttpServer.builder("master")
-        .get("/api/status", r -> Response.json(200, status()))
-        .get("/api/masters", r -> Response.json(200, new AdminViews.Masters(servedBy(), masters())))
-        .get("/api/workers", r -> Response.json(200, new AdminViews.Workers(servedBy(),
-            master.state(this::workers))))
-        .get("/api/applications", r -> Response.json(200, new AdminViews.Applications(servedBy(),
-            master.state(MasterAdminEndpoint::applications))))
-        .get("/api/shuffles", this::shuffles)
-        .post("/api/leadership/transfer", this::transferLeadership)
-        .postPrefix("/api/workers/", this::setWorkerState)
-        .metrics(metrics.registry())
-        .start(host, port);
-  }
-
-  public int port() {
-    return http.port();
-  }
-
-  private Response transferLeadership(Request r) {
-    String to = r.query("to");
-    if (to == null || to.isEmpty()) return Response.error(400, "give the new leader's id: ?to=<id>");
-    if (master.nodes().isEmpty()) return Response.error(409, "a single master has no one to hand leadership to");
-    if (master.nodes().find(to) == null) {
-      return Response.error(404, "no master '" + to + "'; the masters are " + ids(master.nodes()));
+    public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics)
+            throws IOException {
+        this.master = master;
+        this.http = AdminHttpServer.builder("master")
+                .get("/api/status", r -> Response.json(200, status()))
+                .get("/api/masters", r -> Response.json(200, new AdminViews.Masters(servedBy(), masters())))
+                .get(
+                        "/api/workers",
+                        r -> Response.json(200, new AdminViews.Workers(servedBy(), master.state(this::workers))))
+                .get(
+                        "/api/applications",
+                        r -> Response.json(
+                                200,
+                                new AdminViews.Applications(
+                                        servedBy(), master.state(MasterAdminEndpoint::applications))))
+                .get("/api/shuffles", this::shuffles)
+                .post("/api/leadership/transfer", this::transferLeadership)
+                .postPrefix("/api/workers/", this::setWorkerState)
+                .metrics(metrics.registry())
+                .start(host, port);
     }
-    if (!master.isLeader()) return notLeader();
-    if (to.equals(master.id())) return Response.json(200, new AdminViews.LeadershipTransfer(to, false));
-    try {
-      master.transferLeadership(to);
-      return Response.json(200, new AdminViews.LeadershipTransfer(to, true));
-    } catch (IOException | IllegalStateException e) {
-      return Response.error(409, "handing leadership to " + to + " failed: " + e.getMessage());
+
+    public int port() {
+        return http.port();
     }
-  }
 
-  private Response setWorkerState(Request r) {
-    String action = r.path().substring("/api/workers/".length());
-    WorkerState state = action.equals("exclude") ? WorkerState.WORKER_EXCLUDED
-        : action.equals("decommission") ? WorkerState.WORKER_DECOMMISSIONING
-        : action.equals("activate") ? WorkerState.WORKER_ACTIVE : null;
-    if (state == null) {
-      return Response.error(404, "POST /api/workers/" + action + " is not an admin endpoint; try "
-          + "/api/workers/(exclude|decommission|activate)?id=<host:rpcPort:pushPort:fetchPort>");
+    private Response transferLeadership(Request r) {
+        String to = r.query("to");
+        if (to == null || to.isEmpty()) return Response.error(400, "give the new leader's id: ?to=<id>");
+        if (master.nodes().isEmpty()) return Response.error(409, "a single master has no one to hand leadership to");
+        if (master.nodes().find(to) == null) {
+            return Response.error(404, "no master '" + to + "'; the masters are " + ids(master.nodes()));
+        }
+        if (!master.isLeader()) return notLeader();
+        if (to.equals(master.id())) return Response.json(200, new AdminViews.LeadershipTransfer(to, false));
+        try {
+            master.transferLeadership(to);
+            return Response.json(200, new AdminViews.LeadershipTransfer(to, true));
+        } catch (IOException | IllegalStateException e) {
+            return Response.error(409, "handing leadership to " + to + " failed: " + e.getMessage());
+        }
     }
-    String id = r.query("id");
-    if (id == null || id.isEmpty()) {
-      return Response.error(400, "give the worker: ?id=<host:rpcPort:pushPort:fetchPort>");
+
+    private Response setWorkerState(Request r) {
+        String action = r.path().substring("/api/workers/".length());
+        WorkerState state = action.equals("exclude")
+                ? WorkerState.WORKER_EXCLUDED
+                : action.equals("decommission")
+                        ? WorkerState.WORKER_DECOMMISSIONING
+                        : action.equals("activate") ? WorkerState.WORKER_ACTIVE : null;
+        if (state == null) {
+            return Response.error(
+                    404,
+                    "POST /api/workers/" + action + " is not an admin endpoint; try "
+                            + "/api/workers/(exclude|decommission|activate)?id=<host:rpcPort:pushPort:fetchPort>");
+        }
+        String id = r.query("id");
+        if (id == null || id.isEmpty()) {
+            return Response.error(400, "give the worker: ?id=<host:rpcPort:pushPort:fetchPort>");
+        }
+        if (!master.isLeader()) return notLeader();
+        if (master.state(s -> s.worker(id)) == null) return Response.error(404, "no registered worker " + id);
+        try {
+            master.setWorkerState(id, state, "operator (admin API)");
+            return Response.json(200, new AdminViews.WorkerStateSet(id, stateName(state)));
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            return Response.error(409, e.getMessage()); // lost or leadership moved meanwhile
+        }
     }
-    if (!master.isLeader()) return notLeader();
-    if (master.state(s -> s.worker(id)) == null) return Response.error(404, "no registered worker " + id);
-    try {
-      master.setWorkerState(id, state, "operator (admin API)");
-      return Response.json(200, new AdminViews.WorkerStateSet(id, stateName(state)));
-    } catch (IllegalArgumentException | IllegalStateException e) {
-      return Response.error(409, e.getMessage()); // lost or leadership moved meanwhile
+
+    private Response shuffles(Request r) {
+        String app = r.query("app");
+        if (app != null && !app.isEmpty() && !master.state(s -> s.hasApplication(app))) {
+            return Response.error(404, "no registered application " + app);
+        }
+        return Response.json(
+                200,
+                new AdminViews.Shuffles(
+                        servedBy(), master.state(s -> shuffles(s, app == null || app.isEmpty() ? null : app))));
     }
-  }
 
-  private Response shuffles(Request r) {
-    String app = r.query("app");
-    if (app != null && !app.isEmpty() && !master.state(s -> s.hasApplication(app))) {
-      return Response.error(404, "no registered application " + app);
+    /** 421 naming the leader, for a change asked of a follower. */
+    private Response notLeader() {
+        String leader = master.log().leaderEndpoint();
+        return Response.json(
+                NOT_LEADER,
+                new AdminViews.NotLeader(
+                        "master " + master.id() + " is not the leader; ask "
+                                + (leader == null ? "the leader (none elected yet)" : leader),
+                        leaderId(),
+                        leader));
     }
-    return Response.json(200, new AdminViews.Shuffles(servedBy(),
-        master.state(s -> shuffles(s, app == null || app.isEmpty() ? null : app))));
-  }
 
-  /** 421 naming the leader, for a change asked of a follower. */
-  private Response notLeader() {
-    String leader = master.log().leaderEndpoint();
-    return Response.json(NOT_LEADER, new AdminViews.NotLeader("master " + master.id() + " is not the leader; ask "
-        + (leader == null ? "the leader (none elected yet)" : leader), leaderId(), leader));
-  }
-
-  /** The leader's id in the HA group: this master's id for a single master, null while none is known. */
-  private String leaderId() {
-    if (master.nodes().isEmpty() || master.isLeader()) return master.id();
-    String leader = master.log().leaderEndpoint();
-    for (MasterNodes.Node n : master.nodes().all()) if (n.rpcEndpoint().equals(leader)) return n.id;
-    return null;
-  }
-
-  private String role() {
-    return master.nodes().isEmpty() ? "single" : master.isLeader() ? "leader" : "follower";
-  }
-
-  /** Which master answered, so a reader knows whether it read the leader. */
-  private AdminViews.ServedBy servedBy() {
-    return new AdminViews.ServedBy(master.id(), role(), master.version());
-  }
-
-  private List<MasterEntry> masters() {
-    List<MasterEntry> out = new ArrayList<>();
-    String leaderId = leaderId();
-    if (master.nodes().isEmpty()) {
-      out.add(new MasterEntry(master.id(), master.endpoint(), null, "single", true, master.version(),
-          master.log().term()));
-      return out;
+    /** The leader's id in the HA group: this master's id for a single master, null while none is known. */
+    private String leaderId() {
+        if (master.nodes().isEmpty() || master.isLeader()) return master.id();
+        String leader = master.log().leaderEndpoint();
+        for (MasterNodes.Node n : master.nodes().all()) if (n.rpcEndpoint().equals(leader)) return n.id;
+        return null;
     }
-    for (MasterNodes.Node n : master.nodes().all()) {
-      boolean self = n.id.equals(master.id());
-      // a master knows only its own version and term; the CLI asks each master for its own
-      out.add(new MasterEntry(n.id, n.rpcEndpoint(), n.raftEndpoint(), n.id.equals(leaderId) ? "leader" : "follower",
-          self, self ? master.version() : null, self ? master.log().term() : null));
+
+    private String role() {
+        return master.nodes().isEmpty() ? "single" : master.isLeader() ? "leader" : "follower";
     }
-    return out;
-  }
 
-  private List<Worker> workers(MasterState st) {
-    List<Worker> workers = new ArrayList<>();
-    for (WorkerInfo w : st.workers()) {
-      String id = WorkerId.of(w.getAddress());
-      List<AdminViews.Disk> disks = new ArrayList<>();
-      for (DiskInfo d : w.getDisksList()) disks.add(AdminViews.Disk.of(d));
-      workers.add(new Worker(id, stateName(st.workerState(id)), st.workerStateReason(id),
-          w.getVersion().isEmpty() ? "unknown" : w.getVersion(), w.getAddress().getHost(),
-          w.getAddress().getRpcPort(), w.getAddress().getPushPort(), w.getAddress().getFetchPort(), disks));
+    /** Which master answered, so a reader knows whether it read the leader. */
+    private AdminViews.ServedBy servedBy() {
+        return new AdminViews.ServedBy(master.id(), role(), master.version());
     }
-    return workers;
-  }
 
-  /** Every application with its shuffles, each with how many workers hold it. */
-  private static List<Application> applications(MasterState st) {
-    List<Application> apps = new ArrayList<>();
-    for (String app : st.applicationIds()) {
-      List<ShuffleSummary> shuffles = new ArrayList<>();
-      for (Map.Entry<Integer, List<PartitionLocation>> e : st.shuffles(app).entrySet()) {
-        ShuffleDetail d = shuffle(e.getKey(), e.getValue());
-        shuffles.add(new ShuffleSummary(d.id(), d.partitions(), d.locations(), d.workers().size()));
-      }
-      apps.add(new Application(app, shuffles));
+    private List<MasterEntry> masters() {
+        List<MasterEntry> out = new ArrayList<>();
+        String leaderId = leaderId();
+        if (master.nodes().isEmpty()) {
+            out.add(new MasterEntry(
+                    master.id(),
+                    master.endpoint(),
+                    null,
+                    "single",
+                    true,
+                    master.version(),
+                    master.log().term()));
+            return out;
+        }
+        for (MasterNodes.Node n : master.nodes().all()) {
+            boolean self = n.id.equals(master.id());
+            // a master knows only its own version and term; the CLI asks each master for its own
+            out.add(new MasterEntry(
+                    n.id,
+                    n.rpcEndpoint(),
+                    n.raftEndpoint(),
+                    n.id.equals(leaderId) ? "leader" : "follower",
+                    self,
+                    self ? master.version() : null,
+                    self ? master.log().term() : null));
+        }
+        return out;
     }
-    return apps;
-  }
 
-  /** Applications (all, or only {@code onlyApp}) with their shuffles, each listing its workers. */
-  private static List<ApplicationShuffles> shuffles(MasterState st, String onlyApp) {
-    List<ApplicationShuffles> apps = new ArrayList<>();
-    for (String app : st.applicationIds()) {
-      if (onlyApp != null && !onlyApp.equals(app)) continue;
-      List<ShuffleDetail> shuffles = new ArrayList<>();
-      for (Map.Entry<Integer, List<PartitionLocation>> e : st.shuffles(app).entrySet()) {
-        shuffles.add(shuffle(e.getKey(), e.getValue()));
-      }
-      apps.add(new ApplicationShuffles(app, shuffles));
+    private List<Worker> workers(MasterState st) {
+        List<Worker> workers = new ArrayList<>();
+        for (WorkerInfo w : st.workers()) {
+            String id = WorkerId.of(w.getAddress());
+            List<AdminViews.Disk> disks = new ArrayList<>();
+            for (DiskInfo d : w.getDisksList()) disks.add(AdminViews.Disk.of(d));
+            workers.add(new Worker(
+                    id,
+                    stateName(st.workerState(id)),
+                    st.workerStateReason(id),
+                    w.getVersion().isEmpty() ? "unknown" : w.getVersion(),
+                    w.getAddress().getHost(),
+                    w.getAddress().getRpcPort(),
+                    w.getAddress().getPushPort(),
+                    w.getAddress().getFetchPort(),
+                    disks));
+        }
+        return workers;
     }
-    return apps;
-  }
 
-  private static ShuffleDetail shuffle(int id, List<PartitionLocation> locations) {
-    TreeSet<String> ws = new TreeSet<>();
-    TreeSet<Integer> partitions = new TreeSet<>();
-    for (PartitionLocation l : locations) {
-      ws.add(WorkerId.of(l.getWorker()));
-      partitions.add(l.getPartitionId());
+    /** Every application with its shuffles, each with how many workers hold it. */
+    private static List<Application> applications(MasterState st) {
+        List<Application> apps = new ArrayList<>();
+        for (String app : st.applicationIds()) {
+            List<ShuffleSummary> shuffles = new ArrayList<>();
+            for (Map.Entry<Integer, List<PartitionLocation>> e :
+                    st.shuffles(app).entrySet()) {
+                ShuffleDetail d = shuffle(e.getKey(), e.getValue());
+                shuffles.add(new ShuffleSummary(
+                        d.id(), d.partitions(), d.locations(), d.workers().size()));
+            }
+            apps.add(new Application(app, shuffles));
+        }
+        return apps;
     }
-    return new ShuffleDetail(id, partitions.size(), locations.size(), new ArrayList<>(ws));
-  }
 
-  private AdminViews.MasterStatus status() {
-    List<Peer> peers = new ArrayList<>();
-    for (MasterNodes.Node n : master.nodes().all()) peers.add(new Peer(n.id, n.rpcEndpoint(), n.raftEndpoint()));
-    return new AdminViews.MasterStatus(role(), master.id(), master.version(), io.estuary.common.ProtocolVersion.CURRENT,
-        master.log().leaderEndpoint(), leaderId(), master.log().term(), master.log().appliedIndex(), peers,
-        master.state(this::workers), master.state(MasterAdminEndpoint::applications));
-  }
+    /** Applications (all, or only {@code onlyApp}) with their shuffles, each listing its workers. */
+    private static List<ApplicationShuffles> shuffles(MasterState st, String onlyApp) {
+        List<ApplicationShuffles> apps = new ArrayList<>();
+        for (String app : st.applicationIds()) {
+            if (onlyApp != null && !onlyApp.equals(app)) continue;
+            List<ShuffleDetail> shuffles = new ArrayList<>();
+            for (Map.Entry<Integer, List<PartitionLocation>> e :
+                    st.shuffles(app).entrySet()) {
+                shuffles.add(shuffle(e.getKey(), e.getValue()));
+            }
+            apps.add(new ApplicationShuffles(app, shuffles));
+        }
+        return apps;
+    }
 
-  /** ACTIVE, EXCLUDED, ...: the protobuf name without its prefix. */
-  static String stateName(WorkerState s) {
-    return s.name().replace("WORKER_", "");
-  }
+    private static ShuffleDetail shuffle(int id, List<PartitionLocation> locations) {
+        TreeSet<String> ws = new TreeSet<>();
+        TreeSet<Integer> partitions = new TreeSet<>();
+        for (PartitionLocation l : locations) {
+            ws.add(WorkerId.of(l.getWorker()));
+            partitions.add(l.getPartitionId());
+        }
+        return new ShuffleDetail(id, partitions.size(), locations.size(), new ArrayList<>(ws));
+    }
 
-  private static List<String> ids(MasterNodes nodes) {
-    List<String> out = new ArrayList<>();
-    for (MasterNodes.Node n : nodes.all()) out.add(n.id);
-    return out;
-  }
+    private AdminViews.MasterStatus status() {
+        List<Peer> peers = new ArrayList<>();
+        for (MasterNodes.Node n : master.nodes().all()) peers.add(new Peer(n.id, n.rpcEndpoint(), n.raftEndpoint()));
+        return new AdminViews.MasterStatus(
+                role(),
+                master.id(),
+                master.version(),
+                io.estuary.common.ProtocolVersion.CURRENT,
+                master.log().leaderEndpoint(),
+                leaderId(),
+                master.log().term(),
+                master.log().appliedIndex(),
+                peers,
+                master.state(this::workers),
+                master.state(MasterAdminEndpoint::applications));
+    }
 
-  @Override
-  public void close() {
-    http.close();
-  }
+    /** ACTIVE, EXCLUDED, ...: the protobuf name without its prefix. */
+    static String stateName(WorkerState s) {
+        return s.name().replace("WORKER_", "");
+    }
+
+    private static List<String> ids(MasterNodes nodes) {
+        List<String> out = new ArrayList<>();
+        for (MasterNodes.Node n : nodes.all()) out.add(n.id);
+        return out;
+    }
+
+    @Override
+    public void close() {
+        http.close();
+    }
 }

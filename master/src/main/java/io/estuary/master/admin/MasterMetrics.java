@@ -14,99 +14,110 @@ import java.util.List;
  * (tests) do not clash.
  */
 public final class MasterMetrics {
-  private final CollectorRegistry registry = new CollectorRegistry();
-  private final Counter slotRequests;
-  private final Counter slotRequestFailures;
-  private final Histogram slotRequestSeconds;
-  private final Counter reviveSlotRequests;
-  private final Counter workerFailureReports;
+    private final CollectorRegistry registry = new CollectorRegistry();
+    private final Counter slotRequests;
+    private final Counter slotRequestFailures;
+    private final Histogram slotRequestSeconds;
+    private final Counter reviveSlotRequests;
+    private final Counter workerFailureReports;
 
-  public MasterMetrics(AdministeredMaster master) {
-    io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
-    io.estuary.server.admin.JvmMetrics.register(registry);
-    slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
-        .register(registry);
-    slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total",
-        "Slot requests that failed.").register(registry);
-    slotRequestSeconds = Histogram.build("estuary_master_slot_request_seconds",
-        "Time from a slot request to its answer.").buckets(0.001, 0.005, 0.02, 0.1, 0.5, 2, 10).register(registry);
-    reviveSlotRequests = Counter.build("estuary_master_revive_slot_requests_total",
-        "Requests for new locations of running shuffles' partitions (revives and splits) answered by this master.")
-        .register(registry);
-    workerFailureReports = Counter.build("estuary_master_worker_failure_reports_total",
-        "Reports from applications about workers failing them.").register(registry);
-    new Collector() {
-      @Override
-      public List<MetricFamilySamples> collect() {
-        List<MetricFamilySamples> out = new ArrayList<>();
-        out.add(new GaugeMetricFamily("estuary_master_is_leader", "1 when this master leads.",
-            master.isLeader() ? 1 : 0));
-        out.add(new GaugeMetricFamily("estuary_master_term", "Raft term (0 for a single master).",
-            master.log().term()));
-        out.add(new GaugeMetricFamily("estuary_master_applied_index", "Index of the last applied change.",
-            master.log().appliedIndex()));
-        GaugeMetricFamily workers = new GaugeMetricFamily("estuary_master_workers",
-            "Registered workers by state: available (not excluded or decommissioning, with a healthy disk; includes workers shutting down), no_healthy_disk, excluded, "
-                + "decommissioning.", Arrays.asList("state"));
-        int[] counts = master.state(s -> {
-          int[] c = new int[4];
-          for (io.estuary.common.protocol.WorkerInfo w : s.workers()) {
-            io.estuary.common.protocol.WorkerState ws = s.workerState(io.estuary.master.state.WorkerId.of(w.getAddress()));
-            if (ws == io.estuary.common.protocol.WorkerState.WORKER_EXCLUDED) {
-              c[2]++;
-              continue;
+    public MasterMetrics(AdministeredMaster master) {
+        io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
+        io.estuary.server.admin.JvmMetrics.register(registry);
+        slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
+                .register(registry);
+        slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total", "Slot requests that failed.")
+                .register(registry);
+        slotRequestSeconds = Histogram.build(
+                        "estuary_master_slot_request_seconds", "Time from a slot request to its answer.")
+                .buckets(0.001, 0.005, 0.02, 0.1, 0.5, 2, 10)
+                .register(registry);
+        reviveSlotRequests = Counter.build(
+                        "estuary_master_revive_slot_requests_total",
+                        "Requests for new locations of running shuffles' partitions (revives and splits) answered by this master.")
+                .register(registry);
+        workerFailureReports = Counter.build(
+                        "estuary_master_worker_failure_reports_total",
+                        "Reports from applications about workers failing them.")
+                .register(registry);
+        new Collector() {
+            @Override
+            public List<MetricFamilySamples> collect() {
+                List<MetricFamilySamples> out = new ArrayList<>();
+                out.add(new GaugeMetricFamily(
+                        "estuary_master_is_leader", "1 when this master leads.", master.isLeader() ? 1 : 0));
+                out.add(new GaugeMetricFamily(
+                        "estuary_master_term",
+                        "Raft term (0 for a single master).",
+                        master.log().term()));
+                out.add(new GaugeMetricFamily(
+                        "estuary_master_applied_index",
+                        "Index of the last applied change.",
+                        master.log().appliedIndex()));
+                GaugeMetricFamily workers = new GaugeMetricFamily(
+                        "estuary_master_workers",
+                        "Registered workers by state: available (not excluded or decommissioning, with a healthy disk; includes workers shutting down), no_healthy_disk, excluded, "
+                                + "decommissioning.",
+                        Arrays.asList("state"));
+                int[] counts = master.state(s -> {
+                    int[] c = new int[4];
+                    for (io.estuary.common.protocol.WorkerInfo w : s.workers()) {
+                        io.estuary.common.protocol.WorkerState ws =
+                                s.workerState(io.estuary.master.state.WorkerId.of(w.getAddress()));
+                        if (ws == io.estuary.common.protocol.WorkerState.WORKER_EXCLUDED) {
+                            c[2]++;
+                            continue;
+                        }
+                        if (ws == io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING) {
+                            c[3]++;
+                            continue;
+                        }
+                        boolean ok = false;
+                        for (io.estuary.common.protocol.DiskInfo d : w.getDisksList()) {
+                            ok |= d.getStatus() == io.estuary.common.protocol.DiskStatus.DISK_HEALTHY;
+                        }
+                        c[ok ? 0 : 1]++;
+                    }
+                    return c;
+                });
+                workers.addMetric(Arrays.asList("available"), counts[0]);
+                workers.addMetric(Arrays.asList("no_healthy_disk"), counts[1]);
+                workers.addMetric(Arrays.asList("excluded"), counts[2]);
+                workers.addMetric(Arrays.asList("decommissioning"), counts[3]);
+                out.add(workers);
+                int apps = master.state(s -> s.applicationIds().size());
+                out.add(new GaugeMetricFamily("estuary_master_applications", "Registered applications.", apps));
+                return out;
             }
-            if (ws == io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING) {
-              c[3]++;
-              continue;
-            }
-            boolean ok = false;
-            for (io.estuary.common.protocol.DiskInfo d : w.getDisksList()) {
-              ok |= d.getStatus() == io.estuary.common.protocol.DiskStatus.DISK_HEALTHY;
-            }
-            c[ok ? 0 : 1]++;
-          }
-          return c;
-        });
-        workers.addMetric(Arrays.asList("available"), counts[0]);
-        workers.addMetric(Arrays.asList("no_healthy_disk"), counts[1]);
-        workers.addMetric(Arrays.asList("excluded"), counts[2]);
-        workers.addMetric(Arrays.asList("decommissioning"), counts[3]);
-        out.add(workers);
-        int apps = master.state(s -> s.applicationIds().size());
-        out.add(new GaugeMetricFamily("estuary_master_applications", "Registered applications.", apps));
-        return out;
-      }
-    }.register(registry);
-  }
+        }.register(registry);
+    }
 
-  /** Records one answered slot request. */
-  public void slotRequest(long nanos, boolean failed) {
-    slotRequests.inc();
-    if (failed) slotRequestFailures.inc();
-    slotRequestSeconds.observe(nanos / 1e9);
-  }
+    /** Records one answered slot request. */
+    public void slotRequest(long nanos, boolean failed) {
+        slotRequests.inc();
+        if (failed) slotRequestFailures.inc();
+        slotRequestSeconds.observe(nanos / 1e9);
+    }
 
-  /** Records one revive request (however many partitions it names). */
-  public void reviveSlotRequest() {
-    reviveSlotRequests.inc();
-  }
+    /** Records one revive request (however many partitions it names). */
+    public void reviveSlotRequest() {
+        reviveSlotRequests.inc();
+    }
 
-  public long reviveSlotRequests() {
-    return (long) reviveSlotRequests.get();
-  }
+    public long reviveSlotRequests() {
+        return (long) reviveSlotRequests.get();
+    }
 
-  public void workerFailureReport() {
-    workerFailureReports.inc();
-  }
+    public void workerFailureReport() {
+        workerFailureReports.inc();
+    }
 
-  public long workerFailureReports() {
-    return (long) workerFailureReports.get();
-  }
+    public long workerFailureReports() {
+        return (long) workerFailureReports.get();
+    }
 
-  /** This master's metrics, for the admin endpoint and the metrics doc. */
-  public CollectorRegistry registry() {
-    return registry;
-  }
-
+    /** This master's metrics, for the admin endpoint and the metrics doc. */
+    public CollectorRegistry registry() {
+        return registry;
+    }
 }

@@ -16,38 +16,44 @@ import java.util.Map;
  * pile their first partitions onto the first worker.
  */
 public final class RoundRobinSlotAllocator implements SlotAllocator {
-  private final int maxWorkersPerApp;
-  private final ReplicaPlacer replicas;
-  private int nextStart;
+    private final int maxWorkersPerApp;
+    private final ReplicaPlacer replicas;
+    private int nextStart;
 
-  public RoundRobinSlotAllocator() {
-    this(Integer.MAX_VALUE, Collections.emptyMap());
-  }
-
-  public RoundRobinSlotAllocator(int maxWorkersPerApp, Map<String, String> rackOfHost) {
-    this.maxWorkersPerApp = maxWorkersPerApp;
-    this.replicas = new ReplicaPlacer(rackOfHost);
-  }
-
-  @Override
-  public synchronized List<PartitionLocation> allocate(SlotRequest req, List<WorkerInfo> workers) {
-    List<WorkerInfo> usable = WorkerSelection.forApplication(req, workers, maxWorkersPerApp, nextStart);
-    int n = usable.size();
-    int start = Math.floorMod(nextStart, n);
-    nextStart = start + 1;
-    List<List<String>> disks = new ArrayList<>(n);
-    for (WorkerInfo w : usable) {
-      List<String> healthy = new ArrayList<>();
-      for (DiskInfo d : w.getDisksList()) if (d.getStatus() == DiskStatus.DISK_HEALTHY) healthy.add(d.getMountPoint());
-      disks.add(healthy);
+    public RoundRobinSlotAllocator() {
+        this(Integer.MAX_VALUE, Collections.emptyMap());
     }
-    int[] diskCursor = new int[n];
-    List<PartitionLocation> out = new ArrayList<>(req.numPartitions);
-    for (int p = 0; p < req.numPartitions; p++) {
-      int w = (start + p) % n;
-      out.add(PartitionLocation.newBuilder().setPartitionId(p).setEpoch(0).setWorker(usable.get(w).getAddress())
-          .setDisk(disks.get(w).get(diskCursor[w]++ % disks.get(w).size())).setRole(LocationRole.PRIMARY).build());
+
+    public RoundRobinSlotAllocator(int maxWorkersPerApp, Map<String, String> rackOfHost) {
+        this.maxWorkersPerApp = maxWorkersPerApp;
+        this.replicas = new ReplicaPlacer(rackOfHost);
     }
-    return req.replicate ? replicas.withReplicas(req, out, usable) : out;
-  }
+
+    @Override
+    public synchronized List<PartitionLocation> allocate(SlotRequest req, List<WorkerInfo> workers) {
+        List<WorkerInfo> usable = WorkerSelection.forApplication(req, workers, maxWorkersPerApp, nextStart);
+        int n = usable.size();
+        int start = Math.floorMod(nextStart, n);
+        nextStart = start + 1;
+        List<List<String>> disks = new ArrayList<>(n);
+        for (WorkerInfo w : usable) {
+            List<String> healthy = new ArrayList<>();
+            for (DiskInfo d : w.getDisksList())
+                if (d.getStatus() == DiskStatus.DISK_HEALTHY) healthy.add(d.getMountPoint());
+            disks.add(healthy);
+        }
+        int[] diskCursor = new int[n];
+        List<PartitionLocation> out = new ArrayList<>(req.numPartitions);
+        for (int p = 0; p < req.numPartitions; p++) {
+            int w = (start + p) % n;
+            out.add(PartitionLocation.newBuilder()
+                    .setPartitionId(p)
+                    .setEpoch(0)
+                    .setWorker(usable.get(w).getAddress())
+                    .setDisk(disks.get(w).get(diskCursor[w]++ % disks.get(w).size()))
+                    .setRole(LocationRole.PRIMARY)
+                    .build());
+        }
+        return req.replicate ? replicas.withReplicas(req, out, usable) : out;
+    }
 }

@@ -18,127 +18,129 @@ import java.util.TreeMap;
  * by {@link MasterStateMachine}; readers take a consistent view under the state machine's lock.
  */
 public final class MasterState {
-  /** Registered, not lost, by {@link WorkerId}. Sorted so every replica iterates in the same order. */
-  final Map<String, WorkerInfo> workers = new TreeMap<>();
-  /** Workers that are not ACTIVE, with their state. */
-  final Map<String, WorkerState> workerStates = new TreeMap<>();
-  /**
-   * Why each non-ACTIVE worker is in its state. Kept in the agreed state because it tells who decided (an operator
-   * or automatic failure detection), so any leader lifts only automatic exclusions.
-   */
-  final Map<String, String> workerStateReasons = new TreeMap<>();
-  /** Application ids currently registered. */
-  final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
-  /**
-   * Applications removed recently, the newest {@link #MAX_RECENTLY_REMOVED}: workers are told at once to delete
-   * their data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows
-   * nothing of, and those expire after the application timeout (see the leader's UnknownShuffles).
-   */
-  final Map<String, Boolean> recentlyRemoved = new LinkedHashMap<String, Boolean>() {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
-      return size() > MAX_RECENTLY_REMOVED;
+    /** Registered, not lost, by {@link WorkerId}. Sorted so every replica iterates in the same order. */
+    final Map<String, WorkerInfo> workers = new TreeMap<>();
+    /** Workers that are not ACTIVE, with their state. */
+    final Map<String, WorkerState> workerStates = new TreeMap<>();
+    /**
+     * Why each non-ACTIVE worker is in its state. Kept in the agreed state because it tells who decided (an operator
+     * or automatic failure detection), so any leader lifts only automatic exclusions.
+     */
+    final Map<String, String> workerStateReasons = new TreeMap<>();
+    /** Application ids currently registered. */
+    final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
+    /**
+     * Applications removed recently, the newest {@link #MAX_RECENTLY_REMOVED}: workers are told at once to delete
+     * their data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows
+     * nothing of, and those expire after the application timeout (see the leader's UnknownShuffles).
+     */
+    final Map<String, Boolean> recentlyRemoved = new LinkedHashMap<String, Boolean>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
+            return size() > MAX_RECENTLY_REMOVED;
+        }
+    };
+
+    static final int MAX_RECENTLY_REMOVED = 10_000;
+    /**
+     * Shuffles unregistered while their application lives on, the {@link #MAX_UNREGISTERED_PER_APP} highest ids of
+     * each (the newest: ids grow): workers are told at their next heartbeat to delete the data. An id dropped from
+     * here expires as an unknown shuffle does, after the application timeout, so a long-lived application's state
+     * stays bounded without leaking worker data.
+     */
+    final Map<String, java.util.TreeSet<Integer>> unregisteredShuffles = new HashMap<>();
+
+    static final int MAX_UNREGISTERED_PER_APP = 1_000;
+    /**
+     * Placements logged in several entries whose last part has not been applied yet, by application and shuffle. An
+     * interrupted one (the leader failed between parts) stays until the shuffle is placed again, unregistered or its
+     * application removed.
+     */
+    final Map<String, Map<Integer, PartialPlacement>> partialPlacements = new TreeMap<>();
+
+    /** The parts of a placement applied so far. */
+    static final class PartialPlacement {
+        final long id;
+        final int total;
+        final List<PartitionLocation> locations = new ArrayList<>();
+
+        PartialPlacement(long id, int total) {
+            this.id = id;
+            this.total = total;
+        }
     }
-  };
-  static final int MAX_RECENTLY_REMOVED = 10_000;
-  /**
-   * Shuffles unregistered while their application lives on, the {@link #MAX_UNREGISTERED_PER_APP} highest ids of
-   * each (the newest: ids grow): workers are told at their next heartbeat to delete the data. An id dropped from
-   * here expires as an unknown shuffle does, after the application timeout, so a long-lived application's state
-   * stays bounded without leaking worker data.
-   */
-  final Map<String, java.util.TreeSet<Integer>> unregisteredShuffles = new HashMap<>();
-  static final int MAX_UNREGISTERED_PER_APP = 1_000;
-  /**
-   * Placements logged in several entries whose last part has not been applied yet, by application and shuffle. An
-   * interrupted one (the leader failed between parts) stays until the shuffle is placed again, unregistered or its
-   * application removed.
-   */
-  final Map<String, Map<Integer, PartialPlacement>> partialPlacements = new TreeMap<>();
 
-  /** The parts of a placement applied so far. */
-  static final class PartialPlacement {
-    final long id;
-    final int total;
-    final List<PartitionLocation> locations = new ArrayList<>();
-
-    PartialPlacement(long id, int total) {
-      this.id = id;
-      this.total = total;
+    public List<WorkerInfo> workers() {
+        return new ArrayList<>(workers.values());
     }
-  }
 
-  public List<WorkerInfo> workers() {
-    return new ArrayList<>(workers.values());
-  }
-
-  public WorkerInfo worker(String workerId) {
-    return workers.get(workerId);
-  }
-
-  public WorkerState workerState(String workerId) {
-    return workerStates.getOrDefault(workerId, WorkerState.WORKER_ACTIVE);
-  }
-
-  /** Why a worker is in its state; "" for ACTIVE workers (and states logged without a reason). */
-  public String workerStateReason(String workerId) {
-    return workerStateReasons.getOrDefault(workerId, "");
-  }
-
-  /** Registered workers that may get new slots. */
-  public List<WorkerInfo> activeWorkers() {
-    List<WorkerInfo> out = new ArrayList<>();
-    for (Map.Entry<String, WorkerInfo> e : workers.entrySet()) {
-      if (!workerStates.containsKey(e.getKey())) out.add(e.getValue());
+    public WorkerInfo worker(String workerId) {
+        return workers.get(workerId);
     }
-    return out;
-  }
 
-  public boolean hasApplication(String appId) {
-    return applications.containsKey(appId);
-  }
+    public WorkerState workerState(String workerId) {
+        return workerStates.getOrDefault(workerId, WorkerState.WORKER_ACTIVE);
+    }
 
-  public List<String> applicationIds() {
-    return new ArrayList<>(applications.keySet());
-  }
+    /** Why a worker is in its state; "" for ACTIVE workers (and states logged without a reason). */
+    public String workerStateReason(String workerId) {
+        return workerStateReasons.getOrDefault(workerId, "");
+    }
 
-  /** The locations of a shuffle, or null when none were allocated. */
-  public List<PartitionLocation> shuffle(String appId, int shuffleId) {
-    Map<Integer, List<PartitionLocation>> shuffles = applications.get(appId);
-    return shuffles == null ? null : shuffles.get(shuffleId);
-  }
+    /** Registered workers that may get new slots. */
+    public List<WorkerInfo> activeWorkers() {
+        List<WorkerInfo> out = new ArrayList<>();
+        for (Map.Entry<String, WorkerInfo> e : workers.entrySet()) {
+            if (!workerStates.containsKey(e.getKey())) out.add(e.getValue());
+        }
+        return out;
+    }
 
-  public Map<Integer, List<PartitionLocation>> shuffles(String appId) {
-    Map<Integer, List<PartitionLocation>> s = applications.get(appId);
-    return s == null ? Collections.emptyMap() : Collections.unmodifiableMap(s);
-  }
+    public boolean hasApplication(String appId) {
+        return applications.containsKey(appId);
+    }
 
-  public boolean wasRemoved(String appId) {
-    return recentlyRemoved.containsKey(appId);
-  }
+    public List<String> applicationIds() {
+        return new ArrayList<>(applications.keySet());
+    }
 
-  public boolean isShuffleUnregistered(String appId, int shuffleId) {
-    java.util.Set<Integer> s = unregisteredShuffles.get(appId);
-    return s != null && s.contains(shuffleId);
-  }
+    /** The locations of a shuffle, or null when none were allocated. */
+    public List<PartitionLocation> shuffle(String appId, int shuffleId) {
+        Map<Integer, List<PartitionLocation>> shuffles = applications.get(appId);
+        return shuffles == null ? null : shuffles.get(shuffleId);
+    }
 
-  /** Whether the shuffle is placed (or being placed) for a registered application. */
-  public boolean isShufflePlaced(String appId, int shuffleId) {
-    Map<Integer, List<PartitionLocation>> s = applications.get(appId);
-    if (s == null) return false;
-    if (s.containsKey(shuffleId)) return true;
-    Map<Integer, PartialPlacement> p = partialPlacements.get(appId);
-    return p != null && p.containsKey(shuffleId);
-  }
+    public Map<Integer, List<PartitionLocation>> shuffles(String appId) {
+        Map<Integer, List<PartitionLocation>> s = applications.get(appId);
+        return s == null ? Collections.emptyMap() : Collections.unmodifiableMap(s);
+    }
 
-  /** Unregistered shuffle ids remembered, over all applications (bounded per application). */
-  public int unregisteredShuffleCount() {
-    int n = 0;
-    for (java.util.Set<Integer> ids : unregisteredShuffles.values()) n += ids.size();
-    return n;
-  }
+    public boolean wasRemoved(String appId) {
+        return recentlyRemoved.containsKey(appId);
+    }
 
-  static boolean usable(DiskInfo d) {
-    return d.getStatus() == DiskStatus.DISK_HEALTHY;
-  }
+    public boolean isShuffleUnregistered(String appId, int shuffleId) {
+        java.util.Set<Integer> s = unregisteredShuffles.get(appId);
+        return s != null && s.contains(shuffleId);
+    }
+
+    /** Whether the shuffle is placed (or being placed) for a registered application. */
+    public boolean isShufflePlaced(String appId, int shuffleId) {
+        Map<Integer, List<PartitionLocation>> s = applications.get(appId);
+        if (s == null) return false;
+        if (s.containsKey(shuffleId)) return true;
+        Map<Integer, PartialPlacement> p = partialPlacements.get(appId);
+        return p != null && p.containsKey(shuffleId);
+    }
+
+    /** Unregistered shuffle ids remembered, over all applications (bounded per application). */
+    public int unregisteredShuffleCount() {
+        int n = 0;
+        for (java.util.Set<Integer> ids : unregisteredShuffles.values()) n += ids.size();
+        return n;
+    }
+
+    static boolean usable(DiskInfo d) {
+        return d.getStatus() == DiskStatus.DISK_HEALTHY;
+    }
 }

@@ -2,13 +2,13 @@ package io.estuary.master.state;
 
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.ApplicationSlots;
-import io.estuary.common.protocol.MasterSnapshot;
-import io.estuary.common.protocol.ShuffleSlots;
-import io.estuary.common.protocol.UnregisteredShuffles;
 import io.estuary.common.protocol.MasterCommand;
+import io.estuary.common.protocol.MasterSnapshot;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.ShuffleSlots;
 import io.estuary.common.protocol.ShuffleUnregistered;
 import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.common.protocol.UnregisteredShuffles;
 import io.estuary.common.protocol.WorkerDisksChanged;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
@@ -25,243 +25,267 @@ import java.util.function.Function;
  * command carries their outcome.
  */
 public final class MasterStateMachine {
-  private final MasterState state = new MasterState();
-  private long appliedCommands;
+    private final MasterState state = new MasterState();
+    private long appliedCommands;
 
-  /**
-   * Applies one command. Commands that no longer make sense (a lost worker already gone) are no-ops. A command this
-   * master cannot apply as written ({@link #check}) throws before anything changes.
-   */
-  public synchronized void apply(MasterCommand command) {
-    check(command);
-    applyChecked(command);
-  }
+    /**
+     * Applies one command. Commands that no longer make sense (a lost worker already gone) are no-ops. A command this
+     * master cannot apply as written ({@link #check}) throws before anything changes.
+     */
+    public synchronized void apply(MasterCommand command) {
+        check(command);
+        applyChecked(command);
+    }
 
-  /**
-   * Throws {@link UnappliableCommandException} when this master cannot apply the command as written: a command it
-   * does not know, or any field it does not know (a newer master wrote it, e.g. during a rolling upgrade). Applying
-   * such a command as a no-op, or without the unknown part, would make this master's state differ from the others'
-   * without anyone noticing.
-   */
-  public static void check(MasterCommand command) {
-    String unknown = unknownPart(command, "command");
-    if (unknown != null) {
-      throw new UnappliableCommandException("this master cannot apply " + command.getCommandCase() + ": " + unknown
-          + " is unknown to this version (written by a newer master?)");
-    }
-  }
-
-  private static String unknownPart(com.google.protobuf.Message m, String path) {
-    if (!m.getUnknownFields().asMap().isEmpty()) {
-      return "field " + m.getUnknownFields().asMap().keySet() + " of " + path;
-    }
-    if (m instanceof MasterCommand
-        && ((MasterCommand) m).getCommandCase() == MasterCommand.CommandCase.COMMAND_NOT_SET) {
-      return "the kind of " + path;
-    }
-    for (java.util.Map.Entry<com.google.protobuf.Descriptors.FieldDescriptor, Object> f : m.getAllFields().entrySet()) {
-      if (f.getKey().getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) continue;
-      if (f.getKey().isRepeated()) {
-        List<?> items = (List<?>) f.getValue();
-        for (int i = 0; i < items.size(); i++) {
-          String u = unknownPart((com.google.protobuf.Message) items.get(i),
-              path + "." + f.getKey().getName() + "[" + i + "]");
-          if (u != null) return u;
+    /**
+     * Throws {@link UnappliableCommandException} when this master cannot apply the command as written: a command it
+     * does not know, or any field it does not know (a newer master wrote it, e.g. during a rolling upgrade). Applying
+     * such a command as a no-op, or without the unknown part, would make this master's state differ from the others'
+     * without anyone noticing.
+     */
+    public static void check(MasterCommand command) {
+        String unknown = unknownPart(command, "command");
+        if (unknown != null) {
+            throw new UnappliableCommandException("this master cannot apply " + command.getCommandCase() + ": "
+                    + unknown + " is unknown to this version (written by a newer master?)");
         }
-      } else {
-        String u = unknownPart((com.google.protobuf.Message) f.getValue(), path + "." + f.getKey().getName());
-        if (u != null) return u;
-      }
     }
-    return null;
-  }
 
-  /** A command this master cannot apply as written. Refused before it is logged; fatal when found in the log. */
-  public static final class UnappliableCommandException extends io.estuary.common.status.StatusException {
-    UnappliableCommandException(String message) {
-      super(io.estuary.common.status.StatusCode.FATAL, message);
-    }
-  }
-
-  private void applyChecked(MasterCommand command) {
-    appliedCommands++;
-    switch (command.getCommandCase()) {
-      case WORKER_REGISTERED: {
-        WorkerInfo w = command.getWorkerRegistered().getWorker();
-        state.workers.put(WorkerId.of(w.getAddress()), w);
-        break;
-      }
-      case WORKER_LOST: {
-        String id = WorkerId.of(command.getWorkerLost().getWorker());
-        state.workers.remove(id);
-        state.workerStates.remove(id);
-        state.workerStateReasons.remove(id);
-        break;
-      }
-      case WORKER_STATE_CHANGED: {
-        WorkerStateChanged c = command.getWorkerStateChanged();
-        String id = WorkerId.of(c.getWorker());
-        if (!state.workers.containsKey(id)) break;
-        if (c.getState() == WorkerState.WORKER_ACTIVE) {
-          state.workerStates.remove(id);
-          state.workerStateReasons.remove(id);
-        } else {
-          state.workerStates.put(id, c.getState());
-          state.workerStateReasons.put(id, c.getReason());
+    private static String unknownPart(com.google.protobuf.Message m, String path) {
+        if (!m.getUnknownFields().asMap().isEmpty()) {
+            return "field " + m.getUnknownFields().asMap().keySet() + " of " + path;
         }
-        break;
-      }
-      case WORKER_DISKS_CHANGED: {
-        WorkerDisksChanged c = command.getWorkerDisksChanged();
-        String id = WorkerId.of(c.getWorker());
-        WorkerInfo w = state.workers.get(id);
-        if (w != null) state.workers.put(id, w.toBuilder().clearDisks().addAllDisks(c.getDisksList()).build());
-        break;
-      }
-      case APPLICATION_REGISTERED: {
-        String app = command.getApplicationRegistered().getAppId();
-        state.applications.computeIfAbsent(app, a -> new TreeMap<>());
-        state.recentlyRemoved.remove(app);
-        break;
-      }
-      case APPLICATION_REMOVED: {
-        ApplicationRemoved c = command.getApplicationRemoved();
-        state.applications.remove(c.getAppId());
-        state.unregisteredShuffles.remove(c.getAppId());
-        state.partialPlacements.remove(c.getAppId());
-        state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
-        break;
-      }
-      case SLOTS_ALLOCATED:
-        slotsAllocated(command.getSlotsAllocated());
-        break;
-      case SHUFFLE_UNREGISTERED: {
-        ShuffleUnregistered c = command.getShuffleUnregistered();
+        if (m instanceof MasterCommand
+                && ((MasterCommand) m).getCommandCase() == MasterCommand.CommandCase.COMMAND_NOT_SET) {
+            return "the kind of " + path;
+        }
+        for (java.util.Map.Entry<com.google.protobuf.Descriptors.FieldDescriptor, Object> f :
+                m.getAllFields().entrySet()) {
+            if (f.getKey().getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) continue;
+            if (f.getKey().isRepeated()) {
+                List<?> items = (List<?>) f.getValue();
+                for (int i = 0; i < items.size(); i++) {
+                    String u = unknownPart(
+                            (com.google.protobuf.Message) items.get(i),
+                            path + "." + f.getKey().getName() + "[" + i + "]");
+                    if (u != null) return u;
+                }
+            } else {
+                String u = unknownPart(
+                        (com.google.protobuf.Message) f.getValue(),
+                        path + "." + f.getKey().getName());
+                if (u != null) return u;
+            }
+        }
+        return null;
+    }
+
+    /** A command this master cannot apply as written. Refused before it is logged; fatal when found in the log. */
+    public static final class UnappliableCommandException extends io.estuary.common.status.StatusException {
+        UnappliableCommandException(String message) {
+            super(io.estuary.common.status.StatusCode.FATAL, message);
+        }
+    }
+
+    private void applyChecked(MasterCommand command) {
+        appliedCommands++;
+        switch (command.getCommandCase()) {
+            case WORKER_REGISTERED: {
+                WorkerInfo w = command.getWorkerRegistered().getWorker();
+                state.workers.put(WorkerId.of(w.getAddress()), w);
+                break;
+            }
+            case WORKER_LOST: {
+                String id = WorkerId.of(command.getWorkerLost().getWorker());
+                state.workers.remove(id);
+                state.workerStates.remove(id);
+                state.workerStateReasons.remove(id);
+                break;
+            }
+            case WORKER_STATE_CHANGED: {
+                WorkerStateChanged c = command.getWorkerStateChanged();
+                String id = WorkerId.of(c.getWorker());
+                if (!state.workers.containsKey(id)) break;
+                if (c.getState() == WorkerState.WORKER_ACTIVE) {
+                    state.workerStates.remove(id);
+                    state.workerStateReasons.remove(id);
+                } else {
+                    state.workerStates.put(id, c.getState());
+                    state.workerStateReasons.put(id, c.getReason());
+                }
+                break;
+            }
+            case WORKER_DISKS_CHANGED: {
+                WorkerDisksChanged c = command.getWorkerDisksChanged();
+                String id = WorkerId.of(c.getWorker());
+                WorkerInfo w = state.workers.get(id);
+                if (w != null)
+                    state.workers.put(
+                            id,
+                            w.toBuilder()
+                                    .clearDisks()
+                                    .addAllDisks(c.getDisksList())
+                                    .build());
+                break;
+            }
+            case APPLICATION_REGISTERED: {
+                String app = command.getApplicationRegistered().getAppId();
+                state.applications.computeIfAbsent(app, a -> new TreeMap<>());
+                state.recentlyRemoved.remove(app);
+                break;
+            }
+            case APPLICATION_REMOVED: {
+                ApplicationRemoved c = command.getApplicationRemoved();
+                state.applications.remove(c.getAppId());
+                state.unregisteredShuffles.remove(c.getAppId());
+                state.partialPlacements.remove(c.getAppId());
+                state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
+                break;
+            }
+            case SLOTS_ALLOCATED:
+                slotsAllocated(command.getSlotsAllocated());
+                break;
+            case SHUFFLE_UNREGISTERED: {
+                ShuffleUnregistered c = command.getShuffleUnregistered();
+                java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
+                if (shuffles == null) break; // the application is gone, and its data with it
+                shuffles.remove(c.getShuffleId());
+                dropPartial(c.getAppId(), c.getShuffleId());
+                java.util.TreeSet<Integer> ids =
+                        state.unregisteredShuffles.computeIfAbsent(c.getAppId(), a -> new java.util.TreeSet<>());
+                ids.add(c.getShuffleId());
+                // The oldest are forgotten; workers still holding them are told once the master finds them unknown.
+                while (ids.size() > MasterState.MAX_UNREGISTERED_PER_APP) ids.pollFirst();
+                break;
+            }
+            case BATCH:
+                appliedCommands--; // counted per change, not per entry
+                for (MasterCommand c : command.getBatch().getCommandsList()) applyChecked(c);
+                break;
+            default: // check() refused it already
+                throw new UnappliableCommandException("unknown master command " + command.getCommandCase());
+        }
+    }
+
+    /**
+     * A placement, whole or one part of it. Parts come in order (the leader logs each after the previous committed);
+     * a first part starts the placement afresh, a part that does not continue the one begun (an interrupted
+     * placement's) is ignored, and the last part publishes it.
+     */
+    private void slotsAllocated(SlotsAllocated c) {
+        // An application removed meanwhile (expired) stays removed; the leader reports the request failed.
         java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
-        if (shuffles == null) break; // the application is gone, and its data with it
-        shuffles.remove(c.getShuffleId());
-        dropPartial(c.getAppId(), c.getShuffleId());
-        java.util.TreeSet<Integer> ids = state.unregisteredShuffles.computeIfAbsent(c.getAppId(),
-            a -> new java.util.TreeSet<>());
-        ids.add(c.getShuffleId());
-        // The oldest are forgotten; workers still holding them are told once the master finds them unknown.
-        while (ids.size() > MasterState.MAX_UNREGISTERED_PER_APP) ids.pollFirst();
-        break;
-      }
-      case BATCH:
-        appliedCommands--; // counted per change, not per entry
-        for (MasterCommand c : command.getBatch().getCommandsList()) applyChecked(c);
-        break;
-      default: // check() refused it already
-        throw new UnappliableCommandException("unknown master command " + command.getCommandCase());
-    }
-  }
-
-  /**
-   * A placement, whole or one part of it. Parts come in order (the leader logs each after the previous committed);
-   * a first part starts the placement afresh, a part that does not continue the one begun (an interrupted
-   * placement's) is ignored, and the last part publishes it.
-   */
-  private void slotsAllocated(SlotsAllocated c) {
-    // An application removed meanwhile (expired) stays removed; the leader reports the request failed.
-    java.util.Map<Integer, List<PartitionLocation>> shuffles = state.applications.get(c.getAppId());
-    if (shuffles == null) return;
-    if (c.getTotalLocations() == 0) {
-      shuffles.put(c.getShuffleId(), new ArrayList<>(c.getLocationsList()));
-      dropPartial(c.getAppId(), c.getShuffleId());
-      return;
-    }
-    java.util.Map<Integer, MasterState.PartialPlacement> partial =
-        state.partialPlacements.computeIfAbsent(c.getAppId(), a -> new TreeMap<>());
-    MasterState.PartialPlacement p = partial.get(c.getShuffleId());
-    if (c.getFirstLocation() == 0) {
-      p = new MasterState.PartialPlacement(c.getPlacementId(), c.getTotalLocations());
-      partial.put(c.getShuffleId(), p);
-    } else if (p == null || p.id != c.getPlacementId() || p.total != c.getTotalLocations()
-        || p.locations.size() != c.getFirstLocation()) {
-      if (partial.isEmpty()) state.partialPlacements.remove(c.getAppId());
-      return;
-    }
-    p.locations.addAll(c.getLocationsList());
-    if (p.locations.size() >= p.total) {
-      dropPartial(c.getAppId(), c.getShuffleId());
-      if (p.locations.size() == p.total) shuffles.put(c.getShuffleId(), p.locations);
-    }
-  }
-
-  private void dropPartial(String app, int shuffleId) {
-    java.util.Map<Integer, MasterState.PartialPlacement> partial = state.partialPlacements.get(app);
-    if (partial == null) return;
-    partial.remove(shuffleId);
-    if (partial.isEmpty()) state.partialPlacements.remove(app);
-  }
-
-  /** The whole state, for a snapshot. Deterministic: the same state always gives the same bytes. */
-  public synchronized MasterSnapshot snapshot() {
-    MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
-    for (java.util.Map.Entry<String, WorkerState> e : state.workerStates.entrySet()) {
-      b.addWorkerStates(WorkerStateChanged.newBuilder().setWorker(state.workers.get(e.getKey()).getAddress())
-          .setState(e.getValue()).setReason(state.workerStateReasons.getOrDefault(e.getKey(), "")));
-    }
-    for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app : state.applications.entrySet()) {
-      ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
-      for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh : app.getValue().entrySet()) {
-        a.addShuffles(ShuffleSlots.newBuilder().setShuffleId(sh.getKey()).addAllLocations(sh.getValue()));
-      }
-      java.util.Map<Integer, MasterState.PartialPlacement> partial = state.partialPlacements.get(app.getKey());
-      if (partial != null) {
-        for (java.util.Map.Entry<Integer, MasterState.PartialPlacement> sh : partial.entrySet()) {
-          a.addPartial(ShuffleSlots.newBuilder().setShuffleId(sh.getKey()).addAllLocations(sh.getValue().locations)
-              .setTotalLocations(sh.getValue().total).setPlacementId(sh.getValue().id));
+        if (shuffles == null) return;
+        if (c.getTotalLocations() == 0) {
+            shuffles.put(c.getShuffleId(), new ArrayList<>(c.getLocationsList()));
+            dropPartial(c.getAppId(), c.getShuffleId());
+            return;
         }
-      }
-      b.addApplications(a);
+        java.util.Map<Integer, MasterState.PartialPlacement> partial =
+                state.partialPlacements.computeIfAbsent(c.getAppId(), a -> new TreeMap<>());
+        MasterState.PartialPlacement p = partial.get(c.getShuffleId());
+        if (c.getFirstLocation() == 0) {
+            p = new MasterState.PartialPlacement(c.getPlacementId(), c.getTotalLocations());
+            partial.put(c.getShuffleId(), p);
+        } else if (p == null
+                || p.id != c.getPlacementId()
+                || p.total != c.getTotalLocations()
+                || p.locations.size() != c.getFirstLocation()) {
+            if (partial.isEmpty()) state.partialPlacements.remove(c.getAppId());
+            return;
+        }
+        p.locations.addAll(c.getLocationsList());
+        if (p.locations.size() >= p.total) {
+            dropPartial(c.getAppId(), c.getShuffleId());
+            if (p.locations.size() == p.total) shuffles.put(c.getShuffleId(), p.locations);
+        }
     }
-    b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
-    for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
-      b.addUnregistered(UnregisteredShuffles.newBuilder().setAppId(app)
-          .addAllShuffleIds(state.unregisteredShuffles.get(app)));
-    }
-    return b.build();
-  }
 
-  /** Replaces the whole state with a snapshot's. */
-  public synchronized void restore(MasterSnapshot snap) {
-    state.workers.clear();
-    state.applications.clear();
-    state.recentlyRemoved.clear();
-    state.unregisteredShuffles.clear();
-    state.partialPlacements.clear();
-    state.workerStates.clear();
-    state.workerStateReasons.clear();
-    for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
-    for (WorkerStateChanged c : snap.getWorkerStatesList()) {
-      state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());
-      state.workerStateReasons.put(WorkerId.of(c.getWorker()), c.getReason());
+    private void dropPartial(String app, int shuffleId) {
+        java.util.Map<Integer, MasterState.PartialPlacement> partial = state.partialPlacements.get(app);
+        if (partial == null) return;
+        partial.remove(shuffleId);
+        if (partial.isEmpty()) state.partialPlacements.remove(app);
     }
-    for (ApplicationSlots a : snap.getApplicationsList()) {
-      java.util.Map<Integer, List<PartitionLocation>> shuffles = new TreeMap<>();
-      for (ShuffleSlots sh : a.getShufflesList()) shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
-      state.applications.put(a.getAppId(), shuffles);
-      for (ShuffleSlots sh : a.getPartialList()) {
-        MasterState.PartialPlacement p =
-            new MasterState.PartialPlacement(sh.getPlacementId(), sh.getTotalLocations());
-        p.locations.addAll(sh.getLocationsList());
-        state.partialPlacements.computeIfAbsent(a.getAppId(), x -> new TreeMap<>()).put(sh.getShuffleId(), p);
-      }
-    }
-    for (String app : snap.getRecentlyRemovedAppsList()) state.recentlyRemoved.put(app, Boolean.TRUE);
-    for (UnregisteredShuffles u : snap.getUnregisteredList()) {
-      state.unregisteredShuffles.put(u.getAppId(), new java.util.TreeSet<>(u.getShuffleIdsList()));
-    }
-  }
 
-  /** Reads the state consistently with respect to concurrent applies. */
-  public synchronized <T> T read(Function<MasterState, T> reader) {
-    return reader.apply(state);
-  }
+    /** The whole state, for a snapshot. Deterministic: the same state always gives the same bytes. */
+    public synchronized MasterSnapshot snapshot() {
+        MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
+        for (java.util.Map.Entry<String, WorkerState> e : state.workerStates.entrySet()) {
+            b.addWorkerStates(WorkerStateChanged.newBuilder()
+                    .setWorker(state.workers.get(e.getKey()).getAddress())
+                    .setState(e.getValue())
+                    .setReason(state.workerStateReasons.getOrDefault(e.getKey(), "")));
+        }
+        for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app :
+                state.applications.entrySet()) {
+            ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
+            for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh :
+                    app.getValue().entrySet()) {
+                a.addShuffles(
+                        ShuffleSlots.newBuilder().setShuffleId(sh.getKey()).addAllLocations(sh.getValue()));
+            }
+            java.util.Map<Integer, MasterState.PartialPlacement> partial = state.partialPlacements.get(app.getKey());
+            if (partial != null) {
+                for (java.util.Map.Entry<Integer, MasterState.PartialPlacement> sh : partial.entrySet()) {
+                    a.addPartial(ShuffleSlots.newBuilder()
+                            .setShuffleId(sh.getKey())
+                            .addAllLocations(sh.getValue().locations)
+                            .setTotalLocations(sh.getValue().total)
+                            .setPlacementId(sh.getValue().id));
+                }
+            }
+            b.addApplications(a);
+        }
+        b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
+        for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
+            b.addUnregistered(UnregisteredShuffles.newBuilder()
+                    .setAppId(app)
+                    .addAllShuffleIds(state.unregisteredShuffles.get(app)));
+        }
+        return b.build();
+    }
 
-  public synchronized long appliedCommands() {
-    return appliedCommands;
-  }
+    /** Replaces the whole state with a snapshot's. */
+    public synchronized void restore(MasterSnapshot snap) {
+        state.workers.clear();
+        state.applications.clear();
+        state.recentlyRemoved.clear();
+        state.unregisteredShuffles.clear();
+        state.partialPlacements.clear();
+        state.workerStates.clear();
+        state.workerStateReasons.clear();
+        for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
+        for (WorkerStateChanged c : snap.getWorkerStatesList()) {
+            state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());
+            state.workerStateReasons.put(WorkerId.of(c.getWorker()), c.getReason());
+        }
+        for (ApplicationSlots a : snap.getApplicationsList()) {
+            java.util.Map<Integer, List<PartitionLocation>> shuffles = new TreeMap<>();
+            for (ShuffleSlots sh : a.getShufflesList())
+                shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
+            state.applications.put(a.getAppId(), shuffles);
+            for (ShuffleSlots sh : a.getPartialList()) {
+                MasterState.PartialPlacement p =
+                        new MasterState.PartialPlacement(sh.getPlacementId(), sh.getTotalLocations());
+                p.locations.addAll(sh.getLocationsList());
+                state.partialPlacements
+                        .computeIfAbsent(a.getAppId(), x -> new TreeMap<>())
+                        .put(sh.getShuffleId(), p);
+            }
+        }
+        for (String app : snap.getRecentlyRemovedAppsList()) state.recentlyRemoved.put(app, Boolean.TRUE);
+        for (UnregisteredShuffles u : snap.getUnregisteredList()) {
+            state.unregisteredShuffles.put(u.getAppId(), new java.util.TreeSet<>(u.getShuffleIdsList()));
+        }
+    }
+
+    /** Reads the state consistently with respect to concurrent applies. */
+    public synchronized <T> T read(Function<MasterState, T> reader) {
+        return reader.apply(state);
+    }
+
+    public synchronized long appliedCommands() {
+        return appliedCommands;
+    }
 }

@@ -47,255 +47,279 @@ import org.slf4j.LoggerFactory;
  * a quorum, then applied by every master's {@link MasterStateMachine} in the same order.
  */
 public final class RatisStateLog implements StateLog {
-  private static final Logger LOG = LoggerFactory.getLogger(RatisStateLog.class);
-  /** One group per Estuary master cluster; fixed so every master agrees on it. */
-  static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(UUID.fromString("6e0e3c1a-5e57-4a7a-9d0b-e57ae2a0e001"));
+    private static final Logger LOG = LoggerFactory.getLogger(RatisStateLog.class);
+    /** One group per Estuary master cluster; fixed so every master agrees on it. */
+    static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(UUID.fromString("6e0e3c1a-5e57-4a7a-9d0b-e57ae2a0e001"));
 
-  private final MasterStateMachine stateMachine = new MasterStateMachine();
-  private final MasterNodes nodes;
-  private final RaftServer server;
-  private final ClientId clientId = ClientId.randomId();
-  private final AtomicLong callIds = new AtomicLong();
-  private final long submitTimeoutMs;
-  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
-  private final ScheduledExecutorService watchdog =
-      new GuardedScheduledExecutor("master-raft-watchdog");
-  /**
-   * Hands requests to Raft. Ratis may take its server lock while it changes role (stepping down waits on
-   * appenders to dead peers), so a submit can block for a while; it must never block a network thread.
-   */
-  private final java.util.concurrent.ExecutorService submitter =
-      new GuardedThreadPool("master-raft-submit", 1);
-  private volatile boolean closing;
+    private final MasterStateMachine stateMachine = new MasterStateMachine();
+    private final MasterNodes nodes;
+    private final RaftServer server;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final long submitTimeoutMs;
+    private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private final ScheduledExecutorService watchdog = new GuardedScheduledExecutor("master-raft-watchdog");
+    /**
+     * Hands requests to Raft. Ratis may take its server lock while it changes role (stepping down waits on
+     * appenders to dead peers), so a submit can block for a while; it must never block a network thread.
+     */
+    private final java.util.concurrent.ExecutorService submitter = new GuardedThreadPool("master-raft-submit", 1);
 
-  /**
-   * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
-   * long JVM pause): a master without it must not linger with open ports.
-   */
-  public RatisStateLog(EstuaryConf conf, MasterNodes nodes, String selfId, Runnable onRaftLost) throws IOException {
-    this.nodes = nodes;
-    this.submitTimeoutMs = conf.get(MasterConfig.HA_SUBMIT_TIMEOUT);
-    MasterNodes.Node self = nodes.get(selfId);
-    List<RaftPeer> peers = new ArrayList<>();
-    for (MasterNodes.Node n : nodes.all()) {
-      peers.add(RaftPeer.newBuilder().setId(n.id).setAddress(n.raftEndpoint()).build());
-    }
-    RaftProperties p = new RaftProperties();
-    RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
-    NettyConfigKeys.Server.setHost(p, self.host);
-    NettyConfigKeys.Server.setPort(p, self.raftPort);
-    RaftServerConfigKeys.setStorageDir(p, Collections.singletonList(new File(conf.get(MasterConfig.HA_DIR), selfId)));
-    long election = conf.get(MasterConfig.HA_ELECTION_TIMEOUT);
-    RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-    // A leader cut off from the others steps down within an election timeout, so a deposed leader stops
-    // answering soon after a new one is elected.
-    RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(p,
-        TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, conf.get(MasterConfig.HA_SNAPSHOT_THRESHOLD));
-    RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
-    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-    RaftServerConfigKeys.Log.setPurgeGap(p, 1);
-    RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
-    RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("256KB"));
-    RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
-    this.server = RaftServer.newBuilder()
-        .setServerId(RaftPeerId.valueOf(selfId))
-        .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
-        .setProperties(p)
-        .setStateMachine(new RatisStateMachine(stateMachine, this::leadershipChanged,
-            why -> applyFailed(why, onRaftLost)))
-        .setOption(RaftStorage.StartupOption.RECOVER)
-        .build();
-    server.start();
-    watchdog.scheduleWithFixedDelay(() -> {
-      if (!closing && !alive()) {
-        LOG.error("This master's Raft server has stopped; the master exits rather than linger without it");
-        onRaftLost.run();
-      }
-    }, 1, 1, TimeUnit.SECONDS);
-    LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
-  }
+    private volatile boolean closing;
 
-  /** A committed entry could not be applied: stop the Raft server (not on the apply thread) and the master. */
-  private void applyFailed(String why, Runnable onRaftLost) {
-    if (closing) return;
-    closing = true; // the watchdog must not report it a second time
-    Thread t = new Thread(() -> {
-      LOG.error("Stopping this master: {}", why);
-      try {
-        server.close();
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Closing the Raft server failed", e);
-      }
-      onRaftLost.run();
-    }, "master-apply-failed");
-    t.setDaemon(true);
-    t.start();
-  }
-
-  private DivisionInfo info() {
-    try {
-      return server.getDivision(GROUP_ID).getInfo();
-    } catch (IOException e) {
-      return null;
-    }
-  }
-
-  private boolean alive() {
-    if (server.getLifeCycleState().isClosingOrClosed()) return false;
-    DivisionInfo i = info();
-    return i != null && i.isAlive() && !i.getLifeCycleState().isClosingOrClosed();
-  }
-
-  private void leadershipChanged() {
-    for (Runnable r : listeners) r.run();
-  }
-
-  @Override
-  public CompletableFuture<Void> submit(MasterCommand command) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    try {
-      MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
-    } catch (RuntimeException e) {
-      done.completeExceptionally(e);
-      return done;
-    }
-    if (!isLeader()) {
-      done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
-      return done;
-    }
-    RaftClientRequest req = RaftClientRequest.newBuilder()
-        .setClientId(clientId).setServerId(server.getId()).setGroupId(GROUP_ID)
-        .setCallId(callIds.incrementAndGet())
-        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())))
-        .setType(RaftClientRequest.writeRequestType())
-        .build();
-    try {
-      submitter.execute(() -> submitNow(req, command, done));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      done.completeExceptionally(new NotLeaderException(null, "this master is shutting down"));
-    }
-    // Without a quorum nothing commits; fail after a while, as "not the leader", so callers retry (elsewhere).
-    return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS).handle((v, e) -> {
-      Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
-      if (c instanceof java.util.concurrent.TimeoutException) {
-        throw new NotLeaderException(null, "no quorum committed the change within " + submitTimeoutMs + " ms");
-      }
-      if (c instanceof RuntimeException) throw (RuntimeException) c;
-      if (c != null) throw new EstuaryException(String.valueOf(c.getMessage()), c);
-      return v;
-    });
-  }
-
-  private void submitNow(RaftClientRequest req, MasterCommand command, CompletableFuture<Void> done) {
-    try {
-      server.submitClientRequestAsync(req).whenComplete((RaftClientReply reply, Throwable e) -> {
-        if (e != null) {
-          done.completeExceptionally(e);
-        } else if (reply.isSuccess()) {
-          done.complete(null);
-        } else if (reply.getNotLeaderException() != null || reply.getLeaderNotReadyException() != null
-            || reply.getException() instanceof LeaderSteppingDownException) {
-          // Leadership is moving: the caller retries at the leader (named when known).
-          done.completeExceptionally(new NotLeaderException(suggestedLeader(reply)));
-        } else {
-          done.completeExceptionally(new EstuaryException("the master log refused " + command.getCommandCase()
-              + ": " + reply.getException()));
+    /**
+     * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
+     * long JVM pause): a master without it must not linger with open ports.
+     */
+    public RatisStateLog(EstuaryConf conf, MasterNodes nodes, String selfId, Runnable onRaftLost) throws IOException {
+        this.nodes = nodes;
+        this.submitTimeoutMs = conf.get(MasterConfig.HA_SUBMIT_TIMEOUT);
+        MasterNodes.Node self = nodes.get(selfId);
+        List<RaftPeer> peers = new ArrayList<>();
+        for (MasterNodes.Node n : nodes.all()) {
+            peers.add(RaftPeer.newBuilder()
+                    .setId(n.id)
+                    .setAddress(n.raftEndpoint())
+                    .build());
         }
-      });
-    } catch (IOException | RuntimeException e) {
-      done.completeExceptionally(e);
-    }
-  }
-
-  @Override
-  public MasterStateMachine stateMachine() {
-    return stateMachine;
-  }
-
-  @Override
-  public boolean isLeader() {
-    DivisionInfo i = info();
-    // Ready: the new leader has applied everything committed before its term, so its state is current.
-    return i != null && i.isLeader() && i.isLeaderReady();
-  }
-
-  @Override
-  public String leaderEndpoint() {
-    DivisionInfo i = info();
-    RaftPeerId leader = i == null ? null : i.getLeaderId();
-    MasterNodes.Node n = leader == null ? null : nodes.find(leader.toString());
-    return n == null ? null : n.rpcEndpoint();
-  }
-
-  private String suggestedLeader(RaftClientReply reply) {
-    if (reply.getNotLeaderException() != null && reply.getNotLeaderException().getSuggestedLeader() != null) {
-      MasterNodes.Node n = nodes.find(reply.getNotLeaderException().getSuggestedLeader().getId().toString());
-      if (n != null) return n.rpcEndpoint();
-    }
-    return leaderEndpoint();
-  }
-
-  public String leaderId() {
-    DivisionInfo i = info();
-    return i == null || i.getLeaderId() == null ? null : i.getLeaderId().toString();
-  }
-
-  @Override
-  public long term() {
-    DivisionInfo i = info();
-    return i == null ? 0 : i.getCurrentTerm();
-  }
-
-  @Override
-  public long appliedIndex() {
-    DivisionInfo i = info();
-    return i == null ? 0 : i.getLastAppliedIndex();
-  }
-
-  @Override
-  public void onLeadershipChange(Runnable listener) {
-    listeners.add(listener);
-  }
-
-  /** Asks the leader (this master) to hand leadership to {@code targetId}; waits up to {@code timeoutMs}. */
-  public void transferLeadership(String targetId, long timeoutMs) throws IOException {
-    RaftClientReply reply = server.transferLeadership(new TransferLeadershipRequest(clientId, server.getId(), GROUP_ID,
-        callIds.incrementAndGet(), RaftPeerId.valueOf(targetId), timeoutMs));
-    if (!reply.isSuccess()) throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
-  }
-
-  /**
-   * Stops the Raft server but nothing else, as Ratis does on its own after e.g. a long JVM pause. For tests of
-   * what the master does then.
-   */
-  public void stopRaftServerOnly() throws IOException {
-    server.close();
-  }
-
-  @Override
-  public void close() {
-    closing = true;
-    watchdog.shutdownNow();
-    submitter.shutdownNow();
-    try {
-      server.close();
-    } catch (IOException e) {
-      LOG.warn("Closing the Raft server failed", e);
-    }
-  }
-
-  /** A change sent to a master that is not the leader. */
-  public static final class NotLeaderException extends io.estuary.common.status.StatusException {
-    public NotLeaderException(String leaderEndpoint) {
-      super(io.estuary.common.status.StatusCode.NOT_LEADER, NotLeader.exception(leaderEndpoint).getMessage());
+        RaftProperties p = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+        NettyConfigKeys.Server.setHost(p, self.host);
+        NettyConfigKeys.Server.setPort(p, self.raftPort);
+        RaftServerConfigKeys.setStorageDir(
+                p, Collections.singletonList(new File(conf.get(MasterConfig.HA_DIR), selfId)));
+        long election = conf.get(MasterConfig.HA_ELECTION_TIMEOUT);
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+        // A leader cut off from the others steps down within an election timeout, so a deposed leader stops
+        // answering soon after a new one is elected.
+        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(
+                p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, conf.get(MasterConfig.HA_SNAPSHOT_THRESHOLD));
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, 1);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("256KB"));
+        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
+        this.server = RaftServer.newBuilder()
+                .setServerId(RaftPeerId.valueOf(selfId))
+                .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
+                .setProperties(p)
+                .setStateMachine(new RatisStateMachine(
+                        stateMachine, this::leadershipChanged, why -> applyFailed(why, onRaftLost)))
+                .setOption(RaftStorage.StartupOption.RECOVER)
+                .build();
+        server.start();
+        watchdog.scheduleWithFixedDelay(
+                () -> {
+                    if (!closing && !alive()) {
+                        LOG.error(
+                                "This master's Raft server has stopped; the master exits rather than linger without it");
+                        onRaftLost.run();
+                    }
+                },
+                1,
+                1,
+                TimeUnit.SECONDS);
+        LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
     }
 
-    NotLeaderException(String leaderEndpoint, String why) {
-      this(leaderEndpoint);
-      LOG.info("Not leading: {}", why);
+    /** A committed entry could not be applied: stop the Raft server (not on the apply thread) and the master. */
+    private void applyFailed(String why, Runnable onRaftLost) {
+        if (closing) return;
+        closing = true; // the watchdog must not report it a second time
+        Thread t = new Thread(
+                () -> {
+                    LOG.error("Stopping this master: {}", why);
+                    try {
+                        server.close();
+                    } catch (IOException | RuntimeException e) {
+                        LOG.warn("Closing the Raft server failed", e);
+                    }
+                    onRaftLost.run();
+                },
+                "master-apply-failed");
+        t.setDaemon(true);
+        t.start();
     }
-  }
+
+    private DivisionInfo info() {
+        try {
+            return server.getDivision(GROUP_ID).getInfo();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private boolean alive() {
+        if (server.getLifeCycleState().isClosingOrClosed()) return false;
+        DivisionInfo i = info();
+        return i != null && i.isAlive() && !i.getLifeCycleState().isClosingOrClosed();
+    }
+
+    private void leadershipChanged() {
+        for (Runnable r : listeners) r.run();
+    }
+
+    @Override
+    public CompletableFuture<Void> submit(MasterCommand command) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
+        } catch (RuntimeException e) {
+            done.completeExceptionally(e);
+            return done;
+        }
+        if (!isLeader()) {
+            done.completeExceptionally(new NotLeaderException(leaderEndpoint()));
+            return done;
+        }
+        RaftClientRequest req = RaftClientRequest.newBuilder()
+                .setClientId(clientId)
+                .setServerId(server.getId())
+                .setGroupId(GROUP_ID)
+                .setCallId(callIds.incrementAndGet())
+                .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(command.toByteArray())))
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        try {
+            submitter.execute(() -> submitNow(req, command, done));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            done.completeExceptionally(new NotLeaderException(null, "this master is shutting down"));
+        }
+        // Without a quorum nothing commits; fail after a while, as "not the leader", so callers retry (elsewhere).
+        return done.orTimeout(submitTimeoutMs, TimeUnit.MILLISECONDS).handle((v, e) -> {
+            Throwable c =
+                    e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (c instanceof java.util.concurrent.TimeoutException) {
+                throw new NotLeaderException(null, "no quorum committed the change within " + submitTimeoutMs + " ms");
+            }
+            if (c instanceof RuntimeException) throw (RuntimeException) c;
+            if (c != null) throw new EstuaryException(String.valueOf(c.getMessage()), c);
+            return v;
+        });
+    }
+
+    private void submitNow(RaftClientRequest req, MasterCommand command, CompletableFuture<Void> done) {
+        try {
+            server.submitClientRequestAsync(req).whenComplete((RaftClientReply reply, Throwable e) -> {
+                if (e != null) {
+                    done.completeExceptionally(e);
+                } else if (reply.isSuccess()) {
+                    done.complete(null);
+                } else if (reply.getNotLeaderException() != null
+                        || reply.getLeaderNotReadyException() != null
+                        || reply.getException() instanceof LeaderSteppingDownException) {
+                    // Leadership is moving: the caller retries at the leader (named when known).
+                    done.completeExceptionally(new NotLeaderException(suggestedLeader(reply)));
+                } else {
+                    done.completeExceptionally(new EstuaryException(
+                            "the master log refused " + command.getCommandCase() + ": " + reply.getException()));
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    @Override
+    public MasterStateMachine stateMachine() {
+        return stateMachine;
+    }
+
+    @Override
+    public boolean isLeader() {
+        DivisionInfo i = info();
+        // Ready: the new leader has applied everything committed before its term, so its state is current.
+        return i != null && i.isLeader() && i.isLeaderReady();
+    }
+
+    @Override
+    public String leaderEndpoint() {
+        DivisionInfo i = info();
+        RaftPeerId leader = i == null ? null : i.getLeaderId();
+        MasterNodes.Node n = leader == null ? null : nodes.find(leader.toString());
+        return n == null ? null : n.rpcEndpoint();
+    }
+
+    private String suggestedLeader(RaftClientReply reply) {
+        if (reply.getNotLeaderException() != null
+                && reply.getNotLeaderException().getSuggestedLeader() != null) {
+            MasterNodes.Node n = nodes.find(
+                    reply.getNotLeaderException().getSuggestedLeader().getId().toString());
+            if (n != null) return n.rpcEndpoint();
+        }
+        return leaderEndpoint();
+    }
+
+    public String leaderId() {
+        DivisionInfo i = info();
+        return i == null || i.getLeaderId() == null ? null : i.getLeaderId().toString();
+    }
+
+    @Override
+    public long term() {
+        DivisionInfo i = info();
+        return i == null ? 0 : i.getCurrentTerm();
+    }
+
+    @Override
+    public long appliedIndex() {
+        DivisionInfo i = info();
+        return i == null ? 0 : i.getLastAppliedIndex();
+    }
+
+    @Override
+    public void onLeadershipChange(Runnable listener) {
+        listeners.add(listener);
+    }
+
+    /** Asks the leader (this master) to hand leadership to {@code targetId}; waits up to {@code timeoutMs}. */
+    public void transferLeadership(String targetId, long timeoutMs) throws IOException {
+        RaftClientReply reply = server.transferLeadership(new TransferLeadershipRequest(
+                clientId,
+                server.getId(),
+                GROUP_ID,
+                callIds.incrementAndGet(),
+                RaftPeerId.valueOf(targetId),
+                timeoutMs));
+        if (!reply.isSuccess())
+            throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
+    }
+
+    /**
+     * Stops the Raft server but nothing else, as Ratis does on its own after e.g. a long JVM pause. For tests of
+     * what the master does then.
+     */
+    public void stopRaftServerOnly() throws IOException {
+        server.close();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        watchdog.shutdownNow();
+        submitter.shutdownNow();
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.warn("Closing the Raft server failed", e);
+        }
+    }
+
+    /** A change sent to a master that is not the leader. */
+    public static final class NotLeaderException extends io.estuary.common.status.StatusException {
+        public NotLeaderException(String leaderEndpoint) {
+            super(
+                    io.estuary.common.status.StatusCode.NOT_LEADER,
+                    NotLeader.exception(leaderEndpoint).getMessage());
+        }
+
+        NotLeaderException(String leaderEndpoint, String why) {
+            this(leaderEndpoint);
+            LOG.info("Not leading: {}", why);
+        }
+    }
 }

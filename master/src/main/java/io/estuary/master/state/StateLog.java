@@ -9,28 +9,28 @@ import java.util.concurrent.CompletableFuture;
  * machine. With one master the log is local; with several it is a Raft log and only the leader appends.
  */
 public interface StateLog extends Closeable {
-  /** Completes when the command has been committed and applied. */
-  CompletableFuture<Void> submit(MasterCommand command);
+    /** Completes when the command has been committed and applied. */
+    CompletableFuture<Void> submit(MasterCommand command);
 
-  MasterStateMachine stateMachine();
+    MasterStateMachine stateMachine();
 
-  /** Whether this master may take decisions (always, for a single master; the Raft leader otherwise). */
-  boolean isLeader();
+    /** Whether this master may take decisions (always, for a single master; the Raft leader otherwise). */
+    boolean isLeader();
 
-  /** The RPC endpoint (host:port) of the current leader, or null while none is known. */
-  String leaderEndpoint();
+    /** The RPC endpoint (host:port) of the current leader, or null while none is known. */
+    String leaderEndpoint();
 
-  /** Raft term (0 for a single master). */
-  default long term() {
-    return 0;
-  }
+    /** Raft term (0 for a single master). */
+    default long term() {
+        return 0;
+    }
 
-  /** Log index of the last applied change. */
-  long appliedIndex();
+    /** Log index of the last applied change. */
+    long appliedIndex();
 
-  /** Called (on some internal thread; must not block) whenever this master gains or loses leadership. */
-  void onLeadershipChange(Runnable listener);
+    /** Called (on some internal thread; must not block) whenever this master gains or loses leadership. */
+    void onLeadershipChange(Runnable listener);
 
-  @Override
-  default void close() {}
+    @Override
+    default void close() {}
 }

@@ -4,17 +4,39 @@ import io.netty.buffer.ByteBuf;
 
 /** A body held in a Netty buffer. */
 public final class NettyManagedBuffer extends ManagedBuffer {
-  private final ByteBuf buf;
+    private final ByteBuf buf;
 
-  public NettyManagedBuffer(ByteBuf buf) {
-    this.buf = buf;
-  }
+    public NettyManagedBuffer(ByteBuf buf) {
+        this.buf = buf;
+    }
 
-  @Override public long size() { return buf.readableBytes(); }
-  @Override public Object convertToNetty() { return buf.duplicate().retain(); }
-  @Override public ByteBuf toByteBuf() { return buf.duplicate().retain(); }
-  @Override public ManagedBuffer retain() { buf.retain(); return this; }
-  @Override public void release() { buf.release(); }
+    @Override
+    public long size() {
+        return buf.readableBytes();
+    }
 
-  public ByteBuf buf() { return buf; }
+    @Override
+    public Object convertToNetty() {
+        return buf.duplicate().retain();
+    }
+
+    @Override
+    public ByteBuf toByteBuf() {
+        return buf.duplicate().retain();
+    }
+
+    @Override
+    public ManagedBuffer retain() {
+        buf.retain();
+        return this;
+    }
+
+    @Override
+    public void release() {
+        buf.release();
+    }
+
+    public ByteBuf buf() {
+        return buf;
+    }
 }

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 
 /** Gets one fetched chunk, or why it failed. */
 public interface ChunkReceivedCallback {
-  /** The callee owns {@code chunk} and must release it. */
-  void onSuccess(int chunkIndex, ByteBuf chunk);
+    /** The callee owns {@code chunk} and must release it. */
+    void onSuccess(int chunkIndex, ByteBuf chunk);
 
-  void onFailure(int chunkIndex, Throwable cause);
+    void onFailure(int chunkIndex, Throwable cause);
 }

@@ -9,38 +9,38 @@ import io.estuary.common.status.StatusCode;
  * Callers decide what to do from {@link #status()}, never from the message. Wrapping keeps the cause's status.
  */
 public class RemoteException extends java.io.IOException implements HasStatus {
-  private final StatusCode status;
+    private final StatusCode status;
 
-  public RemoteException(String message) {
-    this(StatusCode.FATAL, message, null);
-  }
+    public RemoteException(String message) {
+        this(StatusCode.FATAL, message, null);
+    }
 
-  /** Wraps a cause, keeping its status when it has one. */
-  public RemoteException(String message, Throwable cause) {
-    this(statusOf(cause), message, cause);
-  }
+    /** Wraps a cause, keeping its status when it has one. */
+    public RemoteException(String message, Throwable cause) {
+        this(statusOf(cause), message, cause);
+    }
 
-  public RemoteException(StatusCode status, String message, Throwable cause) {
-    super(message, cause);
-    this.status = status;
-  }
+    public RemoteException(StatusCode status, String message, Throwable cause) {
+        super(message, cause);
+        this.status = status;
+    }
 
-  @Override
-  public StatusCode status() {
-    return status;
-  }
+    @Override
+    public StatusCode status() {
+        return status;
+    }
 
-  /** No answer came from the remote (as opposed to an answer that is an error); also for wrapped ones. */
-  public boolean isConnectionFailure() {
-    return status == StatusCode.CONNECTION_FAILED;
-  }
+    /** No answer came from the remote (as opposed to an answer that is an error); also for wrapped ones. */
+    public boolean isConnectionFailure() {
+        return status == StatusCode.CONNECTION_FAILED;
+    }
 
-  /** The status a failure carries: its own, a wrapped one's, or {@link StatusCode#FATAL}. */
-  public static StatusCode statusOf(Throwable t) {
-    return HasStatus.statusOf(t);
-  }
+    /** The status a failure carries: its own, a wrapped one's, or {@link StatusCode#FATAL}. */
+    public static StatusCode statusOf(Throwable t) {
+        return HasStatus.statusOf(t);
+    }
 
-  static RemoteException noAnswer(String message, Throwable cause) {
-    return new RemoteException(StatusCode.CONNECTION_FAILED, message, cause);
-  }
+    static RemoteException noAnswer(String message, Throwable cause) {
+        return new RemoteException(StatusCode.CONNECTION_FAILED, message, cause);
+    }
 }

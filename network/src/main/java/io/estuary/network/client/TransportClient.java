@@ -24,175 +24,191 @@ import java.util.concurrent.atomic.AtomicLong;
  * message naming the server and the wait.
  */
 public final class TransportClient implements Closeable {
-  private static final AtomicLong NEXT_REQUEST_ID = new AtomicLong(1);
+    private static final AtomicLong NEXT_REQUEST_ID = new AtomicLong(1);
 
-  private final Channel channel;
-  private final ResponseHandler handler;
-  private final long timeoutMs;
-  private final String remote;
+    private final Channel channel;
+    private final ResponseHandler handler;
+    private final long timeoutMs;
+    private final String remote;
 
-  TransportClient(Channel channel, ResponseHandler handler, long timeoutMs, String remote) {
-    this.channel = channel;
-    this.handler = handler;
-    this.timeoutMs = timeoutMs;
-    this.remote = remote;
-  }
-
-  public static long nextRequestId() {
-    return NEXT_REQUEST_ID.getAndIncrement();
-  }
-
-  public boolean isActive() {
-    return channel.isActive();
-  }
-
-  public String remoteAddress() {
-    return remote;
-  }
-
-  /** Sends a request; the future gets the response body (the caller releases it) or the failure. */
-  public CompletableFuture<ByteBuf> sendRpc(ByteBuf body) {
-    return sendRpc(body, timeoutMs);
-  }
-
-  /**
-   * As {@link #sendRpc(ByteBuf)}, waiting {@code timeoutMs} for the answer instead of the connection's timeout: for
-   * a request the server answers only once some longer wait of its own is over (e.g. a commit).
-   */
-  public CompletableFuture<ByteBuf> sendRpc(ByteBuf body, long timeoutMs) {
-    long id = nextRequestId();
-    return send(id, new RpcRequest(id, new NettyManagedBuffer(body)), timeoutMs);
-  }
-
-  /** Sends a request and waits for its answer. */
-  public ByteBuf sendRpcSync(ByteBuf body) throws RemoteException {
-    return await(sendRpc(body));
-  }
-
-  /** Pushes one partition's batches; completes when the worker has taken them. */
-  public CompletableFuture<ByteBuf> pushData(String shuffleKey, int partitionId, int epoch, ManagedBuffer body) {
-    long id = nextRequestId();
-    return send(id, new PushData(id, shuffleKey, partitionId, epoch, body));
-  }
-
-  public CompletableFuture<ByteBuf> pushMergedData(String shuffleKey, int[] partitionIds, int[] epochs,
-      int[] offsets, ManagedBuffer body) {
-    return pushMergedData(shuffleKey, partitionIds, epochs, offsets, body, timeoutMs);
-  }
-
-  /** As {@link #pushData(String, int, int, ManagedBuffer)}, waiting {@code timeoutMs} for the answer. */
-  public CompletableFuture<ByteBuf> pushData(String shuffleKey, int partitionId, int epoch, ManagedBuffer body,
-      long timeoutMs) {
-    long id = nextRequestId();
-    return send(id, new PushData(id, shuffleKey, partitionId, epoch, body), timeoutMs);
-  }
-
-  /** As {@link #pushMergedData(String, int[], int[], int[], ManagedBuffer)}, waiting {@code timeoutMs}. */
-  public CompletableFuture<ByteBuf> pushMergedData(String shuffleKey, int[] partitionIds, int[] epochs,
-      int[] offsets, ManagedBuffer body, long timeoutMs) {
-    long id = nextRequestId();
-    return send(id, new PushMergedData(id, shuffleKey, partitionIds, epochs, offsets, body), timeoutMs);
-  }
-
-  public void send(ByteBuf oneWay) {
-    channel.writeAndFlush(new OneWayMessage(new NettyManagedBuffer(oneWay)));
-  }
-
-  /** Sends any message and tracks the answer under {@code requestId}. Exposed for protocol tests. */
-  public CompletableFuture<ByteBuf> send(long requestId, Message msg) {
-    return send(requestId, msg, timeoutMs);
-  }
-
-  private CompletableFuture<ByteBuf> send(long requestId, Message msg, long timeoutMs) {
-    CompletableFuture<ByteBuf> f = new CompletableFuture<>();
-    handler.addRpc(requestId, f);
-    channel.writeAndFlush(msg).addListener(w -> {
-      if (!w.isSuccess()) {
-        msg.releaseBody(); // a no-op when the encoder already handed the body over
-        handler.removeRpc(requestId);
-        f.completeExceptionally(RemoteException.noAnswer("failed to send to " + remote + ": " + w.cause(), w.cause()));
-      }
-    });
-    ScheduledFuture<?> timeout = channel.eventLoop().schedule(() -> {
-      if (!f.isDone()) {
-        handler.removeRpc(requestId);
-        f.completeExceptionally(RemoteException.noAnswer("no answer from " + remote + " within " + timeoutMs
-            + " ms" + (timeoutMs == this.timeoutMs ? " (estuary.network.rpc.timeout)" : ""), null));
-      }
-    }, timeoutMs, TimeUnit.MILLISECONDS);
-    f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks
-    return f;
-  }
-
-  public void fetchChunk(long streamId, int chunkIndex, ChunkReceivedCallback callback) {
-    ScheduledFuture<?>[] timeout = new ScheduledFuture<?>[1];
-    ChunkReceivedCallback cancelling = new ChunkReceivedCallback() {
-      @Override
-      public void onSuccess(int index, ByteBuf chunk) {
-        if (timeout[0] != null) timeout[0].cancel(false);
-        callback.onSuccess(index, chunk);
-      }
-
-      @Override
-      public void onFailure(int index, Throwable cause) {
-        if (timeout[0] != null) timeout[0].cancel(false);
-        callback.onFailure(index, cause);
-      }
-    };
-    timeout[0] = scheduleChunkTimeout(streamId, chunkIndex);
-    handler.addChunk(streamId, chunkIndex, cancelling);
-    channel.writeAndFlush(new ChunkFetchRequest(streamId, chunkIndex)).addListener(w -> {
-      if (!w.isSuccess()) {
-        ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
-        if (cb != null) cb.onFailure(chunkIndex, RemoteException.noAnswer("failed to send to " + remote, w.cause()));
-      }
-    });
-  }
-
-  /**
-   * Tells the server this client is done with a stream before its last chunk, so it drops it now. No answer; nothing
-   * happens when the connection is gone (the server dropped the connection's streams with it).
-   */
-  public void closeStream(long streamId) {
-    if (channel.isActive()) channel.writeAndFlush(new StreamClose(streamId));
-  }
-
-  private ScheduledFuture<?> scheduleChunkTimeout(long streamId, int chunkIndex) {
-    return channel.eventLoop().schedule(() -> {
-      ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
-      if (cb != null) {
-        cb.onFailure(chunkIndex, RemoteException.noAnswer("chunk " + chunkIndex + " of stream " + streamId + " from "
-            + remote + " not received within " + timeoutMs + " ms (estuary.network.rpc.timeout)", null));
-      }
-    }, timeoutMs, TimeUnit.MILLISECONDS);
-  }
-
-  /** Waits for a future from this client, turning failures into RemoteException. */
-  public static <T> T await(CompletableFuture<T> f) throws RemoteException {
-    try {
-      return f.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RemoteException("interrupted while waiting for an answer", e);
-    } catch (ExecutionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof RemoteException) throw new RemoteException(c.getMessage(), c);
-      throw new RemoteException(String.valueOf(c), c);
+    TransportClient(Channel channel, ResponseHandler handler, long timeoutMs, String remote) {
+        this.channel = channel;
+        this.handler = handler;
+        this.timeoutMs = timeoutMs;
+        this.remote = remote;
     }
-  }
 
-  public static ByteBuf wrap(byte[] bytes) {
-    return Unpooled.wrappedBuffer(bytes);
-  }
+    public static long nextRequestId() {
+        return NEXT_REQUEST_ID.getAndIncrement();
+    }
 
-  @Override
-  public void close() {
-    channel.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
-  }
+    public boolean isActive() {
+        return channel.isActive();
+    }
 
-  @Override
-  public String toString() {
-    return "TransportClient[" + remote + "]";
-  }
+    public String remoteAddress() {
+        return remote;
+    }
 
+    /** Sends a request; the future gets the response body (the caller releases it) or the failure. */
+    public CompletableFuture<ByteBuf> sendRpc(ByteBuf body) {
+        return sendRpc(body, timeoutMs);
+    }
+
+    /**
+     * As {@link #sendRpc(ByteBuf)}, waiting {@code timeoutMs} for the answer instead of the connection's timeout: for
+     * a request the server answers only once some longer wait of its own is over (e.g. a commit).
+     */
+    public CompletableFuture<ByteBuf> sendRpc(ByteBuf body, long timeoutMs) {
+        long id = nextRequestId();
+        return send(id, new RpcRequest(id, new NettyManagedBuffer(body)), timeoutMs);
+    }
+
+    /** Sends a request and waits for its answer. */
+    public ByteBuf sendRpcSync(ByteBuf body) throws RemoteException {
+        return await(sendRpc(body));
+    }
+
+    /** Pushes one partition's batches; completes when the worker has taken them. */
+    public CompletableFuture<ByteBuf> pushData(String shuffleKey, int partitionId, int epoch, ManagedBuffer body) {
+        long id = nextRequestId();
+        return send(id, new PushData(id, shuffleKey, partitionId, epoch, body));
+    }
+
+    public CompletableFuture<ByteBuf> pushMergedData(
+            String shuffleKey, int[] partitionIds, int[] epochs, int[] offsets, ManagedBuffer body) {
+        return pushMergedData(shuffleKey, partitionIds, epochs, offsets, body, timeoutMs);
+    }
+
+    /** As {@link #pushData(String, int, int, ManagedBuffer)}, waiting {@code timeoutMs} for the answer. */
+    public CompletableFuture<ByteBuf> pushData(
+            String shuffleKey, int partitionId, int epoch, ManagedBuffer body, long timeoutMs) {
+        long id = nextRequestId();
+        return send(id, new PushData(id, shuffleKey, partitionId, epoch, body), timeoutMs);
+    }
+
+    /** As {@link #pushMergedData(String, int[], int[], int[], ManagedBuffer)}, waiting {@code timeoutMs}. */
+    public CompletableFuture<ByteBuf> pushMergedData(
+            String shuffleKey, int[] partitionIds, int[] epochs, int[] offsets, ManagedBuffer body, long timeoutMs) {
+        long id = nextRequestId();
+        return send(id, new PushMergedData(id, shuffleKey, partitionIds, epochs, offsets, body), timeoutMs);
+    }
+
+    public void send(ByteBuf oneWay) {
+        channel.writeAndFlush(new OneWayMessage(new NettyManagedBuffer(oneWay)));
+    }
+
+    /** Sends any message and tracks the answer under {@code requestId}. Exposed for protocol tests. */
+    public CompletableFuture<ByteBuf> send(long requestId, Message msg) {
+        return send(requestId, msg, timeoutMs);
+    }
+
+    private CompletableFuture<ByteBuf> send(long requestId, Message msg, long timeoutMs) {
+        CompletableFuture<ByteBuf> f = new CompletableFuture<>();
+        handler.addRpc(requestId, f);
+        channel.writeAndFlush(msg).addListener(w -> {
+            if (!w.isSuccess()) {
+                msg.releaseBody(); // a no-op when the encoder already handed the body over
+                handler.removeRpc(requestId);
+                f.completeExceptionally(
+                        RemoteException.noAnswer("failed to send to " + remote + ": " + w.cause(), w.cause()));
+            }
+        });
+        ScheduledFuture<?> timeout = channel.eventLoop()
+                .schedule(
+                        () -> {
+                            if (!f.isDone()) {
+                                handler.removeRpc(requestId);
+                                f.completeExceptionally(RemoteException.noAnswer(
+                                        "no answer from " + remote + " within " + timeoutMs + " ms"
+                                                + (timeoutMs == this.timeoutMs ? " (estuary.network.rpc.timeout)" : ""),
+                                        null));
+                            }
+                        },
+                        timeoutMs,
+                        TimeUnit.MILLISECONDS);
+        f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks
+        return f;
+    }
+
+    public void fetchChunk(long streamId, int chunkIndex, ChunkReceivedCallback callback) {
+        ScheduledFuture<?>[] timeout = new ScheduledFuture<?>[1];
+        ChunkReceivedCallback cancelling = new ChunkReceivedCallback() {
+            @Override
+            public void onSuccess(int index, ByteBuf chunk) {
+                if (timeout[0] != null) timeout[0].cancel(false);
+                callback.onSuccess(index, chunk);
+            }
+
+            @Override
+            public void onFailure(int index, Throwable cause) {
+                if (timeout[0] != null) timeout[0].cancel(false);
+                callback.onFailure(index, cause);
+            }
+        };
+        timeout[0] = scheduleChunkTimeout(streamId, chunkIndex);
+        handler.addChunk(streamId, chunkIndex, cancelling);
+        channel.writeAndFlush(new ChunkFetchRequest(streamId, chunkIndex)).addListener(w -> {
+            if (!w.isSuccess()) {
+                ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
+                if (cb != null)
+                    cb.onFailure(chunkIndex, RemoteException.noAnswer("failed to send to " + remote, w.cause()));
+            }
+        });
+    }
+
+    /**
+     * Tells the server this client is done with a stream before its last chunk, so it drops it now. No answer; nothing
+     * happens when the connection is gone (the server dropped the connection's streams with it).
+     */
+    public void closeStream(long streamId) {
+        if (channel.isActive()) channel.writeAndFlush(new StreamClose(streamId));
+    }
+
+    private ScheduledFuture<?> scheduleChunkTimeout(long streamId, int chunkIndex) {
+        return channel.eventLoop()
+                .schedule(
+                        () -> {
+                            ChunkReceivedCallback cb = handler.removeChunk(streamId, chunkIndex);
+                            if (cb != null) {
+                                cb.onFailure(
+                                        chunkIndex,
+                                        RemoteException.noAnswer(
+                                                "chunk " + chunkIndex + " of stream " + streamId + " from " + remote
+                                                        + " not received within " + timeoutMs
+                                                        + " ms (estuary.network.rpc.timeout)",
+                                                null));
+                            }
+                        },
+                        timeoutMs,
+                        TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits for a future from this client, turning failures into RemoteException. */
+    public static <T> T await(CompletableFuture<T> f) throws RemoteException {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RemoteException("interrupted while waiting for an answer", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RemoteException) throw new RemoteException(c.getMessage(), c);
+            throw new RemoteException(String.valueOf(c), c);
+        }
+    }
+
+    public static ByteBuf wrap(byte[] bytes) {
+        return Unpooled.wrappedBuffer(bytes);
+    }
+
+    @Override
+    public void close() {
+        channel.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public String toString() {
+        return "TransportClient[" + remote + "]";
+    }
 }

@@ -23,98 +23,101 @@ import java.util.concurrent.TimeUnit;
  * process role), so threads and connections do not grow with the number of shuffles.
  */
 public final class TransportClientFactory implements Closeable {
-  private final EventLoopGroup loops;
-  private final PooledByteBufAllocator allocator;
-  private final long maxFrameSize;
-  private final long timeoutMs;
-  private final int connectTimeoutMs;
-  private final int protocolVersion;
-  private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
-  private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
+    private final EventLoopGroup loops;
+    private final PooledByteBufAllocator allocator;
+    private final long maxFrameSize;
+    private final long timeoutMs;
+    private final int connectTimeoutMs;
+    private final int protocolVersion;
+    private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
+    private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
-  public TransportClientFactory(EstuaryConf conf, String name) {
-    this(conf, name, ProtocolVersion.CURRENT);
-  }
-
-  /** A factory whose connections claim {@code protocolVersion}: tests use it to play a client of another release. */
-  public TransportClientFactory(EstuaryConf conf, String name, int protocolVersion) {
-    this.protocolVersion = protocolVersion;
-    this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
-    this.allocator = NettyUtils.allocator();
-    this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
-    this.timeoutMs = conf.get(NetworkConfig.RPC_TIMEOUT);
-    this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, conf.get(NetworkConfig.CONNECT_TIMEOUT));
-  }
-
-  /** The active connection to {@code host:port} if one is open, else null. Never blocks. */
-  public TransportClient activeClient(String host, int port) {
-    TransportClient c = clients.get(host + ":" + port);
-    return c != null && c.isActive() ? c : null;
-  }
-
-  /** An active connection to {@code host:port}, opened if needed. */
-  public TransportClient client(String host, int port) throws RemoteException {
-    String key = host + ":" + port;
-    TransportClient c = clients.get(key);
-    if (c != null && c.isActive()) return c;
-    synchronized (connectLocks.computeIfAbsent(key, k -> new Object())) { // per address: a dead host delays only itself
-      c = clients.get(key);
-      if (c != null && c.isActive()) return c;
-      c = connect(host, port);
-      clients.put(key, c);
-      return c;
+    public TransportClientFactory(EstuaryConf conf, String name) {
+        this(conf, name, ProtocolVersion.CURRENT);
     }
-  }
 
-  private TransportClient connect(String host, int port) throws RemoteException {
-    String remote = host + ":" + port;
-    ResponseHandler handler = new ResponseHandler(remote);
-    ClientHandshake handshake = new ClientHandshake(remote, protocolVersion);
-    Bootstrap b = new Bootstrap()
-        .group(loops)
-        .channel(NettyUtils.clientChannelClass())
-        .option(ChannelOption.TCP_NODELAY, true)
-        .option(ChannelOption.SO_KEEPALIVE, true)
-        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
-        .option(ChannelOption.ALLOCATOR, allocator)
-        .option(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
-        .handler(new ChannelInitializer<Channel>() {
-          @Override
-          protected void initChannel(Channel ch) {
-            ch.pipeline()
-                .addLast("handshake", handshake)
-                .addLast("encoder", MessageEncoder.INSTANCE)
-                .addLast("decoder", new FrameDecoder(maxFrameSize))
-                .addLast("handler", handler);
-          }
-        });
-    ChannelFuture f = b.connect(host, port);
-    if (!f.awaitUninterruptibly(connectTimeoutMs + 1000L, TimeUnit.MILLISECONDS)) {
-      f.channel().close();
-      throw RemoteException.noAnswer("connecting to " + remote + " timed out after " + connectTimeoutMs + " ms", null);
+    /** A factory whose connections claim {@code protocolVersion}: tests use it to play a client of another release. */
+    public TransportClientFactory(EstuaryConf conf, String name, int protocolVersion) {
+        this.protocolVersion = protocolVersion;
+        this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
+        this.allocator = NettyUtils.allocator();
+        this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+        this.timeoutMs = conf.get(NetworkConfig.RPC_TIMEOUT);
+        this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, conf.get(NetworkConfig.CONNECT_TIMEOUT));
     }
-    if (!f.isSuccess()) {
-      throw RemoteException.noAnswer("cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
-    }
-    Channel ch = f.channel();
-    // The first bytes each way are the versions: nothing is sent before both sides know they understand each other.
-    if (!handshake.done().awaitUninterruptibly(timeoutMs, TimeUnit.MILLISECONDS)) {
-      ch.close();
-      throw RemoteException.noAnswer(remote + " did not answer the protocol handshake within " + timeoutMs + " ms",
-          null);
-    }
-    if (!handshake.done().isSuccess()) {
-      ch.close();
-      Throwable why = handshake.done().cause();
-      throw why instanceof RemoteException ? (RemoteException) why : new RemoteException(why.getMessage(), why);
-    }
-    return new TransportClient(ch, handler, timeoutMs, remote);
-  }
 
-  @Override
-  public void close() {
-    for (TransportClient c : clients.values()) c.close();
-    clients.clear();
-    loops.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-  }
+    /** The active connection to {@code host:port} if one is open, else null. Never blocks. */
+    public TransportClient activeClient(String host, int port) {
+        TransportClient c = clients.get(host + ":" + port);
+        return c != null && c.isActive() ? c : null;
+    }
+
+    /** An active connection to {@code host:port}, opened if needed. */
+    public TransportClient client(String host, int port) throws RemoteException {
+        String key = host + ":" + port;
+        TransportClient c = clients.get(key);
+        if (c != null && c.isActive()) return c;
+        synchronized (
+                connectLocks.computeIfAbsent(key, k -> new Object())) { // per address: a dead host delays only itself
+            c = clients.get(key);
+            if (c != null && c.isActive()) return c;
+            c = connect(host, port);
+            clients.put(key, c);
+            return c;
+        }
+    }
+
+    private TransportClient connect(String host, int port) throws RemoteException {
+        String remote = host + ":" + port;
+        ResponseHandler handler = new ResponseHandler(remote);
+        ClientHandshake handshake = new ClientHandshake(remote, protocolVersion);
+        Bootstrap b = new Bootstrap()
+                .group(loops)
+                .channel(NettyUtils.clientChannelClass())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMs)
+                .option(ChannelOption.ALLOCATOR, allocator)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline()
+                                .addLast("handshake", handshake)
+                                .addLast("encoder", MessageEncoder.INSTANCE)
+                                .addLast("decoder", new FrameDecoder(maxFrameSize))
+                                .addLast("handler", handler);
+                    }
+                });
+        ChannelFuture f = b.connect(host, port);
+        if (!f.awaitUninterruptibly(connectTimeoutMs + 1000L, TimeUnit.MILLISECONDS)) {
+            f.channel().close();
+            throw RemoteException.noAnswer(
+                    "connecting to " + remote + " timed out after " + connectTimeoutMs + " ms", null);
+        }
+        if (!f.isSuccess()) {
+            throw RemoteException.noAnswer(
+                    "cannot connect to " + remote + ": " + f.cause().getMessage(), f.cause());
+        }
+        Channel ch = f.channel();
+        // The first bytes each way are the versions: nothing is sent before both sides know they understand each other.
+        if (!handshake.done().awaitUninterruptibly(timeoutMs, TimeUnit.MILLISECONDS)) {
+            ch.close();
+            throw RemoteException.noAnswer(
+                    remote + " did not answer the protocol handshake within " + timeoutMs + " ms", null);
+        }
+        if (!handshake.done().isSuccess()) {
+            ch.close();
+            Throwable why = handshake.done().cause();
+            throw why instanceof RemoteException ? (RemoteException) why : new RemoteException(why.getMessage(), why);
+        }
+        return new TransportClient(ch, handler, timeoutMs, remote);
+    }
+
+    @Override
+    public void close() {
+        for (TransportClient c : clients.values()) c.close();
+        clients.clear();
+        loops.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    }
 }

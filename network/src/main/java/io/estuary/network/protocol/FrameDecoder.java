@@ -20,128 +20,144 @@ import java.util.List;
  * configuration key, named in the refusal. Confined to the channel's event loop, as every Netty handler.
  */
 public final class FrameDecoder extends ByteToMessageDecoder {
-  public static final int LENGTH_FIELD = 4;
+    public static final int LENGTH_FIELD = 4;
 
-  /** Told what a connection holds short of a whole frame; called on the connection's event loop, must be quick. */
-  public interface Progress {
+    /** Told what a connection holds short of a whole frame; called on the connection's event loop, must be quick. */
+    public interface Progress {
+        /**
+         * After each read: {@code heldChange} is the change in the bytes held short of a whole frame (0 when none),
+         * {@code held} what is held now, {@code framesCompleted} how many whole frames the read completed. Also called
+         * once with everything given back when the connection goes.
+         */
+        void received(long heldChange, long held, int framesCompleted);
+    }
+
+    private final long maxFrameSize;
+    private final String maxFrameKey;
+    private final int maxHeaderString;
+    private final Progress progress;
+    private long heldReported;
+    private boolean failed;
+
+    /** A decoder for what servers send (their failure messages may be long). */
+    public FrameDecoder(long maxFrameSize) {
+        this(maxFrameSize, Integer.MAX_VALUE);
+    }
+
+    /** A decoder whose push headers carry at most {@code maxHeaderString} bytes of shuffle key. */
+    public FrameDecoder(long maxFrameSize, int maxHeaderString) {
+        this(maxFrameSize, maxHeaderString, (java.util.function.LongConsumer) null);
+    }
+
+    /** As above, telling {@code heldChanges} (may be null) each change in the bytes held short of a whole frame. */
+    public FrameDecoder(long maxFrameSize, int maxHeaderString, java.util.function.LongConsumer heldChanges) {
+        this(
+                maxFrameSize,
+                "estuary.network.maxFrameSize",
+                maxHeaderString,
+                heldChanges == null
+                        ? null
+                        : (change, held, frames) -> {
+                            if (change != 0) heldChanges.accept(change);
+                        });
+    }
+
     /**
-     * After each read: {@code heldChange} is the change in the bytes held short of a whole frame (0 when none),
-     * {@code held} what is held now, {@code framesCompleted} how many whole frames the read completed. Also called
-     * once with everything given back when the connection goes.
+     * A decoder refusing frames over {@code maxFrameSize} with a message naming {@code maxFrameKey}, telling
+     * {@code progress} (may be null) after every read.
      */
-    void received(long heldChange, long held, int framesCompleted);
-  }
-
-  private final long maxFrameSize;
-  private final String maxFrameKey;
-  private final int maxHeaderString;
-  private final Progress progress;
-  private long heldReported;
-  private boolean failed;
-
-  /** A decoder for what servers send (their failure messages may be long). */
-  public FrameDecoder(long maxFrameSize) {
-    this(maxFrameSize, Integer.MAX_VALUE);
-  }
-
-  /** A decoder whose push headers carry at most {@code maxHeaderString} bytes of shuffle key. */
-  public FrameDecoder(long maxFrameSize, int maxHeaderString) {
-    this(maxFrameSize, maxHeaderString, (java.util.function.LongConsumer) null);
-  }
-
-  /** As above, telling {@code heldChanges} (may be null) each change in the bytes held short of a whole frame. */
-  public FrameDecoder(long maxFrameSize, int maxHeaderString, java.util.function.LongConsumer heldChanges) {
-    this(maxFrameSize, "estuary.network.maxFrameSize", maxHeaderString,
-        heldChanges == null ? null : (change, held, frames) -> {
-          if (change != 0) heldChanges.accept(change);
-        });
-  }
-
-  /**
-   * A decoder refusing frames over {@code maxFrameSize} with a message naming {@code maxFrameKey}, telling
-   * {@code progress} (may be null) after every read.
-   */
-  public FrameDecoder(long maxFrameSize, String maxFrameKey, int maxHeaderString, Progress progress) {
-    this.maxFrameSize = maxFrameSize;
-    this.maxFrameKey = maxFrameKey;
-    this.maxHeaderString = maxHeaderString;
-    this.progress = progress;
-    setCumulator(COMPOSITE_CUMULATOR);
-  }
-
-  @Override
-  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-    int before = out.size();
-    try {
-      decodeFrames(in, out);
-    } finally {
-      report(in.readableBytes(), out.size() - before);
+    public FrameDecoder(long maxFrameSize, String maxFrameKey, int maxHeaderString, Progress progress) {
+        this.maxFrameSize = maxFrameSize;
+        this.maxFrameKey = maxFrameKey;
+        this.maxHeaderString = maxHeaderString;
+        this.progress = progress;
+        setCumulator(COMPOSITE_CUMULATOR);
     }
-  }
 
-  @Override
-  protected void handlerRemoved0(ChannelHandlerContext ctx) {
-    report(0, 0); // the connection is gone and its buffers with it
-  }
-
-  private void report(long held, int frames) {
-    if (progress == null || (held == heldReported && frames == 0)) return;
-    long change = held - heldReported;
-    heldReported = held;
-    progress.received(change, held, frames);
-  }
-
-  private void decodeFrames(ByteBuf in, List<Object> out) {
-    if (failed) {
-      in.skipBytes(in.readableBytes()); // the connection is being closed; ignore whatever else arrives
-      return;
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        int before = out.size();
+        try {
+            decodeFrames(in, out);
+        } finally {
+            report(in.readableBytes(), out.size() - before);
+        }
     }
-    while (in.readableBytes() >= LENGTH_FIELD) {
-      long frameLength = in.getUnsignedInt(in.readerIndex());
-      if (frameLength > maxFrameSize) {
-        throw fail("frame of " + frameLength + " bytes exceeds " + maxFrameKey + " (" + maxFrameSize + ")");
-      }
-      if (frameLength < 1) {
-        throw fail("frame of length 0 has no type byte");
-      }
-      if (in.readableBytes() < LENGTH_FIELD + frameLength) {
-        return; // wait for the rest of the frame
-      }
-      in.skipBytes(LENGTH_FIELD);
-      byte typeId = in.readByte();
-      MessageType type = MessageType.fromId(typeId);
-      if (type == null) {
-        throw fail(String.format("unknown message type 0x%02x", typeId & 0xff));
-      }
-      ByteBuf frame = in.readSlice((int) frameLength - 1);
-      try {
-        out.add(decode(type, frame, maxHeaderString));
-      } catch (ProtocolException e) {
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        report(0, 0); // the connection is gone and its buffers with it
+    }
+
+    private void report(long held, int frames) {
+        if (progress == null || (held == heldReported && frames == 0)) return;
+        long change = held - heldReported;
+        heldReported = held;
+        progress.received(change, held, frames);
+    }
+
+    private void decodeFrames(ByteBuf in, List<Object> out) {
+        if (failed) {
+            in.skipBytes(in.readableBytes()); // the connection is being closed; ignore whatever else arrives
+            return;
+        }
+        while (in.readableBytes() >= LENGTH_FIELD) {
+            long frameLength = in.getUnsignedInt(in.readerIndex());
+            if (frameLength > maxFrameSize) {
+                throw fail("frame of " + frameLength + " bytes exceeds " + maxFrameKey + " (" + maxFrameSize + ")");
+            }
+            if (frameLength < 1) {
+                throw fail("frame of length 0 has no type byte");
+            }
+            if (in.readableBytes() < LENGTH_FIELD + frameLength) {
+                return; // wait for the rest of the frame
+            }
+            in.skipBytes(LENGTH_FIELD);
+            byte typeId = in.readByte();
+            MessageType type = MessageType.fromId(typeId);
+            if (type == null) {
+                throw fail(String.format("unknown message type 0x%02x", typeId & 0xff));
+            }
+            ByteBuf frame = in.readSlice((int) frameLength - 1);
+            try {
+                out.add(decode(type, frame, maxHeaderString));
+            } catch (ProtocolException e) {
+                failed = true;
+                throw e;
+            }
+        }
+    }
+
+    private ProtocolException fail(String message) {
         failed = true;
-        throw e;
-      }
+        return new ProtocolException(message);
     }
-  }
 
-  private ProtocolException fail(String message) {
-    failed = true;
-    return new ProtocolException(message);
-  }
-
-  static Message decode(MessageType type, ByteBuf in, int maxHeaderString) {
-    ManagedBufferFactory bodies = ManagedBufferFactory.INSTANCE;
-    switch (type) {
-      case RPC_REQUEST: return RpcRequest.decode(in, bodies);
-      case RPC_RESPONSE: return RpcResponse.decode(in, bodies);
-      case RPC_FAILURE: return RpcFailure.decode(in);
-      case ONE_WAY: return OneWayMessage.decode(in, bodies);
-      case PUSH_DATA: return PushData.decode(in, bodies, maxHeaderString);
-      case PUSH_MERGED_DATA: return PushMergedData.decode(in, bodies, maxHeaderString);
-      case CHUNK_FETCH_REQUEST: return ChunkFetchRequest.decode(in);
-      case CHUNK_FETCH_SUCCESS: return ChunkFetchSuccess.decode(in, bodies);
-      case CHUNK_FETCH_FAILURE: return ChunkFetchFailure.decode(in);
-      case STREAM_CLOSE: return StreamClose.decode(in);
-      default: throw new ProtocolException("no decoder for " + type);
+    static Message decode(MessageType type, ByteBuf in, int maxHeaderString) {
+        ManagedBufferFactory bodies = ManagedBufferFactory.INSTANCE;
+        switch (type) {
+            case RPC_REQUEST:
+                return RpcRequest.decode(in, bodies);
+            case RPC_RESPONSE:
+                return RpcResponse.decode(in, bodies);
+            case RPC_FAILURE:
+                return RpcFailure.decode(in);
+            case ONE_WAY:
+                return OneWayMessage.decode(in, bodies);
+            case PUSH_DATA:
+                return PushData.decode(in, bodies, maxHeaderString);
+            case PUSH_MERGED_DATA:
+                return PushMergedData.decode(in, bodies, maxHeaderString);
+            case CHUNK_FETCH_REQUEST:
+                return ChunkFetchRequest.decode(in);
+            case CHUNK_FETCH_SUCCESS:
+                return ChunkFetchSuccess.decode(in, bodies);
+            case CHUNK_FETCH_FAILURE:
+                return ChunkFetchFailure.decode(in);
+            case STREAM_CLOSE:
+                return StreamClose.decode(in);
+            default:
+                throw new ProtocolException("no decoder for " + type);
+        }
     }
-  }
 }

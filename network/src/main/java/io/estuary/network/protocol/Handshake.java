@@ -18,30 +18,31 @@ import io.netty.buffer.ByteBuf;
  * <p>Constants and static functions only, safe from any thread; callers own the buffers written to.
  */
 public final class Handshake {
-  private Handshake() {}
+    private Handshake() {}
 
-  /** "ESTU" in ASCII. */
-  public static final int MAGIC = 0x45535455;
-  public static final int HELLO_SIZE = 8;
-  public static final int ANSWER_SIZE = 9;
+    /** "ESTU" in ASCII. */
+    public static final int MAGIC = 0x45535455;
 
-  public static void writeHello(ByteBuf out, int version) {
-    out.writeInt(MAGIC).writeInt(version);
-  }
+    public static final int HELLO_SIZE = 8;
+    public static final int ANSWER_SIZE = 9;
 
-  public static void writeAnswer(ByteBuf out, int version, boolean accepted) {
-    out.writeInt(MAGIC).writeInt(version).writeByte(accepted ? 1 : 0);
-  }
+    public static void writeHello(ByteBuf out, int version) {
+        out.writeInt(MAGIC).writeInt(version);
+    }
 
-  /** Whether a server speaking {@code serverVersion} takes a client speaking {@code clientVersion}. */
-  public static boolean compatible(int serverVersion, int clientVersion) {
-    // One frame layout per release for now; a server that learns to speak older layouts widens this.
-    return serverVersion == clientVersion;
-  }
+    public static void writeAnswer(ByteBuf out, int version, boolean accepted) {
+        out.writeInt(MAGIC).writeInt(version).writeByte(accepted ? 1 : 0);
+    }
 
-  /** The words both sides use to explain a refusal. */
-  public static String mismatch(int clientVersion, String server, int serverVersion) {
-    return "protocol version mismatch: this client speaks Estuary protocol " + clientVersion + ", " + server
-        + " speaks protocol " + serverVersion + "; use client jars of the servers' release";
-  }
+    /** Whether a server speaking {@code serverVersion} takes a client speaking {@code clientVersion}. */
+    public static boolean compatible(int serverVersion, int clientVersion) {
+        // One frame layout per release for now; a server that learns to speak older layouts widens this.
+        return serverVersion == clientVersion;
+    }
+
+    /** The words both sides use to explain a refusal. */
+    public static String mismatch(int clientVersion, String server, int serverVersion) {
+        return "protocol version mismatch: this client speaks Estuary protocol " + clientVersion + ", " + server
+                + " speaks protocol " + serverVersion + "; use client jars of the servers' release";
+    }
 }

@@ -6,9 +6,9 @@ import io.netty.buffer.ByteBuf;
 
 /** Turns what is left of a frame into its body: a retained slice, so the data is never copied. */
 final class ManagedBufferFactory {
-  static final ManagedBufferFactory INSTANCE = new ManagedBufferFactory();
+    static final ManagedBufferFactory INSTANCE = new ManagedBufferFactory();
 
-  ManagedBuffer rest(ByteBuf in) {
-    return new NettyManagedBuffer(in.readRetainedSlice(in.readableBytes()));
-  }
+    ManagedBuffer rest(ByteBuf in) {
+        return new NettyManagedBuffer(in.readRetainedSlice(in.readableBytes()));
+    }
 }

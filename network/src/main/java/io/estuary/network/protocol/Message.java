@@ -8,19 +8,19 @@ import io.netty.buffer.ByteBuf;
  * is fixed by the type; the body is whatever remains (raw data or a protobuf control message).
  */
 public interface Message {
-  MessageType type();
+    MessageType type();
 
-  /** Bytes {@link #encodeHeader} writes. */
-  int headerLength();
+    /** Bytes {@link #encodeHeader} writes. */
+    int headerLength();
 
-  void encodeHeader(ByteBuf out);
+    void encodeHeader(ByteBuf out);
 
-  /** The body, or null for a header-only message. */
-  ManagedBuffer body();
+    /** The body, or null for a header-only message. */
+    ManagedBuffer body();
 
-  /**
-   * Releases the body once, however often it is called: the encoder calls it after handing the body to Netty,
-   * and a sender calls it when the write failed before reaching the encoder.
-   */
-  default void releaseBody() {}
+    /**
+     * Releases the body once, however often it is called: the encoder calls it after handing the body to Netty,
+     * and a sender calls it when the write failed before reaching the encoder.
+     */
+    default void releaseBody() {}
 }

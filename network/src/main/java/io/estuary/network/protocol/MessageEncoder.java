@@ -13,27 +13,27 @@ import java.util.List;
  */
 @ChannelHandler.Sharable
 public final class MessageEncoder extends MessageToMessageEncoder<Message> {
-  public static final MessageEncoder INSTANCE = new MessageEncoder();
+    public static final MessageEncoder INSTANCE = new MessageEncoder();
 
-  private MessageEncoder() {}
+    private MessageEncoder() {}
 
-  @Override
-  protected void encode(ChannelHandlerContext ctx, Message msg, List<Object> out) throws Exception {
-    ManagedBuffer body = msg.body();
-    long bodySize = body == null ? 0 : body.size();
-    int headerLen = msg.headerLength();
-    long frameLength = 1L + headerLen + bodySize;
-    ByteBuf header = ctx.alloc().heapBuffer(FrameDecoder.LENGTH_FIELD + 1 + headerLen);
-    header.writeInt((int) frameLength);
-    header.writeByte(msg.type().id());
-    msg.encodeHeader(header);
-    out.add(header);
-    if (body != null) {
-      try {
-        out.add(body.convertToNetty());
-      } finally {
-        msg.releaseBody(); // convertToNetty gave Netty its own reference
-      }
+    @Override
+    protected void encode(ChannelHandlerContext ctx, Message msg, List<Object> out) throws Exception {
+        ManagedBuffer body = msg.body();
+        long bodySize = body == null ? 0 : body.size();
+        int headerLen = msg.headerLength();
+        long frameLength = 1L + headerLen + bodySize;
+        ByteBuf header = ctx.alloc().heapBuffer(FrameDecoder.LENGTH_FIELD + 1 + headerLen);
+        header.writeInt((int) frameLength);
+        header.writeByte(msg.type().id());
+        msg.encodeHeader(header);
+        out.add(header);
+        if (body != null) {
+            try {
+                out.add(body.convertToNetty());
+            } finally {
+                msg.releaseBody(); // convertToNetty gave Netty its own reference
+            }
+        }
     }
-  }
 }

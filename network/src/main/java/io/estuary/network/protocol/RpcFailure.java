@@ -9,33 +9,40 @@ import io.netty.buffer.ByteBuf;
  * just before the server closes it.
  */
 public final class RpcFailure extends AbstractMessage {
-  public static final long CONNECTION_ERROR = -1L;
+    public static final long CONNECTION_ERROR = -1L;
 
-  public final long requestId;
-  public final StatusCode status;
-  public final String error;
+    public final long requestId;
+    public final StatusCode status;
+    public final String error;
 
-  public RpcFailure(long requestId, StatusCode status, String error) {
-    super(null);
-    this.requestId = requestId;
-    this.status = status;
-    this.error = error;
-  }
+    public RpcFailure(long requestId, StatusCode status, String error) {
+        super(null);
+        this.requestId = requestId;
+        this.status = status;
+        this.error = error;
+    }
 
-  @Override public MessageType type() { return MessageType.RPC_FAILURE; }
-  @Override public int headerLength() { return 9 + Codec.stringLength(error); }
+    @Override
+    public MessageType type() {
+        return MessageType.RPC_FAILURE;
+    }
 
-  @Override
-  public void encodeHeader(ByteBuf out) {
-    out.writeLong(requestId);
-    out.writeByte(status.id());
-    Codec.writeString(out, error);
-  }
+    @Override
+    public int headerLength() {
+        return 9 + Codec.stringLength(error);
+    }
 
-  static RpcFailure decode(ByteBuf in) {
-    Codec.need(in, 9, MessageType.RPC_FAILURE);
-    long id = in.readLong();
-    StatusCode status = StatusCode.of(in.readByte());
-    return new RpcFailure(id, status, Codec.readString(in, MessageType.RPC_FAILURE));
-  }
+    @Override
+    public void encodeHeader(ByteBuf out) {
+        out.writeLong(requestId);
+        out.writeByte(status.id());
+        Codec.writeString(out, error);
+    }
+
+    static RpcFailure decode(ByteBuf in) {
+        Codec.need(in, 9, MessageType.RPC_FAILURE);
+        long id = in.readLong();
+        StatusCode status = StatusCode.of(in.readByte());
+        return new RpcFailure(id, status, Codec.readString(in, MessageType.RPC_FAILURE));
+    }
 }

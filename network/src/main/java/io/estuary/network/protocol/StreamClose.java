@@ -9,23 +9,34 @@ import io.netty.buffer.ByteBuf;
  * another connection's) is ignored. Immutable.
  */
 public final class StreamClose implements Message {
-  public final long streamId;
+    public final long streamId;
 
-  public StreamClose(long streamId) {
-    this.streamId = streamId;
-  }
+    public StreamClose(long streamId) {
+        this.streamId = streamId;
+    }
 
-  @Override public MessageType type() { return MessageType.STREAM_CLOSE; }
-  @Override public int headerLength() { return 8; }
-  @Override public ManagedBuffer body() { return null; }
+    @Override
+    public MessageType type() {
+        return MessageType.STREAM_CLOSE;
+    }
 
-  @Override
-  public void encodeHeader(ByteBuf out) {
-    out.writeLong(streamId);
-  }
+    @Override
+    public int headerLength() {
+        return 8;
+    }
 
-  static StreamClose decode(ByteBuf in) {
-    Codec.need(in, 8, MessageType.STREAM_CLOSE);
-    return new StreamClose(in.readLong());
-  }
+    @Override
+    public ManagedBuffer body() {
+        return null;
+    }
+
+    @Override
+    public void encodeHeader(ByteBuf out) {
+        out.writeLong(streamId);
+    }
+
+    static StreamClose decode(ByteBuf in) {
+        Codec.need(in, 8, MessageType.STREAM_CLOSE);
+        return new StreamClose(in.readLong());
+    }
 }

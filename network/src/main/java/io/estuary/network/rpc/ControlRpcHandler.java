@@ -22,97 +22,105 @@ import org.slf4j.LoggerFactory;
  * exceptions into failures that carry their message to the caller.
  */
 public abstract class ControlRpcHandler implements RpcHandler {
-  private static final Logger LOG = LoggerFactory.getLogger(ControlRpcHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ControlRpcHandler.class);
 
-  protected final String serverName;
-  private final RequestLimits limits;
+    protected final String serverName;
+    private final RequestLimits limits;
 
-  /** A handler held to the default limits (tests). */
-  protected ControlRpcHandler(String serverName) {
-    this(serverName, RequestLimits.DEFAULTS);
-  }
-
-  protected ControlRpcHandler(String serverName, RequestLimits limits) {
-    this.serverName = serverName;
-    this.limits = limits;
-  }
-
-  /** Handles one request; answer through {@code reply}, now or later. Throwing fails the request. */
-  protected abstract void handle(Channel channel, Request request, Reply reply) throws Exception;
-
-  @Override
-  public final void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
-    Request request;
-    try {
-      // Sizes first, on the bytes: an oversized request is refused before anything is built from it.
-      String overLimit = limits.check(body.nioBuffer(), Request.getDescriptor());
-      if (overLimit != null) {
-        LOG.warn("{}: refused a request from {}: {}", serverName, channel == null ? null : channel.remoteAddress(),
-            overLimit);
-        callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + overLimit);
-        return;
-      }
-      try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
-        request = Request.parseFrom(in);
-      }
-    } catch (InvalidProtocolBufferException e) {
-      callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": malformed request: " + e.getMessage());
-      return;
-    } catch (IOException e) {
-      callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": unreadable request: " + e);
-      return;
-    }
-    if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
-      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
-          + "version " + request.getProtocolVersion() + "; upgrade the older side");
-      return;
-    }
-    String badId = RequestIds.problem(request);
-    if (badId != null) {
-      LOG.warn("{}: refused a request from {}: {}", serverName, channel == null ? null : channel.remoteAddress(),
-          badId);
-      callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + badId);
-      return;
-    }
-    Reply reply = new Reply(callback);
-    try {
-      handle(channel, request, reply);
-    } catch (Exception e) {
-      if (!(e instanceof IllegalArgumentException || e instanceof io.estuary.common.util.EstuaryException)) {
-        LOG.warn("{}: {} failed", serverName, request.getPayloadCase(), e);
-      }
-      reply.fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
-    }
-  }
-
-  protected final IllegalArgumentException unsupported(Request request) {
-    return new IllegalArgumentException(serverName + " does not handle " + request.getPayloadCase() + " requests");
-  }
-
-  /** The answer to one request; the first call wins, later ones are ignored. */
-  public static final class Reply {
-    private final ResponseCallback callback;
-    private boolean done;
-
-    Reply(ResponseCallback callback) {
-      this.callback = callback;
+    /** A handler held to the default limits (tests). */
+    protected ControlRpcHandler(String serverName) {
+        this(serverName, RequestLimits.DEFAULTS);
     }
 
-    public synchronized void ok(MessageLite response) {
-      if (done) return;
-      done = true;
-      callback.onSuccess(Unpooled.wrappedBuffer(response.toByteArray()));
+    protected ControlRpcHandler(String serverName, RequestLimits limits) {
+        this.serverName = serverName;
+        this.limits = limits;
     }
 
-    public synchronized void fail(StatusCode status, String error) {
-      if (done) return;
-      done = true;
-      callback.onFailure(status, error);
+    /** Handles one request; answer through {@code reply}, now or later. Throwing fails the request. */
+    protected abstract void handle(Channel channel, Request request, Reply reply) throws Exception;
+
+    @Override
+    public final void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
+        Request request;
+        try {
+            // Sizes first, on the bytes: an oversized request is refused before anything is built from it.
+            String overLimit = limits.check(body.nioBuffer(), Request.getDescriptor());
+            if (overLimit != null) {
+                LOG.warn(
+                        "{}: refused a request from {}: {}",
+                        serverName,
+                        channel == null ? null : channel.remoteAddress(),
+                        overLimit);
+                callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + overLimit);
+                return;
+            }
+            try (ByteBufInputStream in = new ByteBufInputStream(body.retainedDuplicate(), true)) {
+                request = Request.parseFrom(in);
+            }
+        } catch (InvalidProtocolBufferException e) {
+            callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": malformed request: " + e.getMessage());
+            return;
+        } catch (IOException e) {
+            callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": unreadable request: " + e);
+            return;
+        }
+        if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
+            callback.onFailure(
+                    StatusCode.BAD_REQUEST,
+                    serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
+                            + "version " + request.getProtocolVersion() + "; upgrade the older side");
+            return;
+        }
+        String badId = RequestIds.problem(request);
+        if (badId != null) {
+            LOG.warn(
+                    "{}: refused a request from {}: {}",
+                    serverName,
+                    channel == null ? null : channel.remoteAddress(),
+                    badId);
+            callback.onFailure(StatusCode.BAD_REQUEST, serverName + " refuses the request: " + badId);
+            return;
+        }
+        Reply reply = new Reply(callback);
+        try {
+            handle(channel, request, reply);
+        } catch (Exception e) {
+            if (!(e instanceof IllegalArgumentException || e instanceof io.estuary.common.util.EstuaryException)) {
+                LOG.warn("{}: {} failed", serverName, request.getPayloadCase(), e);
+            }
+            reply.fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
+        }
     }
 
-    /** Fails with the status the exception carries, see {@link ResponseCallback#statusOf}. */
-    public void fail(Throwable e) {
-      fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
+    protected final IllegalArgumentException unsupported(Request request) {
+        return new IllegalArgumentException(serverName + " does not handle " + request.getPayloadCase() + " requests");
     }
-  }
+
+    /** The answer to one request; the first call wins, later ones are ignored. */
+    public static final class Reply {
+        private final ResponseCallback callback;
+        private boolean done;
+
+        Reply(ResponseCallback callback) {
+            this.callback = callback;
+        }
+
+        public synchronized void ok(MessageLite response) {
+            if (done) return;
+            done = true;
+            callback.onSuccess(Unpooled.wrappedBuffer(response.toByteArray()));
+        }
+
+        public synchronized void fail(StatusCode status, String error) {
+            if (done) return;
+            done = true;
+            callback.onFailure(status, error);
+        }
+
+        /** Fails with the status the exception carries, see {@link ResponseCallback#statusOf}. */
+        public void fail(Throwable e) {
+            fail(ResponseCallback.statusOf(e), e.getMessage() == null ? e.toString() : e.getMessage());
+        }
+    }
 }

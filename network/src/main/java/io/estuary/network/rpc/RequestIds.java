@@ -19,46 +19,51 @@ import java.util.List;
  * Stateless.
  */
 public final class RequestIds {
-  private RequestIds() {}
+    private RequestIds() {}
 
-  private static final OneofDescriptor PAYLOAD = Request.getDescriptor().getOneofs().get(0);
+    private static final OneofDescriptor PAYLOAD =
+            Request.getDescriptor().getOneofs().get(0);
 
-  /** What is wrong with the request's identifiers, as a sentence naming the field; null when nothing is. */
-  public static String problem(Request request) {
-    FieldDescriptor which = request.getOneofFieldDescriptor(PAYLOAD);
-    if (which == null) return null; // no payload: the handler refuses it as unsupported
-    Message payload = (Message) request.getField(which);
-    String at = which.getName() + ".";
-    Descriptor type = payload.getDescriptorForType();
-    FieldDescriptor app = type.findFieldByName("app_id");
-    String p = null;
-    if (app != null) {
-      p = Ids.appIdProblem(at + "app_id", (String) payload.getField(app));
-      FieldDescriptor shuffle = type.findFieldByName("shuffle_id");
-      if (p == null && shuffle != null) p = Ids.shuffleIdProblem(at + "shuffle_id", (Integer) payload.getField(shuffle));
+    /** What is wrong with the request's identifiers, as a sentence naming the field; null when nothing is. */
+    public static String problem(Request request) {
+        FieldDescriptor which = request.getOneofFieldDescriptor(PAYLOAD);
+        if (which == null) return null; // no payload: the handler refuses it as unsupported
+        Message payload = (Message) request.getField(which);
+        String at = which.getName() + ".";
+        Descriptor type = payload.getDescriptorForType();
+        FieldDescriptor app = type.findFieldByName("app_id");
+        String p = null;
+        if (app != null) {
+            p = Ids.appIdProblem(at + "app_id", (String) payload.getField(app));
+            FieldDescriptor shuffle = type.findFieldByName("shuffle_id");
+            if (p == null && shuffle != null)
+                p = Ids.shuffleIdProblem(at + "shuffle_id", (Integer) payload.getField(shuffle));
+        }
+        if (p == null) p = each(payload, "shuffle_keys", at, true);
+        if (p == null) p = each(payload, "excluded_workers", at, false);
+        FieldDescriptor user = type.findFieldByName("user");
+        if (p == null && user != null) p = Ids.nameProblem(at + "user", (String) payload.getField(user));
+        FieldDescriptor worker = type.findFieldByName("worker");
+        if (p == null && worker != null && worker.getMessageType() == WorkerInfo.getDescriptor()) {
+            String host = ((WorkerInfo) payload.getField(worker)).getAddress().getHost();
+            p = host.isEmpty()
+                    ? at + "worker.address.host is empty"
+                    : Ids.nameProblem(at + "worker.address.host", host);
+        }
+        return p;
     }
-    if (p == null) p = each(payload, "shuffle_keys", at, true);
-    if (p == null) p = each(payload, "excluded_workers", at, false);
-    FieldDescriptor user = type.findFieldByName("user");
-    if (p == null && user != null) p = Ids.nameProblem(at + "user", (String) payload.getField(user));
-    FieldDescriptor worker = type.findFieldByName("worker");
-    if (p == null && worker != null && worker.getMessageType() == WorkerInfo.getDescriptor()) {
-      String host = ((WorkerInfo) payload.getField(worker)).getAddress().getHost();
-      p = host.isEmpty() ? at + "worker.address.host is empty" : Ids.nameProblem(at + "worker.address.host", host);
-    }
-    return p;
-  }
 
-  private static String each(Message payload, String name, String at, boolean shuffleKeys) {
-    FieldDescriptor f = payload.getDescriptorForType().findFieldByName(name);
-    if (f == null) return null;
-    @SuppressWarnings("unchecked")
-    List<String> values = (List<String>) payload.getField(f);
-    for (int i = 0; i < values.size(); i++) {
-      String field = at + name + "[" + i + "]";
-      String p = shuffleKeys ? Ids.shuffleKeyProblem(field, values.get(i)) : Ids.nameProblem(field, values.get(i));
-      if (p != null) return p;
+    private static String each(Message payload, String name, String at, boolean shuffleKeys) {
+        FieldDescriptor f = payload.getDescriptorForType().findFieldByName(name);
+        if (f == null) return null;
+        @SuppressWarnings("unchecked")
+        List<String> values = (List<String>) payload.getField(f);
+        for (int i = 0; i < values.size(); i++) {
+            String field = at + name + "[" + i + "]";
+            String p =
+                    shuffleKeys ? Ids.shuffleKeyProblem(field, values.get(i)) : Ids.nameProblem(field, values.get(i));
+            if (p != null) return p;
+        }
+        return null;
     }
-    return null;
-  }
 }

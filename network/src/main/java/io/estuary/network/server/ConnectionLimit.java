@@ -9,35 +9,35 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Thread-safe (event loops of every connection share it).
  */
 final class ConnectionLimit {
-  private final String serverName;
-  private final int max;
-  private final AtomicInteger open = new AtomicInteger();
+    private final String serverName;
+    private final int max;
+    private final AtomicInteger open = new AtomicInteger();
 
-  ConnectionLimit(String serverName, int max) {
-    this.serverName = serverName;
-    this.max = max;
-  }
-
-  /** Takes a place; false (taking none) when the server is full. */
-  boolean tryAcquire() {
-    while (true) {
-      int n = open.get();
-      if (n >= max) return false;
-      if (open.compareAndSet(n, n + 1)) return true;
+    ConnectionLimit(String serverName, int max) {
+        this.serverName = serverName;
+        this.max = max;
     }
-  }
 
-  void release() {
-    open.decrementAndGet();
-  }
+    /** Takes a place; false (taking none) when the server is full. */
+    boolean tryAcquire() {
+        while (true) {
+            int n = open.get();
+            if (n >= max) return false;
+            if (open.compareAndSet(n, n + 1)) return true;
+        }
+    }
 
-  int open() {
-    return open.get();
-  }
+    void release() {
+        open.decrementAndGet();
+    }
 
-  /** What a refused peer is told. */
-  String refusal() {
-    return serverName + " already holds " + max + " connections, the most " + NetworkConfig.MAX_CONNECTIONS.key()
-        + " allows; try again later";
-  }
+    int open() {
+        return open.get();
+    }
+
+    /** What a refused peer is told. */
+    String refusal() {
+        return serverName + " already holds " + max + " connections, the most " + NetworkConfig.MAX_CONNECTIONS.key()
+                + " allows; try again later";
+    }
 }

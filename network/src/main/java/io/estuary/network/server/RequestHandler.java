@@ -50,238 +50,277 @@ import org.slf4j.LoggerFactory;
  * thread (the outstanding count is atomic).
  */
 final class RequestHandler extends ChannelInboundHandlerAdapter {
-  private static final Logger LOG = LoggerFactory.getLogger(RequestHandler.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RequestHandler.class);
 
-  private final RpcHandler rpcHandler;
-  private final String serverName;
-  private final TransportObserver observer;
-  private final ConnectionLimit connections;
-  private final long idleMs;
-  /** Requests, pushes and chunk fetches received and not yet answered. */
-  private final AtomicInteger outstanding = new AtomicInteger();
-  /** Whether this connection holds a place in the limit (false: refused, being closed). */
-  private boolean admitted;
-  /** Whether it was owed an answer at the previous idle report. */
-  private boolean owedAtLastIdleReport;
-  /** Whether the previous idle report read a paused connection once to see whether its peer sends anything. */
-  private boolean readAtLastIdleReport;
+    private final RpcHandler rpcHandler;
+    private final String serverName;
+    private final TransportObserver observer;
+    private final ConnectionLimit connections;
+    private final long idleMs;
+    /** Requests, pushes and chunk fetches received and not yet answered. */
+    private final AtomicInteger outstanding = new AtomicInteger();
+    /** Whether this connection holds a place in the limit (false: refused, being closed). */
+    private boolean admitted;
+    /** Whether it was owed an answer at the previous idle report. */
+    private boolean owedAtLastIdleReport;
+    /** Whether the previous idle report read a paused connection once to see whether its peer sends anything. */
+    private boolean readAtLastIdleReport;
 
-  RequestHandler(RpcHandler rpcHandler, String serverName, TransportObserver observer, ConnectionLimit connections,
-      long idleMs) {
-    this.rpcHandler = rpcHandler;
-    this.serverName = serverName;
-    this.observer = observer;
-    this.connections = connections;
-    this.idleMs = idleMs;
-  }
-
-  @Override
-  public void channelActive(ChannelHandlerContext ctx) throws Exception {
-    admitted = connections.tryAcquire();
-    if (!admitted) {
-      String why = connections.refusal();
-      LOG.warn("{}: refusing connection from {}: {}", serverName, ctx.channel().remoteAddress(), why);
-      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, why))
-          .addListener(ChannelFutureListener.CLOSE);
-      return;
+    RequestHandler(
+            RpcHandler rpcHandler,
+            String serverName,
+            TransportObserver observer,
+            ConnectionLimit connections,
+            long idleMs) {
+        this.rpcHandler = rpcHandler;
+        this.serverName = serverName;
+        this.observer = observer;
+        this.connections = connections;
+        this.idleMs = idleMs;
     }
-    observer.connectionOpened();
-    rpcHandler.channelActive(ctx.channel());
-    super.channelActive(ctx);
-  }
 
-  @Override
-  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-    if (evt instanceof IdleStateEvent) {
-      Channel ch = ctx.channel();
-      boolean first = ((IdleStateEvent) evt).isFirst();
-      boolean owed = outstanding.get() > 0;
-      boolean wasOwed = !first && owedAtLastIdleReport;
-      boolean wasRead = !first && readAtLastIdleReport;
-      owedAtLastIdleReport = owed;
-      readAtLastIdleReport = false;
-      // Reports come every timeout while there is no traffic: close only after a whole timeout owing nothing.
-      if (!admitted || owed || wasOwed) return;
-      if (!ch.config().isAutoRead() && !wasRead) {
-        // Paused by the server: a peer with data waiting shows it now (traffic restarts the timer).
-        readAtLastIdleReport = true;
-        ctx.read();
-        return;
-      }
-      LOG.info("{}: closing connection from {}: idle for {} ms ({})", serverName, ch.remoteAddress(), idleMs,
-          NetworkConfig.IDLE_TIMEOUT.key());
-      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, serverName
-          + " closed the connection after " + idleMs + " ms without traffic (" + NetworkConfig.IDLE_TIMEOUT.key()
-          + ")")).addListener(ChannelFutureListener.CLOSE);
-      return;
-    }
-    super.userEventTriggered(ctx, evt);
-  }
-
-  @Override
-  public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    Channel ch = ctx.channel();
-    Message m = (Message) msg;
-    if (!admitted) { // refused: it is being closed
-      if (m.body() != null) m.body().release();
-      return;
-    }
-    switch (m.type()) {
-      case RPC_REQUEST: {
-        RpcRequest r = (RpcRequest) m;
-        ByteBuf body = ((NettyManagedBuffer) r.body()).buf();
-        ResponseCallback callback = callback(ch, r.requestId);
-        try {
-          rpcHandler.receive(ch, body, callback);
-        } catch (RuntimeException e) {
-          LOG.warn("{}: request {} from {} failed", serverName, r.requestId, ch.remoteAddress(), e);
-          callback.onFailure(StatusCode.FATAL, String.valueOf(e.getMessage()));
-        } finally {
-          body.release();
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        admitted = connections.tryAcquire();
+        if (!admitted) {
+            String why = connections.refusal();
+            LOG.warn(
+                    "{}: refusing connection from {}: {}",
+                    serverName,
+                    ctx.channel().remoteAddress(),
+                    why);
+            ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.RETRY_LATER, why))
+                    .addListener(ChannelFutureListener.CLOSE);
+            return;
         }
-        break;
-      }
-      case PUSH_DATA: {
-        PushData p = (PushData) m;
-        rpcHandler.receivePush(ch, p, pushCallback(ch, p.requestId, p.body().size()));
-        break;
-      }
-      case PUSH_MERGED_DATA: {
-        PushMergedData p = (PushMergedData) m;
-        rpcHandler.receivePushMerged(ch, p, pushCallback(ch, p.requestId, p.body().size()));
-        break;
-      }
-      case CHUNK_FETCH_REQUEST:
-        fetch(ch, (ChunkFetchRequest) m);
-        break;
-      case STREAM_CLOSE: {
+        observer.connectionOpened();
+        rpcHandler.channelActive(ctx.channel());
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) {
+            Channel ch = ctx.channel();
+            boolean first = ((IdleStateEvent) evt).isFirst();
+            boolean owed = outstanding.get() > 0;
+            boolean wasOwed = !first && owedAtLastIdleReport;
+            boolean wasRead = !first && readAtLastIdleReport;
+            owedAtLastIdleReport = owed;
+            readAtLastIdleReport = false;
+            // Reports come every timeout while there is no traffic: close only after a whole timeout owing nothing.
+            if (!admitted || owed || wasOwed) return;
+            if (!ch.config().isAutoRead() && !wasRead) {
+                // Paused by the server: a peer with data waiting shows it now (traffic restarts the timer).
+                readAtLastIdleReport = true;
+                ctx.read();
+                return;
+            }
+            LOG.info(
+                    "{}: closing connection from {}: idle for {} ms ({})",
+                    serverName,
+                    ch.remoteAddress(),
+                    idleMs,
+                    NetworkConfig.IDLE_TIMEOUT.key());
+            ctx.writeAndFlush(new RpcFailure(
+                            RpcFailure.CONNECTION_ERROR,
+                            StatusCode.RETRY_LATER,
+                            serverName
+                                    + " closed the connection after " + idleMs + " ms without traffic ("
+                                    + NetworkConfig.IDLE_TIMEOUT.key()
+                                    + ")"))
+                    .addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        Channel ch = ctx.channel();
+        Message m = (Message) msg;
+        if (!admitted) { // refused: it is being closed
+            if (m.body() != null) m.body().release();
+            return;
+        }
+        switch (m.type()) {
+            case RPC_REQUEST: {
+                RpcRequest r = (RpcRequest) m;
+                ByteBuf body = ((NettyManagedBuffer) r.body()).buf();
+                ResponseCallback callback = callback(ch, r.requestId);
+                try {
+                    rpcHandler.receive(ch, body, callback);
+                } catch (RuntimeException e) {
+                    LOG.warn("{}: request {} from {} failed", serverName, r.requestId, ch.remoteAddress(), e);
+                    callback.onFailure(StatusCode.FATAL, String.valueOf(e.getMessage()));
+                } finally {
+                    body.release();
+                }
+                break;
+            }
+            case PUSH_DATA: {
+                PushData p = (PushData) m;
+                rpcHandler.receivePush(
+                        ch, p, pushCallback(ch, p.requestId, p.body().size()));
+                break;
+            }
+            case PUSH_MERGED_DATA: {
+                PushMergedData p = (PushMergedData) m;
+                rpcHandler.receivePushMerged(
+                        ch, p, pushCallback(ch, p.requestId, p.body().size()));
+                break;
+            }
+            case CHUNK_FETCH_REQUEST:
+                fetch(ch, (ChunkFetchRequest) m);
+                break;
+            case STREAM_CLOSE: {
+                StreamManager streams = rpcHandler.streamManager();
+                if (streams != null) streams.closeStream(ch, ((StreamClose) m).streamId);
+                break;
+            }
+            case ONE_WAY: {
+                ByteBuf body = ((NettyManagedBuffer) m.body()).buf();
+                try {
+                    rpcHandler.receiveOneWay(ch, body);
+                } finally {
+                    body.release();
+                }
+                break;
+            }
+            default:
+                if (m.body() != null) m.body().release();
+                throw new ProtocolException("a client may not send " + m.type() + " to " + serverName);
+        }
+    }
+
+    private void fetch(Channel ch, ChunkFetchRequest r) {
+        long t0 = System.nanoTime();
+        outstanding.incrementAndGet();
+        AtomicBoolean answered = new AtomicBoolean();
         StreamManager streams = rpcHandler.streamManager();
-        if (streams != null) streams.closeStream(ch, ((StreamClose) m).streamId);
-        break;
-      }
-      case ONE_WAY: {
-        ByteBuf body = ((NettyManagedBuffer) m.body()).buf();
+        CompletableFuture<ManagedBuffer> opened;
         try {
-          rpcHandler.receiveOneWay(ch, body);
-        } finally {
-          body.release();
+            if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
+            opened = streams.getChunkAsync(r.streamId, r.chunkIndex);
+        } catch (RuntimeException e) {
+            opened = new CompletableFuture<>();
+            opened.completeExceptionally(e);
         }
-        break;
-      }
-      default:
-        if (m.body() != null) m.body().release();
-        throw new ProtocolException("a client may not send " + m.type() + " to " + serverName);
+        // The chunk may be opened on the stream manager's own threads (file I/O never runs on this network thread).
+        opened.whenComplete((chunk, e) -> {
+            if (e != null) {
+                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                StatusCode status = ResponseCallback.statusOf(cause);
+                observer.requestFailed(status);
+                answer(
+                        ch,
+                        new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(cause.getMessage())),
+                        answered);
+                return;
+            }
+            long bytes = chunk.size();
+            answer(ch, new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk), answered)
+                    .addListener(f -> {
+                        long nanos = System.nanoTime() - t0;
+                        streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
+                        if (f.isSuccess()) observer.chunkSent(bytes, nanos);
+                        if (!f.isSuccess())
+                            LOG.warn(
+                                    "{}: sending chunk {} of stream {} to {} failed: {}",
+                                    serverName,
+                                    r.chunkIndex,
+                                    r.streamId,
+                                    ch.remoteAddress(),
+                                    f.cause().toString());
+                    });
+        });
     }
-  }
 
-  private void fetch(Channel ch, ChunkFetchRequest r) {
-    long t0 = System.nanoTime();
-    outstanding.incrementAndGet();
-    AtomicBoolean answered = new AtomicBoolean();
-    StreamManager streams = rpcHandler.streamManager();
-    CompletableFuture<ManagedBuffer> opened;
-    try {
-      if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
-      opened = streams.getChunkAsync(r.streamId, r.chunkIndex);
-    } catch (RuntimeException e) {
-      opened = new CompletableFuture<>();
-      opened.completeExceptionally(e);
+    /**
+     * Writes the answer to an outstanding request; the request stops counting as outstanding once its first answer
+     * is written (or fails to be), so a handler that answers twice does not count twice.
+     */
+    private ChannelFuture answer(Channel ch, Message answer, AtomicBoolean answered) {
+        ChannelFuture f = ch.writeAndFlush(answer);
+        f.addListener(done -> {
+            if (answered.compareAndSet(false, true)) outstanding.decrementAndGet();
+        });
+        return f;
     }
-    // The chunk may be opened on the stream manager's own threads (file I/O never runs on this network thread).
-    opened.whenComplete((chunk, e) -> {
-      if (e != null) {
-        Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-        StatusCode status = ResponseCallback.statusOf(cause);
-        observer.requestFailed(status);
-        answer(ch, new ChunkFetchFailure(r.streamId, r.chunkIndex, status, String.valueOf(cause.getMessage())),
-            answered);
-        return;
-      }
-      long bytes = chunk.size();
-      answer(ch, new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk), answered).addListener(f -> {
-        long nanos = System.nanoTime() - t0;
-        streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
-        if (f.isSuccess()) observer.chunkSent(bytes, nanos);
-        if (!f.isSuccess()) LOG.warn("{}: sending chunk {} of stream {} to {} failed: {}", serverName, r.chunkIndex,
-            r.streamId, ch.remoteAddress(), f.cause().toString());
-      });
-    });
-  }
 
-  /**
-   * Writes the answer to an outstanding request; the request stops counting as outstanding once its first answer
-   * is written (or fails to be), so a handler that answers twice does not count twice.
-   */
-  private ChannelFuture answer(Channel ch, Message answer, AtomicBoolean answered) {
-    ChannelFuture f = ch.writeAndFlush(answer);
-    f.addListener(done -> {
-      if (answered.compareAndSet(false, true)) outstanding.decrementAndGet();
-    });
-    return f;
-  }
+    private ResponseCallback callback(Channel ch, long requestId) {
+        outstanding.incrementAndGet();
+        AtomicBoolean answered = new AtomicBoolean();
+        return new ResponseCallback() {
+            @Override
+            public void onSuccess(ByteBuf body) {
+                answer(
+                        ch,
+                        new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
+                        answered);
+            }
 
-  private ResponseCallback callback(Channel ch, long requestId) {
-    outstanding.incrementAndGet();
-    AtomicBoolean answered = new AtomicBoolean();
-    return new ResponseCallback() {
-      @Override
-      public void onSuccess(ByteBuf body) {
-        answer(ch, new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
-            answered);
-      }
-
-      @Override
-      public void onFailure(StatusCode status, String error) {
-        observer.requestFailed(status);
-        answer(ch, new RpcFailure(requestId, status, error), answered);
-      }
-    };
-  }
-
-  /** Answers a push and tells the observer its size, time and status. */
-  private ResponseCallback pushCallback(Channel ch, long requestId, long bytes) {
-    long t0 = System.nanoTime();
-    outstanding.incrementAndGet();
-    AtomicBoolean answered = new AtomicBoolean();
-    return new ResponseCallback() {
-      @Override
-      public void onSuccess(ByteBuf body) {
-        observer.pushAnswered(bytes, System.nanoTime() - t0, StatusCode.OK);
-        answer(ch, new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
-            answered);
-      }
-
-      @Override
-      public void onFailure(StatusCode status, String error) {
-        observer.pushAnswered(bytes, System.nanoTime() - t0, status);
-        answer(ch, new RpcFailure(requestId, status, error), answered);
-      }
-    };
-  }
-
-  @Override
-  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-    if (!admitted) return; // refused: the handler never heard of it
-    admitted = false;
-    connections.release();
-    observer.connectionClosed();
-    rpcHandler.channelInactive(ctx.channel());
-    super.channelInactive(ctx);
-  }
-
-  @Override
-  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    FatalErrors.check(cause); // halts a server process on an out-of-heap or other VM error; returns otherwise
-    Throwable c = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-    if (c instanceof ProtocolException) {
-      // Tell the peer why before closing, so its error names the cause instead of "connection reset".
-      LOG.warn("{}: closing connection from {}: {}", serverName, ctx.channel().remoteAddress(), c.getMessage());
-      ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.BAD_REQUEST, c.getMessage()))
-          .addListener(ChannelFutureListener.CLOSE);
-    } else {
-      LOG.warn("{}: closing connection from {} after an error: {}", serverName, ctx.channel().remoteAddress(),
-          c.toString());
-      ctx.close();
+            @Override
+            public void onFailure(StatusCode status, String error) {
+                observer.requestFailed(status);
+                answer(ch, new RpcFailure(requestId, status, error), answered);
+            }
+        };
     }
-  }
+
+    /** Answers a push and tells the observer its size, time and status. */
+    private ResponseCallback pushCallback(Channel ch, long requestId, long bytes) {
+        long t0 = System.nanoTime();
+        outstanding.incrementAndGet();
+        AtomicBoolean answered = new AtomicBoolean();
+        return new ResponseCallback() {
+            @Override
+            public void onSuccess(ByteBuf body) {
+                observer.pushAnswered(bytes, System.nanoTime() - t0, StatusCode.OK);
+                answer(
+                        ch,
+                        new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
+                        answered);
+            }
+
+            @Override
+            public void onFailure(StatusCode status, String error) {
+                observer.pushAnswered(bytes, System.nanoTime() - t0, status);
+                answer(ch, new RpcFailure(requestId, status, error), answered);
+            }
+        };
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (!admitted) return; // refused: the handler never heard of it
+        admitted = false;
+        connections.release();
+        observer.connectionClosed();
+        rpcHandler.channelInactive(ctx.channel());
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        FatalErrors.check(cause); // halts a server process on an out-of-heap or other VM error; returns otherwise
+        Throwable c = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        if (c instanceof ProtocolException) {
+            // Tell the peer why before closing, so its error names the cause instead of "connection reset".
+            LOG.warn(
+                    "{}: closing connection from {}: {}",
+                    serverName,
+                    ctx.channel().remoteAddress(),
+                    c.getMessage());
+            ctx.writeAndFlush(new RpcFailure(RpcFailure.CONNECTION_ERROR, StatusCode.BAD_REQUEST, c.getMessage()))
+                    .addListener(ChannelFutureListener.CLOSE);
+        } else {
+            LOG.warn(
+                    "{}: closing connection from {} after an error: {}",
+                    serverName,
+                    ctx.channel().remoteAddress(),
+                    c.toString());
+            ctx.close();
+        }
+    }
 }

@@ -17,39 +17,45 @@ import org.slf4j.LoggerFactory;
  * channel's event loop.
  */
 final class ServerHandshake extends ByteToMessageDecoder {
-  private static final Logger LOG = LoggerFactory.getLogger(ServerHandshake.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ServerHandshake.class);
 
-  private final String serverName;
-  private final int version;
+    private final String serverName;
+    private final int version;
 
-  ServerHandshake(String serverName, int version) {
-    this.serverName = serverName;
-    this.version = version;
-  }
-
-  @Override
-  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-    if (in.readableBytes() < Handshake.HELLO_SIZE) return;
-    int magic = in.readInt();
-    int clientVersion = in.readInt();
-    if (magic != Handshake.MAGIC) {
-      LOG.warn("{}: {} sent no Estuary handshake (a client older than protocol 4, or not an Estuary client); "
-          + "closing the connection", serverName, ctx.channel().remoteAddress());
-      in.skipBytes(in.readableBytes());
-      ctx.close();
-      return;
+    ServerHandshake(String serverName, int version) {
+        this.serverName = serverName;
+        this.version = version;
     }
-    boolean accepted = Handshake.compatible(version, clientVersion);
-    ByteBuf answer = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
-    Handshake.writeAnswer(answer, version, accepted);
-    if (accepted) {
-      ctx.writeAndFlush(answer);
-      ctx.pipeline().remove(this); // what follows the hello goes to the frame decoder
-    } else {
-      LOG.warn("{}: refused {}: {}", serverName, ctx.channel().remoteAddress(),
-          Handshake.mismatch(clientVersion, "this server", version));
-      in.skipBytes(in.readableBytes());
-      ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (in.readableBytes() < Handshake.HELLO_SIZE) return;
+        int magic = in.readInt();
+        int clientVersion = in.readInt();
+        if (magic != Handshake.MAGIC) {
+            LOG.warn(
+                    "{}: {} sent no Estuary handshake (a client older than protocol 4, or not an Estuary client); "
+                            + "closing the connection",
+                    serverName,
+                    ctx.channel().remoteAddress());
+            in.skipBytes(in.readableBytes());
+            ctx.close();
+            return;
+        }
+        boolean accepted = Handshake.compatible(version, clientVersion);
+        ByteBuf answer = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
+        Handshake.writeAnswer(answer, version, accepted);
+        if (accepted) {
+            ctx.writeAndFlush(answer);
+            ctx.pipeline().remove(this); // what follows the hello goes to the frame decoder
+        } else {
+            LOG.warn(
+                    "{}: refused {}: {}",
+                    serverName,
+                    ctx.channel().remoteAddress(),
+                    Handshake.mismatch(clientVersion, "this server", version));
+            in.skipBytes(in.readableBytes());
+            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+        }
     }
-  }
 }

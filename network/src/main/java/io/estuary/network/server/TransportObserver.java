@@ -11,22 +11,22 @@ import io.estuary.common.status.StatusCode;
  * thread-safe, cheap, and must never block or throw.
  */
 public interface TransportObserver {
-  /** Observes nothing. */
-  TransportObserver NONE = new TransportObserver() {};
+    /** Observes nothing. */
+    TransportObserver NONE = new TransportObserver() {};
 
-  default void connectionOpened() {}
+    default void connectionOpened() {}
 
-  default void connectionClosed() {}
+    default void connectionClosed() {}
 
-  /**
-   * A push (plain or merged) of {@code bytes} was answered {@code nanos} after it arrived: {@link StatusCode#OK}
-   * when it was accepted (also when the acknowledgement asks for a soft split), else the refusal's status.
-   */
-  default void pushAnswered(long bytes, long nanos, StatusCode status) {}
+    /**
+     * A push (plain or merged) of {@code bytes} was answered {@code nanos} after it arrived: {@link StatusCode#OK}
+     * when it was accepted (also when the acknowledgement asks for a soft split), else the refusal's status.
+     */
+    default void pushAnswered(long bytes, long nanos, StatusCode status) {}
 
-  /** A chunk of {@code bytes} was written to its reader {@code nanos} after the fetch request arrived. */
-  default void chunkSent(long bytes, long nanos) {}
+    /** A chunk of {@code bytes} was written to its reader {@code nanos} after the fetch request arrived. */
+    default void chunkSent(long bytes, long nanos) {}
 
-  /** A request other than a push (an RPC or a chunk fetch) was answered with a failure. */
-  default void requestFailed(StatusCode status) {}
+    /** A request other than a push (an RPC or a chunk fetch) was answered with a failure. */
+    default void requestFailed(StatusCode status) {}
 }

@@ -32,118 +32,148 @@ import org.slf4j.LoggerFactory;
  * by {@code estuary.network.maxFrameSize}, or by the handler's own lower {@link RpcHandler#frameLimit()}.
  */
 public final class TransportServer implements Closeable {
-  private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
 
-  private final String name;
-  private final EventLoopGroup boss;
-  private final EventLoopGroup workers;
-  private final Channel channel;
-  private final int port;
+    private final String name;
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel channel;
+    private final int port;
 
-  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
-    this(conf, name, host, port, handler, TransportObserver.NONE);
-  }
-
-  /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
-  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler,
-      TransportObserver observer) {
-    this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
-  }
-
-  /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
-  public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler,
-      TransportObserver observer, int protocolVersion) {
-    this.name = name;
-    long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
-    int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
-    long idleMs = conf.get(NetworkConfig.IDLE_TIMEOUT);
-    ConnectionLimit connections = new ConnectionLimit(name, conf.get(NetworkConfig.MAX_CONNECTIONS));
-    this.boss = NettyUtils.eventLoops(1, name + "-accept");
-    this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
-    ServerBootstrap b = new ServerBootstrap()
-        .group(boss, workers)
-        .channel(NettyUtils.serverChannelClass())
-        .option(ChannelOption.SO_REUSEADDR, true)
-        .option(ChannelOption.SO_BACKLOG, 1024)
-        .childOption(ChannelOption.TCP_NODELAY, true)
-        .childOption(ChannelOption.SO_KEEPALIVE, true)
-        .childOption(ChannelOption.ALLOCATOR, NettyUtils.allocator())
-        .childOption(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
-        .childHandler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            initPipeline(ch.pipeline(), maxFrame, maxHeaderString, name, handler, observer, connections, idleMs);
-            // Before the decoder: the versions are exchanged before any frame (after the idle timer, which must
-            // also close a connection that never says hello).
-            ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, protocolVersion));
-          }
-        });
-    InetSocketAddress addr = conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port)
-        : new InetSocketAddress(host, port);
-    ChannelFuture f = b.bind(addr).awaitUninterruptibly();
-    if (!f.isSuccess()) {
-      close();
-      throw new EstuaryException(name + " cannot listen on " + addr + ": " + f.cause().getMessage(), f.cause());
+    public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
+        this(conf, name, host, port, handler, TransportObserver.NONE);
     }
-    this.channel = f.channel();
-    this.port = ((InetSocketAddress) channel.localAddress()).getPort();
-    LOG.info("{} listening on {}", name, channel.localAddress());
-  }
 
-  /**
-   * Installs a server connection's handlers after the handshake: the encoder, the frame decoder and the handler
-   * that passes requests to {@code handler}. Public so tests can drive a handler through the real pipeline on an {@code EmbeddedChannel}.
-   */
-  public static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, String serverName, RpcHandler handler,
-      TransportObserver observer) {
-    initPipeline(pipeline, maxFrameSize, Integer.MAX_VALUE, serverName, handler, observer,
-        new ConnectionLimit(serverName, Integer.MAX_VALUE), 0);
-  }
+    /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
+    public TransportServer(
+            EstuaryConf conf, String name, String host, int port, RpcHandler handler, TransportObserver observer) {
+        this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
+    }
 
-  /**
-   * The pipeline with every bound: header strings, connections, idle time (0: never idle), and the handler's own
-   * frame limit when it is lower than the server's.
-   */
-  static void initPipeline(ChannelPipeline pipeline, long maxFrameSize, int maxHeaderString, String serverName,
-      RpcHandler handler, TransportObserver observer, ConnectionLimit connections, long idleMs) {
-    // Next to the socket, so it sees every read and write.
-    if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
-    RpcHandler.FrameLimit own = handler.frameLimit();
-    boolean ownLimit = own != null && own.bytes < maxFrameSize;
-    pipeline
-        .addLast("encoder", MessageEncoder.INSTANCE)
-        .addLast("decoder", new FrameDecoder(ownLimit ? own.bytes : maxFrameSize,
-            ownLimit ? own.key : NetworkConfig.MAX_FRAME_SIZE.key(), maxHeaderString,
-            handler.receiveProgress(pipeline.channel())))
-        .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
-  }
+    /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
+    public TransportServer(
+            EstuaryConf conf,
+            String name,
+            String host,
+            int port,
+            RpcHandler handler,
+            TransportObserver observer,
+            int protocolVersion) {
+        this.name = name;
+        long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
+        int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
+        long idleMs = conf.get(NetworkConfig.IDLE_TIMEOUT);
+        ConnectionLimit connections = new ConnectionLimit(name, conf.get(NetworkConfig.MAX_CONNECTIONS));
+        this.boss = NettyUtils.eventLoops(1, name + "-accept");
+        this.workers = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name + "-io");
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NettyUtils.serverChannelClass())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.ALLOCATOR, NettyUtils.allocator())
+                .childOption(ChannelOption.RCVBUF_ALLOCATOR, NettyUtils.receiveBuffers())
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        initPipeline(
+                                ch.pipeline(), maxFrame, maxHeaderString, name, handler, observer, connections, idleMs);
+                        // Before the decoder: the versions are exchanged before any frame (after the idle timer, which
+                        // must
+                        // also close a connection that never says hello).
+                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, protocolVersion));
+                    }
+                });
+        InetSocketAddress addr =
+                conf.get(NetworkConfig.BIND_WILDCARD) ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+        ChannelFuture f = b.bind(addr).awaitUninterruptibly();
+        if (!f.isSuccess()) {
+            close();
+            throw new EstuaryException(
+                    name + " cannot listen on " + addr + ": " + f.cause().getMessage(), f.cause());
+        }
+        this.channel = f.channel();
+        this.port = ((InetSocketAddress) channel.localAddress()).getPort();
+        LOG.info("{} listening on {}", name, channel.localAddress());
+    }
 
-  /** The address the server socket is bound to. */
-  public InetSocketAddress boundAddress() {
-    return (InetSocketAddress) channel.localAddress();
-  }
+    /**
+     * Installs a server connection's handlers after the handshake: the encoder, the frame decoder and the handler
+     * that passes requests to {@code handler}. Public so tests can drive a handler through the real pipeline on an {@code EmbeddedChannel}.
+     */
+    public static void initPipeline(
+            ChannelPipeline pipeline,
+            long maxFrameSize,
+            String serverName,
+            RpcHandler handler,
+            TransportObserver observer) {
+        initPipeline(
+                pipeline,
+                maxFrameSize,
+                Integer.MAX_VALUE,
+                serverName,
+                handler,
+                observer,
+                new ConnectionLimit(serverName, Integer.MAX_VALUE),
+                0);
+    }
 
-  /** The server's threads (the accepting one first), for hang detection: each is a single-threaded executor. */
-  public List<EventExecutor> eventLoops() {
-    List<EventExecutor> out = new ArrayList<>();
-    for (EventExecutor e : boss) out.add(e);
-    for (EventExecutor e : workers) out.add(e);
-    return out;
-  }
+    /**
+     * The pipeline with every bound: header strings, connections, idle time (0: never idle), and the handler's own
+     * frame limit when it is lower than the server's.
+     */
+    static void initPipeline(
+            ChannelPipeline pipeline,
+            long maxFrameSize,
+            int maxHeaderString,
+            String serverName,
+            RpcHandler handler,
+            TransportObserver observer,
+            ConnectionLimit connections,
+            long idleMs) {
+        // Next to the socket, so it sees every read and write.
+        if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
+        RpcHandler.FrameLimit own = handler.frameLimit();
+        boolean ownLimit = own != null && own.bytes < maxFrameSize;
+        pipeline.addLast("encoder", MessageEncoder.INSTANCE)
+                .addLast(
+                        "decoder",
+                        new FrameDecoder(
+                                ownLimit ? own.bytes : maxFrameSize,
+                                ownLimit ? own.key : NetworkConfig.MAX_FRAME_SIZE.key(),
+                                maxHeaderString,
+                                handler.receiveProgress(pipeline.channel())))
+                .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
+    }
 
-  public String name() {
-    return name;
-  }
+    /** The address the server socket is bound to. */
+    public InetSocketAddress boundAddress() {
+        return (InetSocketAddress) channel.localAddress();
+    }
 
-  /** The bound port (the real one when 0 was asked for). */
-  public int port() {
-    return port;
-  }
+    /** The server's threads (the accepting one first), for hang detection: each is a single-threaded executor. */
+    public List<EventExecutor> eventLoops() {
+        List<EventExecutor> out = new ArrayList<>();
+        for (EventExecutor e : boss) out.add(e);
+        for (EventExecutor e : workers) out.add(e);
+        return out;
+    }
 
-  @Override
-  public void close() {
-    if (channel != null) channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-  }
+    public String name() {
+        return name;
+    }
+
+    /** The bound port (the real one when 0 was asked for). */
+    public int port() {
+        return port;
+    }
+
+    @Override
+    public void close() {
+        if (channel != null) channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
 }

@@ -4,5 +4,5 @@ import io.estuary.network.layeringfixture.a.UsesRoot;
 
 /** A root package that composes its sub-package, which reaches back up: the shape LayeringRules must reject. */
 public class Root {
-  UsesRoot part;
+    UsesRoot part;
 }

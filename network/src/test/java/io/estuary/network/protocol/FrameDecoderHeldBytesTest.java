@@ -10,33 +10,33 @@ import org.junit.jupiter.api.Test;
 
 /** The decoder reports the bytes it holds short of a whole frame, and gives them all back when the channel goes. */
 class FrameDecoderHeldBytesTest {
-  /** A one-way frame: length, type, body. */
-  private static ByteBuf frame(int bodyBytes) {
-    ByteBuf b = Unpooled.buffer();
-    b.writeInt(1 + bodyBytes);
-    b.writeByte(MessageType.ONE_WAY.id());
-    b.writeZero(bodyBytes);
-    return b;
-  }
+    /** A one-way frame: length, type, body. */
+    private static ByteBuf frame(int bodyBytes) {
+        ByteBuf b = Unpooled.buffer();
+        b.writeInt(1 + bodyBytes);
+        b.writeByte(MessageType.ONE_WAY.id());
+        b.writeZero(bodyBytes);
+        return b;
+    }
 
-  @Test
-  void partialFramesAreHeldUntilWholeAndReleasedOnClose() {
-    AtomicLong held = new AtomicLong();
-    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 1024, held::addAndGet));
-    ByteBuf first = frame(1000);
-    ByteBuf second = frame(3000);
-    ch.writeInbound(first.readRetainedSlice(600));
-    assertEquals(600, held.get(), "part of a frame is held");
-    ch.writeInbound(first.readRetainedSlice(first.readableBytes()));
-    first.release();
-    assertEquals(0, held.get(), "a whole frame is handed on");
-    ch.writeInbound(second.readRetainedSlice(2000));
-    assertEquals(2000, held.get());
-    Message m = ch.readInbound();
-    assertEquals(MessageType.ONE_WAY, m.type());
-    m.releaseBody();
-    ch.finishAndReleaseAll();
-    second.release();
-    assertEquals(0, held.get(), "a closed connection holds nothing");
-  }
+    @Test
+    void partialFramesAreHeldUntilWholeAndReleasedOnClose() {
+        AtomicLong held = new AtomicLong();
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 1024, held::addAndGet));
+        ByteBuf first = frame(1000);
+        ByteBuf second = frame(3000);
+        ch.writeInbound(first.readRetainedSlice(600));
+        assertEquals(600, held.get(), "part of a frame is held");
+        ch.writeInbound(first.readRetainedSlice(first.readableBytes()));
+        first.release();
+        assertEquals(0, held.get(), "a whole frame is handed on");
+        ch.writeInbound(second.readRetainedSlice(2000));
+        assertEquals(2000, held.get());
+        Message m = ch.readInbound();
+        assertEquals(MessageType.ONE_WAY, m.type());
+        m.releaseBody();
+        ch.finishAndReleaseAll();
+        second.release();
+        assertEquals(0, held.get(), "a closed connection holds nothing");
+    }
 }

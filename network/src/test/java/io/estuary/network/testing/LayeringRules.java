@@ -30,163 +30,196 @@ import java.util.List;
  * Stateless.
  */
 public final class LayeringRules {
-  private LayeringRules() {}
+    private LayeringRules() {}
 
-  /** A module: its root package and the other modules' root packages it may import. */
-  public enum Module {
-    COMMON("io.estuary.common"),
-    NETWORK("io.estuary.network", "io.estuary.common"),
-    SERVER_COMMON("io.estuary.server", "io.estuary.common"),
-    MASTER("io.estuary.master", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
-    WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
-    CLI("io.estuary.cli", "io.estuary.common", "io.estuary.server"),
-    CLIENT("io.estuary.client", "io.estuary.common", "io.estuary.network"),
-    CLIENT_MR("io.estuary.mr", "io.estuary.common", "io.estuary.network", "io.estuary.client");
+    /** A module: its root package and the other modules' root packages it may import. */
+    public enum Module {
+        COMMON("io.estuary.common"),
+        NETWORK("io.estuary.network", "io.estuary.common"),
+        SERVER_COMMON("io.estuary.server", "io.estuary.common"),
+        MASTER("io.estuary.master", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
+        WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
+        CLI("io.estuary.cli", "io.estuary.common", "io.estuary.server"),
+        CLIENT("io.estuary.client", "io.estuary.common", "io.estuary.network"),
+        CLIENT_MR("io.estuary.mr", "io.estuary.common", "io.estuary.network", "io.estuary.client");
 
-    final String root;
-    final List<String> mayImport;
+        final String root;
+        final List<String> mayImport;
 
-    Module(String root, String... mayImport) {
-      this.root = root;
-      this.mayImport = Arrays.asList(mayImport);
-    }
-  }
-
-  /** Every rule that {@code module}'s production classes must keep. */
-  public static List<ArchRule> rulesFor(Module module) {
-    List<ArchRule> rules = new ArrayList<>();
-    rules.add(freeOfPackageCycles(module.root));
-    rules.add(importsOnly(module));
-    rules.add(subPackagesDoNotImportRoot(module.root, aboveRoot(module)));
-    switch (module) {
-      case NETWORK:
-        rules.add(doesNotImport("io.estuary.network.server", "io.estuary.network.client",
-            "a server answers requests; calling out is the client side's job, and the two ship apart"));
-        break;
-      case MASTER:
-        rules.add(doesNotImport("io.estuary.master.state", "io.estuary.network.rpc",
-            "the replicated state (log, state machine) knows nothing of how requests reach it"));
-        break;
-      case WORKER:
-        rules.add(doesNotImport("io.estuary.worker.push", "io.estuary.worker.fetch",
-            "the write path and the read path meet only in storage and partition"));
-        rules.add(doesNotImport("io.estuary.worker.fetch", "io.estuary.worker.push",
-            "the write path and the read path meet only in storage and partition"));
-        break;
-      case CLIENT:
-        rules.add(noClasses().that().resideInAPackage("io.estuary.client..")
-            .and().resideOutsideOfPackage("io.estuary.client.engine..")
-            .should().dependOnClassesThat().resideInAPackage("io.estuary.client.engine..")
-            .because("the engine kit sits above the client's root: adapters use it, the client core never does")
-            .allowEmptyShould(true));
-        rules.add(doesNotImport("io.estuary.client.write", "io.estuary.client.read",
-            "writers and readers are separate engine ports; what both need lives below them"));
-        rules.add(doesNotImport("io.estuary.client.read", "io.estuary.client.write",
-            "writers and readers are separate engine ports; what both need lives below them"));
-        break;
-      default:
-        break;
-    }
-    return rules;
-  }
-
-  /** Fails, listing every violation of every rule, if {@code module}'s production classes break any rule. */
-  public static void check(Module module) {
-    check(productionClasses(), rulesFor(module));
-  }
-
-  static void check(JavaClasses classes, List<ArchRule> rules) {
-    StringBuilder failures = new StringBuilder();
-    for (ArchRule rule : rules) {
-      EvaluationResult result = rule.evaluate(classes);
-      if (result.hasViolation()) failures.append(result.getFailureReport()).append("\n\n");
-    }
-    if (failures.length() > 0) throw new AssertionError("Layering rules broken:\n" + failures);
-  }
-
-  /** The module's own compiled production classes (surefire runs in the module's directory). */
-  public static JavaClasses productionClasses() {
-    Path classes = Paths.get("target", "classes");
-    if (!Files.isDirectory(classes)) {
-      throw new IllegalStateException("no " + classes.toAbsolutePath() + ": run from the module directory after compile");
-    }
-    return new ClassFileImporter().importPath(classes);
-  }
-
-  /** No package under {@code root} (root included) depends, directly or through others, on itself. */
-  public static ArchRule freeOfPackageCycles(String root) {
-    return slices().assignedFrom(packagesUnder(root)).should().beFreeOfCycles()
-        .because("packages form layers: a cycle means no package can be understood, tested or moved alone");
-  }
-
-  /** The module imports only its own packages and the Estuary modules below it (third-party code is not limited). */
-  public static ArchRule importsOnly(Module module) {
-    List<String> allowed = new ArrayList<>();
-    allowed.add(module.root + "..");
-    for (String m : module.mayImport) allowed.add(m + "..");
-    return noClasses().that().resideInAPackage(module.root + "..")
-        .should().dependOnClassesThat(resideInAPackage("io.estuary..")
-            .and(not(resideInAnyPackage(allowed.toArray(new String[0])))))
-        .because("modules are layers (common < network < master, worker, client < adapters): servers never see "
-            + "client code, clients never see server code");
-  }
-
-  /**
-   * Sub-packages that sit above the module's root package rather than below it: they use the root's facade, and
-   * nothing else in the module uses them. The client's engine kit is the one today: the adapters' shared parts.
-   */
-  static List<String> aboveRoot(Module module) {
-    return module == Module.CLIENT ? Arrays.asList("io.estuary.client.engine") : new ArrayList<>();
-  }
-
-  /** Sub-packages of {@code root} never import classes of the root package itself: the root composes them. */
-  public static ArchRule subPackagesDoNotImportRoot(String root) {
-    return subPackagesDoNotImportRoot(root, new ArrayList<>());
-  }
-
-  /** As {@link #subPackagesDoNotImportRoot(String)}, for every sub-package but those in {@code above} (and below). */
-  public static ArchRule subPackagesDoNotImportRoot(String root, List<String> above) {
-    return noClasses().that(resideInASubPackageOf(root, above))
-        .should().dependOnClassesThat().resideInAPackage(root)
-        .because("the root package wires the sub-packages together; what they share belongs in a sub-package")
-        .allowEmptyShould(true);
-  }
-
-  /** Classes in {@code from} (and below) never import classes in {@code to} (and below). */
-  public static ArchRule doesNotImport(String from, String to, String why) {
-    return noClasses().that().resideInAPackage(from + "..")
-        .should().dependOnClassesThat().resideInAPackage(to + "..")
-        .because(why)
-        .allowEmptyShould(true);
-  }
-
-  private static DescribedPredicate<JavaClass> resideInASubPackageOf(String root, List<String> above) {
-    return new DescribedPredicate<JavaClass>("reside in a sub-package of " + root + " (not above it: " + above + ")") {
-      @Override
-      public boolean test(JavaClass c) {
-        String p = c.getPackageName();
-        if (!p.startsWith(root + ".")) return false;
-        for (String a : above) {
-          if (p.equals(a) || p.startsWith(a + ".")) return false;
+        Module(String root, String... mayImport) {
+            this.root = root;
+            this.mayImport = Arrays.asList(mayImport);
         }
-        return true;
-      }
-    };
-  }
+    }
 
-  /** One slice per package under {@code root}, the root package included; classes elsewhere are left out. */
-  private static SliceAssignment packagesUnder(String root) {
-    return new SliceAssignment() {
-      @Override
-      public SliceIdentifier getIdentifierOf(JavaClass c) {
-        String p = c.getPackageName();
-        return p.equals(root) || p.startsWith(root + ".") ? SliceIdentifier.of(p) : SliceIdentifier.ignore();
-      }
+    /** Every rule that {@code module}'s production classes must keep. */
+    public static List<ArchRule> rulesFor(Module module) {
+        List<ArchRule> rules = new ArrayList<>();
+        rules.add(freeOfPackageCycles(module.root));
+        rules.add(importsOnly(module));
+        rules.add(subPackagesDoNotImportRoot(module.root, aboveRoot(module)));
+        switch (module) {
+            case NETWORK:
+                rules.add(doesNotImport(
+                        "io.estuary.network.server",
+                        "io.estuary.network.client",
+                        "a server answers requests; calling out is the client side's job, and the two ship apart"));
+                break;
+            case MASTER:
+                rules.add(doesNotImport(
+                        "io.estuary.master.state",
+                        "io.estuary.network.rpc",
+                        "the replicated state (log, state machine) knows nothing of how requests reach it"));
+                break;
+            case WORKER:
+                rules.add(doesNotImport(
+                        "io.estuary.worker.push",
+                        "io.estuary.worker.fetch",
+                        "the write path and the read path meet only in storage and partition"));
+                rules.add(doesNotImport(
+                        "io.estuary.worker.fetch",
+                        "io.estuary.worker.push",
+                        "the write path and the read path meet only in storage and partition"));
+                break;
+            case CLIENT:
+                rules.add(noClasses()
+                        .that()
+                        .resideInAPackage("io.estuary.client..")
+                        .and()
+                        .resideOutsideOfPackage("io.estuary.client.engine..")
+                        .should()
+                        .dependOnClassesThat()
+                        .resideInAPackage("io.estuary.client.engine..")
+                        .because(
+                                "the engine kit sits above the client's root: adapters use it, the client core never does")
+                        .allowEmptyShould(true));
+                rules.add(doesNotImport(
+                        "io.estuary.client.write",
+                        "io.estuary.client.read",
+                        "writers and readers are separate engine ports; what both need lives below them"));
+                rules.add(doesNotImport(
+                        "io.estuary.client.read",
+                        "io.estuary.client.write",
+                        "writers and readers are separate engine ports; what both need lives below them"));
+                break;
+            default:
+                break;
+        }
+        return rules;
+    }
 
-      @Override
-      public String getDescription() {
-        return "packages under " + root;
-      }
-    };
-  }
+    /** Fails, listing every violation of every rule, if {@code module}'s production classes break any rule. */
+    public static void check(Module module) {
+        check(productionClasses(), rulesFor(module));
+    }
+
+    static void check(JavaClasses classes, List<ArchRule> rules) {
+        StringBuilder failures = new StringBuilder();
+        for (ArchRule rule : rules) {
+            EvaluationResult result = rule.evaluate(classes);
+            if (result.hasViolation())
+                failures.append(result.getFailureReport()).append("\n\n");
+        }
+        if (failures.length() > 0) throw new AssertionError("Layering rules broken:\n" + failures);
+    }
+
+    /** The module's own compiled production classes (surefire runs in the module's directory). */
+    public static JavaClasses productionClasses() {
+        Path classes = Paths.get("target", "classes");
+        if (!Files.isDirectory(classes)) {
+            throw new IllegalStateException(
+                    "no " + classes.toAbsolutePath() + ": run from the module directory after compile");
+        }
+        return new ClassFileImporter().importPath(classes);
+    }
+
+    /** No package under {@code root} (root included) depends, directly or through others, on itself. */
+    public static ArchRule freeOfPackageCycles(String root) {
+        return slices().assignedFrom(packagesUnder(root))
+                .should()
+                .beFreeOfCycles()
+                .because("packages form layers: a cycle means no package can be understood, tested or moved alone");
+    }
+
+    /** The module imports only its own packages and the Estuary modules below it (third-party code is not limited). */
+    public static ArchRule importsOnly(Module module) {
+        List<String> allowed = new ArrayList<>();
+        allowed.add(module.root + "..");
+        for (String m : module.mayImport) allowed.add(m + "..");
+        return noClasses()
+                .that()
+                .resideInAPackage(module.root + "..")
+                .should()
+                .dependOnClassesThat(
+                        resideInAPackage("io.estuary..").and(not(resideInAnyPackage(allowed.toArray(new String[0])))))
+                .because("modules are layers (common < network < master, worker, client < adapters): servers never see "
+                        + "client code, clients never see server code");
+    }
+
+    /**
+     * Sub-packages that sit above the module's root package rather than below it: they use the root's facade, and
+     * nothing else in the module uses them. The client's engine kit is the one today: the adapters' shared parts.
+     */
+    static List<String> aboveRoot(Module module) {
+        return module == Module.CLIENT ? Arrays.asList("io.estuary.client.engine") : new ArrayList<>();
+    }
+
+    /** Sub-packages of {@code root} never import classes of the root package itself: the root composes them. */
+    public static ArchRule subPackagesDoNotImportRoot(String root) {
+        return subPackagesDoNotImportRoot(root, new ArrayList<>());
+    }
+
+    /** As {@link #subPackagesDoNotImportRoot(String)}, for every sub-package but those in {@code above} (and below). */
+    public static ArchRule subPackagesDoNotImportRoot(String root, List<String> above) {
+        return noClasses()
+                .that(resideInASubPackageOf(root, above))
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(root)
+                .because("the root package wires the sub-packages together; what they share belongs in a sub-package")
+                .allowEmptyShould(true);
+    }
+
+    /** Classes in {@code from} (and below) never import classes in {@code to} (and below). */
+    public static ArchRule doesNotImport(String from, String to, String why) {
+        return noClasses()
+                .that()
+                .resideInAPackage(from + "..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(to + "..")
+                .because(why)
+                .allowEmptyShould(true);
+    }
+
+    private static DescribedPredicate<JavaClass> resideInASubPackageOf(String root, List<String> above) {
+        return new DescribedPredicate<JavaClass>(
+                "reside in a sub-package of " + root + " (not above it: " + above + ")") {
+            @Override
+            public boolean test(JavaClass c) {
+                String p = c.getPackageName();
+                if (!p.startsWith(root + ".")) return false;
+                for (String a : above) {
+                    if (p.equals(a) || p.startsWith(a + ".")) return false;
+                }
+                return true;
+            }
+        };
+    }
+
+    /** One slice per package under {@code root}, the root package included; classes elsewhere are left out. */
+    private static SliceAssignment packagesUnder(String root) {
+        return new SliceAssignment() {
+            @Override
+            public SliceIdentifier getIdentifierOf(JavaClass c) {
+                String p = c.getPackageName();
+                return p.equals(root) || p.startsWith(root + ".") ? SliceIdentifier.of(p) : SliceIdentifier.ignore();
+            }
+
+            @Override
+            public String getDescription() {
+                return "packages under " + root;
+            }
+        };
+    }
 }

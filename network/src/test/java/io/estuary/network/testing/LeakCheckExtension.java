@@ -18,50 +18,54 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * thread still closing) fails the class that runs next; the record says where the buffer came from.
  */
 public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCallback {
-  static {
-    RecordingLeakDetector.install();
-  }
-
-  @Override
-  public void beforeAll(ExtensionContext context) {
-    String why = RecordingLeakDetector.notInstalledReason();
-    if (why != null) throw new IllegalStateException("leak detection is not working: " + why);
-  }
-
-  @Override
-  public void afterAll(ExtensionContext context) throws InterruptedException {
-    collectGarbage();
-    List<String> leaks = RecordingLeakDetector.drain();
-    if (leaks.isEmpty()) return;
-    StringBuilder msg = new StringBuilder().append(leaks.size()).append(" Netty buffer leak(s) found after ")
-        .append(context.getDisplayName()).append(" (paranoid leak detection); the first:\n").append(leaks.get(0));
-    throw new AssertionError(msg.toString());
-  }
-
-  /**
-   * The leaks found so far (after a garbage collection), taken from the record so the class-level check does not
-   * report them again: for a test that asserts, in the test itself, that a path releases what it took.
-   */
-  public static List<String> leaksNow() throws InterruptedException {
-    collectGarbage();
-    return RecordingLeakDetector.drain();
-  }
-
-  /**
-   * Collects garbage until the reference handler has caught up, then allocates: at the paranoid level every
-   * allocation makes Netty look for buffers collected unreleased, and report them.
-   */
-  static void collectGarbage() throws InterruptedException {
-    for (int round = 0; round < 2; round++) {
-      ReferenceQueue<Object> queue = new ReferenceQueue<>();
-      WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
-      System.gc();
-      queue.remove(2000); // once the sentinel is enqueued, so are the references this collection cleared
-      sentinel.clear();
-      Thread.sleep(10);
-      ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(1);
-      direct.release();
-      Unpooled.buffer(1).release();
+    static {
+        RecordingLeakDetector.install();
     }
-  }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        String why = RecordingLeakDetector.notInstalledReason();
+        if (why != null) throw new IllegalStateException("leak detection is not working: " + why);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws InterruptedException {
+        collectGarbage();
+        List<String> leaks = RecordingLeakDetector.drain();
+        if (leaks.isEmpty()) return;
+        StringBuilder msg = new StringBuilder()
+                .append(leaks.size())
+                .append(" Netty buffer leak(s) found after ")
+                .append(context.getDisplayName())
+                .append(" (paranoid leak detection); the first:\n")
+                .append(leaks.get(0));
+        throw new AssertionError(msg.toString());
+    }
+
+    /**
+     * The leaks found so far (after a garbage collection), taken from the record so the class-level check does not
+     * report them again: for a test that asserts, in the test itself, that a path releases what it took.
+     */
+    public static List<String> leaksNow() throws InterruptedException {
+        collectGarbage();
+        return RecordingLeakDetector.drain();
+    }
+
+    /**
+     * Collects garbage until the reference handler has caught up, then allocates: at the paranoid level every
+     * allocation makes Netty look for buffers collected unreleased, and report them.
+     */
+    static void collectGarbage() throws InterruptedException {
+        for (int round = 0; round < 2; round++) {
+            ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
+            System.gc();
+            queue.remove(2000); // once the sentinel is enqueued, so are the references this collection cleared
+            sentinel.clear();
+            Thread.sleep(10);
+            ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(1);
+            direct.release();
+            Unpooled.buffer(1).release();
+        }
+    }
 }

@@ -22,182 +22,183 @@ import java.util.concurrent.ExecutorService;
  * <p>Routes run on the server's own threads, one request at a time per thread, and may block briefly.
  */
 public final class AdminHttpServer implements Closeable {
-  /** Handles one request. */
-  public interface Route {
-    Response handle(Request request) throws IOException;
-  }
-
-  /** What a route sees of a request. */
-  public static final class Request {
-    private final HttpExchange exchange;
-
-    Request(HttpExchange exchange) {
-      this.exchange = exchange;
+    /** Handles one request. */
+    public interface Route {
+        Response handle(Request request) throws IOException;
     }
 
-    public String method() {
-      return exchange.getRequestMethod();
-    }
+    /** What a route sees of a request. */
+    public static final class Request {
+        private final HttpExchange exchange;
 
-    public String path() {
-      return exchange.getRequestURI().getPath();
-    }
-
-    /** The value of query parameter {@code name}, percent-decoded, or null. */
-    public String query(String name) {
-      String q = exchange.getRequestURI().getRawQuery();
-      if (q == null) return null;
-      for (String kv : q.split("&")) {
-        int i = kv.indexOf('=');
-        if (i > 0 && kv.substring(0, i).equals(name)) {
-          try {
-            return java.net.URLDecoder.decode(kv.substring(i + 1), "UTF-8");
-          } catch (java.io.UnsupportedEncodingException | IllegalArgumentException e) {
-            return kv.substring(i + 1); // UTF-8 always exists; a malformed escape is taken as it stands
-          }
+        Request(HttpExchange exchange) {
+            this.exchange = exchange;
         }
-      }
-      return null;
-    }
-  }
 
-  /** A status code, a content type and a body. Immutable. */
-  public static final class Response {
-    final int code;
-    final String contentType;
-    final String body;
+        public String method() {
+            return exchange.getRequestMethod();
+        }
 
-    private Response(int code, String contentType, String body) {
-      this.code = code;
-      this.contentType = contentType;
-      this.body = body;
-    }
+        public String path() {
+            return exchange.getRequestURI().getPath();
+        }
 
-    /** {@code view}: one of {@link AdminViews}. */
-    public static Response json(int code, Object view) {
-      return new Response(code, "application/json", AdminJson.write(view));
-    }
-
-    public static Response error(int code, String message) {
-      return json(code, new AdminViews.Error(message));
-    }
-
-    public static Response text(int code, String body) {
-      return new Response(code, "text/plain; charset=utf-8", body);
-    }
-  }
-
-  private static final class Entry {
-    final String method;
-    final String path;
-    final boolean prefix;
-    final Route route;
-
-    Entry(String method, String path, boolean prefix, Route route) {
-      this.method = method;
-      this.path = path;
-      this.prefix = prefix;
-      this.route = route;
+        /** The value of query parameter {@code name}, percent-decoded, or null. */
+        public String query(String name) {
+            String q = exchange.getRequestURI().getRawQuery();
+            if (q == null) return null;
+            for (String kv : q.split("&")) {
+                int i = kv.indexOf('=');
+                if (i > 0 && kv.substring(0, i).equals(name)) {
+                    try {
+                        return java.net.URLDecoder.decode(kv.substring(i + 1), "UTF-8");
+                    } catch (java.io.UnsupportedEncodingException | IllegalArgumentException e) {
+                        return kv.substring(i + 1); // UTF-8 always exists; a malformed escape is taken as it stands
+                    }
+                }
+            }
+            return null;
+        }
     }
 
-    boolean matches(String m, String p) {
-      return method.equals(m) && (prefix ? p.startsWith(path) : p.equals(path));
+    /** A status code, a content type and a body. Immutable. */
+    public static final class Response {
+        final int code;
+        final String contentType;
+        final String body;
+
+        private Response(int code, String contentType, String body) {
+            this.code = code;
+            this.contentType = contentType;
+            this.body = body;
+        }
+
+        /** {@code view}: one of {@link AdminViews}. */
+        public static Response json(int code, Object view) {
+            return new Response(code, "application/json", AdminJson.write(view));
+        }
+
+        public static Response error(int code, String message) {
+            return json(code, new AdminViews.Error(message));
+        }
+
+        public static Response text(int code, String body) {
+            return new Response(code, "text/plain; charset=utf-8", body);
+        }
+    }
+
+    private static final class Entry {
+        final String method;
+        final String path;
+        final boolean prefix;
+        final Route route;
+
+        Entry(String method, String path, boolean prefix, Route route) {
+            this.method = method;
+            this.path = path;
+            this.prefix = prefix;
+            this.route = route;
+        }
+
+        boolean matches(String m, String p) {
+            return method.equals(m) && (prefix ? p.startsWith(path) : p.equals(path));
+        }
+
+        @Override
+        public String toString() {
+            return method + " " + path + (prefix ? "..." : "");
+        }
+    }
+
+    /** Collects routes, then binds. Not thread-safe; use from one thread. */
+    public static final class Builder {
+        private final String name;
+        private final List<Entry> routes = new ArrayList<>();
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        public Builder get(String path, Route route) {
+            routes.add(new Entry("GET", path, false, route));
+            return this;
+        }
+
+        public Builder post(String path, Route route) {
+            routes.add(new Entry("POST", path, false, route));
+            return this;
+        }
+
+        /** A route for every path that starts with {@code prefix}. */
+        public Builder postPrefix(String prefix, Route route) {
+            routes.add(new Entry("POST", prefix, true, route));
+            return this;
+        }
+
+        /** {@code GET /metrics}: the registry in Prometheus' text format. */
+        public Builder metrics(CollectorRegistry registry) {
+            return get(
+                    "/metrics", r -> new Response(200, PrometheusText.CONTENT_TYPE, PrometheusText.scrape(registry)));
+        }
+
+        /** Binds {@code host:port} (0: any free port) and starts serving. */
+        public AdminHttpServer start(String host, int port) throws IOException {
+            return new AdminHttpServer(name, new ArrayList<>(routes), host, port);
+        }
+    }
+
+    /** {@code name} names the threads ({@code <name>-http}). */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    private final HttpServer http;
+    private final ExecutorService threads;
+    private final List<Entry> routes;
+
+    private AdminHttpServer(String name, List<Entry> routes, String host, int port) throws IOException {
+        this.routes = routes;
+        this.http = HttpServer.create(new InetSocketAddress(host, port), 64);
+        this.threads = new GuardedThreadPool(name + "-http", 2);
+        http.setExecutor(threads);
+        http.createContext("/", ex -> {
+            try {
+                Response r;
+                try {
+                    r = route(new Request(ex));
+                } catch (RuntimeException e) {
+                    r = Response.error(500, String.valueOf(e.getMessage()));
+                }
+                send(ex, r);
+            } finally {
+                ex.close();
+            }
+        });
+        http.start();
+    }
+
+    private Response route(Request r) throws IOException {
+        for (Entry e : routes) if (e.matches(r.method(), r.path())) return e.route.handle(r);
+        return Response.error(404, r.method() + " " + r.path() + " is not an admin endpoint; try " + routes);
+    }
+
+    private static void send(HttpExchange ex, Response r) throws IOException {
+        byte[] b = r.body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", r.contentType);
+        ex.sendResponseHeaders(r.code, b.length == 0 ? -1 : b.length); // -1: no body (0 would mean chunked)
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(b);
+        }
+    }
+
+    /** The bound port (the real one when 0 was asked for). */
+    public int port() {
+        return http.getAddress().getPort();
     }
 
     @Override
-    public String toString() {
-      return method + " " + path + (prefix ? "..." : "");
+    public void close() {
+        http.stop(0);
+        threads.shutdownNow();
     }
-  }
-
-  /** Collects routes, then binds. Not thread-safe; use from one thread. */
-  public static final class Builder {
-    private final String name;
-    private final List<Entry> routes = new ArrayList<>();
-
-    private Builder(String name) {
-      this.name = name;
-    }
-
-    public Builder get(String path, Route route) {
-      routes.add(new Entry("GET", path, false, route));
-      return this;
-    }
-
-    public Builder post(String path, Route route) {
-      routes.add(new Entry("POST", path, false, route));
-      return this;
-    }
-
-    /** A route for every path that starts with {@code prefix}. */
-    public Builder postPrefix(String prefix, Route route) {
-      routes.add(new Entry("POST", prefix, true, route));
-      return this;
-    }
-
-    /** {@code GET /metrics}: the registry in Prometheus' text format. */
-    public Builder metrics(CollectorRegistry registry) {
-      return get("/metrics", r -> new Response(200, PrometheusText.CONTENT_TYPE, PrometheusText.scrape(registry)));
-    }
-
-    /** Binds {@code host:port} (0: any free port) and starts serving. */
-    public AdminHttpServer start(String host, int port) throws IOException {
-      return new AdminHttpServer(name, new ArrayList<>(routes), host, port);
-    }
-  }
-
-  /** {@code name} names the threads ({@code <name>-http}). */
-  public static Builder builder(String name) {
-    return new Builder(name);
-  }
-
-  private final HttpServer http;
-  private final ExecutorService threads;
-  private final List<Entry> routes;
-
-  private AdminHttpServer(String name, List<Entry> routes, String host, int port) throws IOException {
-    this.routes = routes;
-    this.http = HttpServer.create(new InetSocketAddress(host, port), 64);
-    this.threads = new GuardedThreadPool(name + "-http", 2);
-    http.setExecutor(threads);
-    http.createContext("/", ex -> {
-      try {
-        Response r;
-        try {
-          r = route(new Request(ex));
-        } catch (RuntimeException e) {
-          r = Response.error(500, String.valueOf(e.getMessage()));
-        }
-        send(ex, r);
-      } finally {
-        ex.close();
-      }
-    });
-    http.start();
-  }
-
-  private Response route(Request r) throws IOException {
-    for (Entry e : routes) if (e.matches(r.method(), r.path())) return e.route.handle(r);
-    return Response.error(404, r.method() + " " + r.path() + " is not an admin endpoint; try " + routes);
-  }
-
-  private static void send(HttpExchange ex, Response r) throws IOException {
-    byte[] b = r.body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", r.contentType);
-    ex.sendResponseHeaders(r.code, b.length == 0 ? -1 : b.length); // -1: no body (0 would mean chunked)
-    try (OutputStream out = ex.getResponseBody()) {
-      out.write(b);
-    }
-  }
-
-  /** The bound port (the real one when 0 was asked for). */
-  public int port() {
-    return http.getAddress().getPort();
-  }
-
-  @Override
-  public void close() {
-    http.stop(0);
-    threads.shutdownNow();
-  }
 }

@@ -14,94 +14,126 @@ import java.util.Map;
  * <p>Immutable values: thread-safe.
  */
 public final class AdminViews {
-  private AdminViews() {}
+    private AdminViews() {}
 
-  // ---- answers of both servers ----
+    // ---- answers of both servers ----
 
-  /** Any failure (4xx, 5xx): what went wrong, for people. */
-  public record Error(String error) {}
+    /** Any failure (4xx, 5xx): what went wrong, for people. */
+    public record Error(String error) {}
 
-  /** A disk of a worker, as the worker reports it (also inside the master's worker list). */
-  public record Disk(String mountPoint, String status, long usableBytes, int activeSlots, long flushMicros,
-      long fetchMicros) {
-    public static Disk of(DiskInfo d) {
-      return new Disk(d.getMountPoint(), d.getStatus().name(), d.getUsableBytes(), d.getActiveSlots(),
-          d.getAvgFlushMicros(), d.getAvgFetchMicros());
+    /** A disk of a worker, as the worker reports it (also inside the master's worker list). */
+    public record Disk(
+            String mountPoint, String status, long usableBytes, int activeSlots, long flushMicros, long fetchMicros) {
+        public static Disk of(DiskInfo d) {
+            return new Disk(
+                    d.getMountPoint(),
+                    d.getStatus().name(),
+                    d.getUsableBytes(),
+                    d.getActiveSlots(),
+                    d.getAvgFlushMicros(),
+                    d.getAvgFetchMicros());
+        }
     }
-  }
 
-  // ---- masters ----
+    // ---- masters ----
 
-  /** Which master answered a read, so a reader knows whether it read the leader. */
-  public record ServedBy(String id, String role, String version) {}
+    /** Which master answered a read, so a reader knows whether it read the leader. */
+    public record ServedBy(String id, String role, String version) {}
 
-  /** 421 from a follower asked for a change: the leader's id (null during an election) and RPC endpoint. */
-  public record NotLeader(String error, String leaderId, String leader) {}
+    /** 421 from a follower asked for a change: the leader's id (null during an election) and RPC endpoint. */
+    public record NotLeader(String error, String leaderId, String leader) {}
 
-  /** A registered worker: its id is {@code host:rpcPort:pushPort:fetchPort}; state without the WORKER_ prefix. */
-  public record Worker(String id, String state, String reason, String version, String host, int rpcPort,
-      int pushPort, int fetchPort, List<Disk> disks) {}
+    /** A registered worker: its id is {@code host:rpcPort:pushPort:fetchPort}; state without the WORKER_ prefix. */
+    public record Worker(
+            String id,
+            String state,
+            String reason,
+            String version,
+            String host,
+            int rpcPort,
+            int pushPort,
+            int fetchPort,
+            List<Disk> disks) {}
 
-  /** A shuffle in the application lists: {@code workers} counts the workers holding it. */
-  public record ShuffleSummary(int id, int partitions, int locations, int workers) {}
+    /** A shuffle in the application lists: {@code workers} counts the workers holding it. */
+    public record ShuffleSummary(int id, int partitions, int locations, int workers) {}
 
-  /** A shuffle in {@code /api/shuffles}: {@code workers} lists the workers holding it. */
-  public record ShuffleDetail(int id, int partitions, int locations, List<String> workers) {}
+    /** A shuffle in {@code /api/shuffles}: {@code workers} lists the workers holding it. */
+    public record ShuffleDetail(int id, int partitions, int locations, List<String> workers) {}
 
-  public record Application(String id, List<ShuffleSummary> shuffles) {}
+    public record Application(String id, List<ShuffleSummary> shuffles) {}
 
-  public record ApplicationShuffles(String id, List<ShuffleDetail> shuffles) {}
+    public record ApplicationShuffles(String id, List<ShuffleDetail> shuffles) {}
 
-  /** A member of the master group (estuary.master.ha.nodes). */
-  public record Peer(String id, String rpc, String raft) {}
+    /** A member of the master group (estuary.master.ha.nodes). */
+    public record Peer(String id, String rpc, String raft) {}
 
-  /** {@code GET /api/status} of a master. */
-  public record MasterStatus(String role, String id, String version, int protocolVersion, String leader,
-      String leaderId, long term, long appliedIndex, List<Peer> peers, List<Worker> workers,
-      List<Application> applications) {}
+    /** {@code GET /api/status} of a master. */
+    public record MasterStatus(
+            String role,
+            String id,
+            String version,
+            int protocolVersion,
+            String leader,
+            String leaderId,
+            long term,
+            long appliedIndex,
+            List<Peer> peers,
+            List<Worker> workers,
+            List<Application> applications) {}
 
-  /**
-   * A master as one master sees it: a single master has no {@code raft}; a master knows only its own
-   * {@code version} and {@code term} (absent for the others).
-   */
-  @JsonInclude(JsonInclude.Include.NON_NULL)
-  public record MasterEntry(String id, String rpc, String raft, String role, boolean self, String version,
-      Long term) {}
+    /**
+     * A master as one master sees it: a single master has no {@code raft}; a master knows only its own
+     * {@code version} and {@code term} (absent for the others).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record MasterEntry(
+            String id, String rpc, String raft, String role, boolean self, String version, Long term) {}
 
-  /** {@code GET /api/masters}. */
-  public record Masters(ServedBy servedBy, List<MasterEntry> masters) {}
+    /** {@code GET /api/masters}. */
+    public record Masters(ServedBy servedBy, List<MasterEntry> masters) {}
 
-  /** {@code GET /api/workers}. */
-  public record Workers(ServedBy servedBy, List<Worker> workers) {}
+    /** {@code GET /api/workers}. */
+    public record Workers(ServedBy servedBy, List<Worker> workers) {}
 
-  /** {@code GET /api/applications}. */
-  public record Applications(ServedBy servedBy, List<Application> applications) {}
+    /** {@code GET /api/applications}. */
+    public record Applications(ServedBy servedBy, List<Application> applications) {}
 
-  /** {@code GET /api/shuffles[?app=]}. */
-  public record Shuffles(ServedBy servedBy, List<ApplicationShuffles> applications) {}
+    /** {@code GET /api/shuffles[?app=]}. */
+    public record Shuffles(ServedBy servedBy, List<ApplicationShuffles> applications) {}
 
-  /** {@code POST /api/workers/(exclude|activate|decommission)}. */
-  public record WorkerStateSet(String worker, String state) {}
+    /** {@code POST /api/workers/(exclude|activate|decommission)}. */
+    public record WorkerStateSet(String worker, String state) {}
 
-  /** {@code POST /api/leadership/transfer}: {@code changed} false when the target already led. */
-  public record LeadershipTransfer(String leader, boolean changed) {}
+    /** {@code POST /api/leadership/transfer}: {@code changed} false when the target already led. */
+    public record LeadershipTransfer(String leader, boolean changed) {}
 
-  // ---- workers ----
+    // ---- workers ----
 
-  /** Where a worker listens. */
-  public record WorkerAddress(String host, int rpcPort, int pushPort, int fetchPort, int httpPort) {}
+    /** Where a worker listens. */
+    public record WorkerAddress(String host, int rpcPort, int pushPort, int fetchPort, int httpPort) {}
 
-  /** A worker's buffered push data against its limit, and whether it paused reading for want of memory. */
-  public record Memory(long heldBytes, long limitBytes, long peakBytes, String level, boolean paused, long pauses) {}
+    /** A worker's buffered push data against its limit, and whether it paused reading for want of memory. */
+    public record Memory(long heldBytes, long limitBytes, long peakBytes, String level, boolean paused, long pauses) {}
 
-  /**
-   * {@code GET /api/status} of a worker. {@code address} is absent before the worker's servers are up;
-   * {@code connections} is per server (rpc, push, fetch).
-   */
-  public record WorkerStatus(@JsonInclude(JsonInclude.Include.NON_NULL) WorkerAddress address, String version,
-      int protocolVersion, String state, boolean healthy, List<String> stalled, List<Disk> disks, Memory memory,
-      long activePartitions, int activeShuffles, int openStreams, Map<String, Integer> connections) {}
+    /**
+     * {@code GET /api/status} of a worker. {@code address} is absent before the worker's servers are up;
+     * {@code connections} is per server (rpc, push, fetch).
+     */
+    public record WorkerStatus(
+            @JsonInclude(JsonInclude.Include.NON_NULL) WorkerAddress address,
+            String version,
+            int protocolVersion,
+            String state,
+            boolean healthy,
+            List<String> stalled,
+            List<Disk> disks,
+            Memory memory,
+            long activePartitions,
+            int activeShuffles,
+            int openStreams,
+            Map<String, Integer> connections) {}
 
-  /** {@code POST /api/decommission} of a worker (202): its state now. */
-  public record WorkerState(String state) {}
+    /** {@code POST /api/decommission} of a worker (202): its state now. */
+    public record WorkerState(String state) {}
 }

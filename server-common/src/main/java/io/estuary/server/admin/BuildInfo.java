@@ -8,14 +8,19 @@ import io.prometheus.client.Gauge;
  * it runs, so a dashboard counts nodes per version during a rolling upgrade. Stateless.
  */
 public final class BuildInfo {
-  public static final String NAME = "estuary_build_info";
+    public static final String NAME = "estuary_build_info";
 
-  private BuildInfo() {}
+    private BuildInfo() {}
 
-  /** Registers the gauge in {@code registry} for a server of kind {@code server} ("master", "worker"). */
-  public static void register(CollectorRegistry registry, String server, String version) {
-    Gauge.build(NAME, "Always 1; its labels name the server kind and the version it runs "
-        + "(estuary.version.override or ESTUARY_VERSION when set).")
-        .labelNames("server", "version").register(registry).labels(server, version).set(1);
-  }
+    /** Registers the gauge in {@code registry} for a server of kind {@code server} ("master", "worker"). */
+    public static void register(CollectorRegistry registry, String server, String version) {
+        Gauge.build(
+                        NAME,
+                        "Always 1; its labels name the server kind and the version it runs "
+                                + "(estuary.version.override or ESTUARY_VERSION when set).")
+                .labelNames("server", "version")
+                .register(registry)
+                .labels(server, version)
+                .set(1);
+    }
 }

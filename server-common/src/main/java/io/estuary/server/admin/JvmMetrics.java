@@ -14,13 +14,13 @@ import io.prometheus.client.hotspot.ThreadExports;
  * management beans at each scrape. Stateless.
  */
 public final class JvmMetrics {
-  private JvmMetrics() {}
+    private JvmMetrics() {}
 
-  public static void register(CollectorRegistry registry) {
-    new GarbageCollectorExports().register(registry);
-    new MemoryPoolsExports().register(registry);
-    new BufferPoolsExports().register(registry);
-    new ThreadExports().register(registry);
-    new ClassLoadingExports().register(registry);
-  }
+    public static void register(CollectorRegistry registry) {
+        new GarbageCollectorExports().register(registry);
+        new MemoryPoolsExports().register(registry);
+        new BufferPoolsExports().register(registry);
+        new ThreadExports().register(registry);
+        new ClassLoadingExports().register(registry);
+    }
 }

@@ -3,8 +3,8 @@ package io.estuary.worker.admin;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
-import io.estuary.server.admin.BuildInfo;
 import io.estuary.network.server.TransportObserver;
+import io.estuary.server.admin.BuildInfo;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.StorageManager;
 import io.prometheus.client.Collector;
@@ -28,188 +28,233 @@ import java.util.function.IntSupplier;
  * <p>Thread-safe: the recording methods are called from Netty and flusher threads concurrently.
  */
 public final class WorkerMetrics {
-  private static final double[] SECONDS = {0.0005, 0.001, 0.005, 0.02, 0.1, 0.5, 2, 10};
+    private static final double[] SECONDS = {0.0005, 0.001, 0.005, 0.02, 0.1, 0.5, 2, 10};
 
-  private final CollectorRegistry registry = new CollectorRegistry();
-  private final MemoryTracker memory;
-  private final Counter pushRequests;
-  private final Counter pushBytes;
-  private final Histogram pushSeconds;
-  private final Counter replicateBytes;
-  private final Counter replicateFailures;
-  private final Histogram replicateSeconds;
-  private final Counter fetchBytes;
-  private final Counter fetchChunks;
-  private final Histogram fetchChunkSeconds;
-  private final Counter refusals;
-  private final Histogram flushSeconds;
-  private final Gauge connections;
+    private final CollectorRegistry registry = new CollectorRegistry();
+    private final MemoryTracker memory;
+    private final Counter pushRequests;
+    private final Counter pushBytes;
+    private final Histogram pushSeconds;
+    private final Counter replicateBytes;
+    private final Counter replicateFailures;
+    private final Histogram replicateSeconds;
+    private final Counter fetchBytes;
+    private final Counter fetchChunks;
+    private final Histogram fetchChunkSeconds;
+    private final Counter refusals;
+    private final Histogram flushSeconds;
+    private final Gauge connections;
 
-  /**
-   * @param activeShuffles how many shuffles this worker holds slots of
-   * @param openStreams how many fetch streams are open
-   */
-  public WorkerMetrics(String version, StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams,
-      StallDetector stalls) {
-    BuildInfo.register(registry, "worker", version);
-    io.estuary.server.admin.JvmMetrics.register(registry);
-    this.memory = storage.memory();
-    pushRequests = Counter.build("estuary_worker_push_requests_total",
-        "Pushes (plain and merged) received, accepted or refused; replicas count the copies they receive.")
-        .register(registry);
-    pushBytes = Counter.build("estuary_worker_push_bytes_total",
-        "Bytes of accepted pushes (including copies received as a replica).").register(registry);
-    pushSeconds = Histogram.build("estuary_worker_push_seconds",
-        "Time from a push's arrival to its answer, including forwarding it to its replica.").buckets(SECONDS)
-        .register(registry);
-    replicateBytes = Counter.build("estuary_worker_replicate_bytes_total",
-        "Bytes this worker forwarded to replicas and they acknowledged.").register(registry);
-    replicateFailures = Counter.build("estuary_worker_replicate_failures_total",
-        "Forwards to replicas that were refused or whose connection failed.").register(registry);
-    replicateSeconds = Histogram.build("estuary_worker_replicate_seconds",
-        "Time from forwarding a push to its replica's answer.").buckets(SECONDS).register(registry);
-    fetchBytes = Counter.build("estuary_worker_fetch_bytes_total", "Bytes of chunks sent to readers.")
-        .register(registry);
-    fetchChunks = Counter.build("estuary_worker_fetch_chunks_total", "Chunks sent to readers.").register(registry);
-    fetchChunkSeconds = Histogram.build("estuary_worker_fetch_chunk_seconds",
-        "Time from a chunk fetch request's arrival until the chunk was written to the connection.")
-        .buckets(SECONDS).register(registry);
-    refusals = Counter.build("estuary_worker_refusals_total",
-        "Requests answered with a failure (pushes, control requests, chunk fetches), by the status the client "
-            + "got.").labelNames("status").register(registry);
-    for (StatusCode s : StatusCode.values()) {
-      if (s != StatusCode.OK && s != StatusCode.SOFT_SPLIT) refusals.labels(s.name()); // zero until the first
+    /**
+     * @param activeShuffles how many shuffles this worker holds slots of
+     * @param openStreams how many fetch streams are open
+     */
+    public WorkerMetrics(
+            String version,
+            StorageManager storage,
+            IntSupplier activeShuffles,
+            IntSupplier openStreams,
+            StallDetector stalls) {
+        BuildInfo.register(registry, "worker", version);
+        io.estuary.server.admin.JvmMetrics.register(registry);
+        this.memory = storage.memory();
+        pushRequests = Counter.build(
+                        "estuary_worker_push_requests_total",
+                        "Pushes (plain and merged) received, accepted or refused; replicas count the copies they receive.")
+                .register(registry);
+        pushBytes = Counter.build(
+                        "estuary_worker_push_bytes_total",
+                        "Bytes of accepted pushes (including copies received as a replica).")
+                .register(registry);
+        pushSeconds = Histogram.build(
+                        "estuary_worker_push_seconds",
+                        "Time from a push's arrival to its answer, including forwarding it to its replica.")
+                .buckets(SECONDS)
+                .register(registry);
+        replicateBytes = Counter.build(
+                        "estuary_worker_replicate_bytes_total",
+                        "Bytes this worker forwarded to replicas and they acknowledged.")
+                .register(registry);
+        replicateFailures = Counter.build(
+                        "estuary_worker_replicate_failures_total",
+                        "Forwards to replicas that were refused or whose connection failed.")
+                .register(registry);
+        replicateSeconds = Histogram.build(
+                        "estuary_worker_replicate_seconds", "Time from forwarding a push to its replica's answer.")
+                .buckets(SECONDS)
+                .register(registry);
+        fetchBytes = Counter.build("estuary_worker_fetch_bytes_total", "Bytes of chunks sent to readers.")
+                .register(registry);
+        fetchChunks = Counter.build("estuary_worker_fetch_chunks_total", "Chunks sent to readers.")
+                .register(registry);
+        fetchChunkSeconds = Histogram.build(
+                        "estuary_worker_fetch_chunk_seconds",
+                        "Time from a chunk fetch request's arrival until the chunk was written to the connection.")
+                .buckets(SECONDS)
+                .register(registry);
+        refusals = Counter.build(
+                        "estuary_worker_refusals_total",
+                        "Requests answered with a failure (pushes, control requests, chunk fetches), by the status the client "
+                                + "got.")
+                .labelNames("status")
+                .register(registry);
+        for (StatusCode s : StatusCode.values()) {
+            if (s != StatusCode.OK && s != StatusCode.SOFT_SPLIT) refusals.labels(s.name()); // zero until the first
+        }
+        flushSeconds = Histogram.build("estuary_worker_flush_seconds", "Time to write one buffer to disk, by disk.")
+                .labelNames("mount")
+                .buckets(SECONDS)
+                .register(registry);
+        connections = Gauge.build("estuary_worker_connections", "Open connections, by server (rpc, push, fetch).")
+                .labelNames("server")
+                .register(registry);
+        new Collector() {
+            @Override
+            public List<MetricFamilySamples> collect() {
+                return gauges(storage, activeShuffles, openStreams, stalls);
+            }
+        }.register(registry);
     }
-    flushSeconds = Histogram.build("estuary_worker_flush_seconds", "Time to write one buffer to disk, by disk.")
-        .labelNames("mount").buckets(SECONDS).register(registry);
-    connections = Gauge.build("estuary_worker_connections", "Open connections, by server (rpc, push, fetch).")
-        .labelNames("server").register(registry);
-    new Collector() {
-      @Override
-      public List<MetricFamilySamples> collect() {
-        return gauges(storage, activeShuffles, openStreams, stalls);
-      }
-    }.register(registry);
-  }
 
-  private List<Collector.MetricFamilySamples> gauges(StorageManager storage, IntSupplier activeShuffles,
-      IntSupplier openStreams, StallDetector stalls) {
-    List<Collector.MetricFamilySamples> out = new ArrayList<>();
-    out.add(new GaugeMetricFamily("estuary_worker_memory_held_bytes",
-        "Off-heap bytes held: pushed data waiting to be flushed, and the small-partition cache.", memory.held()));
-    out.add(new GaugeMetricFamily("estuary_worker_memory_limit_bytes",
-        "The worker's memory limit (estuary.worker.memory.maxBuffered, or half the direct memory limit when smaller); "
-            + "reading pushes pauses at pausePushRatio of it.", memory.limit()));
-    out.add(new GaugeMetricFamily("estuary_worker_memory_paused",
-        "1 while the worker has paused reading push connections for want of memory, else 0.", paused() ? 1 : 0));
-    GaugeMetricFamily status = new GaugeMetricFamily("estuary_worker_disk_status",
-        "1 for each disk's current status (DISK_HEALTHY, DISK_FULL, DISK_FAILED, DISK_SLOW), 0 for the others.",
-        java.util.Arrays.asList("mount", "status"));
-    GaugeMetricFamily usable = new GaugeMetricFamily("estuary_worker_disk_usable_bytes",
-        "Usable space of each disk.", Collections.singletonList("mount"));
-    GaugeMetricFamily slots = new GaugeMetricFamily("estuary_worker_disk_active_slots",
-        "Partition locations being written on each disk (reserved, not yet committed).",
-        Collections.singletonList("mount"));
-    long activePartitions = 0;
-    for (DiskInfo d : storage.diskInfos()) {
-      for (DiskStatus s : DiskStatus.values()) {
-        if (s == DiskStatus.UNRECOGNIZED) continue;
-        status.addMetric(java.util.Arrays.asList(d.getMountPoint(), s.name()), d.getStatus() == s ? 1 : 0);
-      }
-      usable.addMetric(Collections.singletonList(d.getMountPoint()), d.getUsableBytes());
-      slots.addMetric(Collections.singletonList(d.getMountPoint()), d.getActiveSlots());
-      activePartitions += d.getActiveSlots();
+    private List<Collector.MetricFamilySamples> gauges(
+            StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams, StallDetector stalls) {
+        List<Collector.MetricFamilySamples> out = new ArrayList<>();
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_memory_held_bytes",
+                "Off-heap bytes held: pushed data waiting to be flushed, and the small-partition cache.",
+                memory.held()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_memory_limit_bytes",
+                "The worker's memory limit (estuary.worker.memory.maxBuffered, or half the direct memory limit when smaller); "
+                        + "reading pushes pauses at pausePushRatio of it.",
+                memory.limit()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_memory_paused",
+                "1 while the worker has paused reading push connections for want of memory, else 0.",
+                paused() ? 1 : 0));
+        GaugeMetricFamily status = new GaugeMetricFamily(
+                "estuary_worker_disk_status",
+                "1 for each disk's current status (DISK_HEALTHY, DISK_FULL, DISK_FAILED, DISK_SLOW), 0 for the others.",
+                java.util.Arrays.asList("mount", "status"));
+        GaugeMetricFamily usable = new GaugeMetricFamily(
+                "estuary_worker_disk_usable_bytes", "Usable space of each disk.", Collections.singletonList("mount"));
+        GaugeMetricFamily slots = new GaugeMetricFamily(
+                "estuary_worker_disk_active_slots",
+                "Partition locations being written on each disk (reserved, not yet committed).",
+                Collections.singletonList("mount"));
+        long activePartitions = 0;
+        for (DiskInfo d : storage.diskInfos()) {
+            for (DiskStatus s : DiskStatus.values()) {
+                if (s == DiskStatus.UNRECOGNIZED) continue;
+                status.addMetric(java.util.Arrays.asList(d.getMountPoint(), s.name()), d.getStatus() == s ? 1 : 0);
+            }
+            usable.addMetric(Collections.singletonList(d.getMountPoint()), d.getUsableBytes());
+            slots.addMetric(Collections.singletonList(d.getMountPoint()), d.getActiveSlots());
+            activePartitions += d.getActiveSlots();
+        }
+        out.add(status);
+        out.add(usable);
+        out.add(slots);
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_active_partitions",
+                "Partition locations being written on this worker (reserved, not yet committed).",
+                activePartitions));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_active_shuffles",
+                "Shuffles this worker holds slots or files of.",
+                activeShuffles.getAsInt()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_open_streams", "Fetch streams open (readers mid-partition).", openStreams.getAsInt()));
+        io.estuary.worker.storage.PartitionCache cache = storage.cache();
+        out.add(new CounterMetricFamily(
+                "estuary_worker_cache_hits",
+                "Chunk fetches served from the small-partition cache instead of disk.",
+                cache.hits()));
+        out.add(new CounterMetricFamily(
+                "estuary_worker_cache_misses",
+                "Chunk fetches of partitions small enough to cache that were read from disk (not cached yet, evicted, or "
+                        + "refused for want of memory).",
+                cache.misses()));
+        out.add(new CounterMetricFamily(
+                "estuary_worker_cache_evictions",
+                "Partitions evicted from the cache to make room or under memory pressure.",
+                cache.evictions()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_cache_bytes",
+                "Off-heap bytes the small-partition cache holds (counted in estuary_worker_memory_held_bytes).",
+                cache.bytes()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_cache_entries", "Partitions held in the small-partition cache.", cache.entries()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_stalled_executors",
+                "Flushers and network threads that have not run a probe within estuary.worker.health.stallTimeout; "
+                        + "/health fails while this is above 0.",
+                stalls.stalled().size()));
+        return out;
     }
-    out.add(status);
-    out.add(usable);
-    out.add(slots);
-    out.add(new GaugeMetricFamily("estuary_worker_active_partitions",
-        "Partition locations being written on this worker (reserved, not yet committed).", activePartitions));
-    out.add(new GaugeMetricFamily("estuary_worker_active_shuffles", "Shuffles this worker holds slots or files of.",
-        activeShuffles.getAsInt()));
-    out.add(new GaugeMetricFamily("estuary_worker_open_streams", "Fetch streams open (readers mid-partition).",
-        openStreams.getAsInt()));
-    io.estuary.worker.storage.PartitionCache cache = storage.cache();
-    out.add(new CounterMetricFamily("estuary_worker_cache_hits",
-        "Chunk fetches served from the small-partition cache instead of disk.", cache.hits()));
-    out.add(new CounterMetricFamily("estuary_worker_cache_misses",
-        "Chunk fetches of partitions small enough to cache that were read from disk (not cached yet, evicted, or "
-            + "refused for want of memory).", cache.misses()));
-    out.add(new CounterMetricFamily("estuary_worker_cache_evictions",
-        "Partitions evicted from the cache to make room or under memory pressure.", cache.evictions()));
-    out.add(new GaugeMetricFamily("estuary_worker_cache_bytes",
-        "Off-heap bytes the small-partition cache holds (counted in estuary_worker_memory_held_bytes).",
-        cache.bytes()));
-    out.add(new GaugeMetricFamily("estuary_worker_cache_entries", "Partitions held in the small-partition cache.",
-        cache.entries()));
-    out.add(new GaugeMetricFamily("estuary_worker_stalled_executors",
-        "Flushers and network threads that have not run a probe within estuary.worker.health.stallTimeout; "
-            + "/health fails while this is above 0.", stalls.stalled().size()));
-    return out;
-  }
 
-  /** Whether the worker has paused reading pushes (any memory pressure level above NORMAL). */
-  boolean paused() {
-    return memory.paused();
-  }
-
-  /** What server {@code name}'s transport reports to; its connections are exported under that name. */
-  public TransportObserver observer(String name) {
-    Gauge.Child open = connections.labels(name);
-    return new TransportObserver() {
-      @Override
-      public void connectionOpened() {
-        open.inc();
-      }
-
-      @Override
-      public void connectionClosed() {
-        open.dec();
-      }
-
-      @Override
-      public void pushAnswered(long bytes, long nanos, StatusCode status) {
-        pushRequests.inc();
-        pushSeconds.observe(nanos / 1e9);
-        if (status == StatusCode.OK) pushBytes.inc(bytes);
-        else refusals.labels(status.name()).inc();
-      }
-
-      @Override
-      public void chunkSent(long bytes, long nanos) {
-        fetchChunks.inc();
-        fetchBytes.inc(bytes);
-        fetchChunkSeconds.observe(nanos / 1e9);
-      }
-
-      @Override
-      public void requestFailed(StatusCode status) {
-        refusals.labels(status.name()).inc();
-      }
-    };
-  }
-
-  /** One forward to a replica completed (the {@link io.estuary.worker.push.Replicator}'s listener). */
-  public void replicated(long bytes, long nanos, boolean succeeded) {
-    replicateSeconds.observe(nanos / 1e9);
-    if (succeeded) replicateBytes.inc(bytes);
-    else replicateFailures.inc();
-  }
-
-  /** Records time spent flushing on every disk of {@code storage}. */
-  public void watchFlushes(StorageManager storage) {
-    for (io.estuary.worker.storage.Disk d : storage.disks()) {
-      Histogram.Child child = flushSeconds.labels(d.mountPoint());
-      d.flusher().onFlush(nanos -> child.observe(nanos / 1e9));
+    /** Whether the worker has paused reading pushes (any memory pressure level above NORMAL). */
+    boolean paused() {
+        return memory.paused();
     }
-  }
 
-  /** Open connections of server {@code name} (as given to {@link #observer}). */
-  public int connections(String name) {
-    return (int) connections.labels(name).get();
-  }
+    /** What server {@code name}'s transport reports to; its connections are exported under that name. */
+    public TransportObserver observer(String name) {
+        Gauge.Child open = connections.labels(name);
+        return new TransportObserver() {
+            @Override
+            public void connectionOpened() {
+                open.inc();
+            }
 
-  public CollectorRegistry registry() {
-    return registry;
-  }
+            @Override
+            public void connectionClosed() {
+                open.dec();
+            }
+
+            @Override
+            public void pushAnswered(long bytes, long nanos, StatusCode status) {
+                pushRequests.inc();
+                pushSeconds.observe(nanos / 1e9);
+                if (status == StatusCode.OK) pushBytes.inc(bytes);
+                else refusals.labels(status.name()).inc();
+            }
+
+            @Override
+            public void chunkSent(long bytes, long nanos) {
+                fetchChunks.inc();
+                fetchBytes.inc(bytes);
+                fetchChunkSeconds.observe(nanos / 1e9);
+            }
+
+            @Override
+            public void requestFailed(StatusCode status) {
+                refusals.labels(status.name()).inc();
+            }
+        };
+    }
+
+    /** One forward to a replica completed (the {@link io.estuary.worker.push.Replicator}'s listener). */
+    public void replicated(long bytes, long nanos, boolean succeeded) {
+        replicateSeconds.observe(nanos / 1e9);
+        if (succeeded) replicateBytes.inc(bytes);
+        else replicateFailures.inc();
+    }
+
+    /** Records time spent flushing on every disk of {@code storage}. */
+    public void watchFlushes(StorageManager storage) {
+        for (io.estuary.worker.storage.Disk d : storage.disks()) {
+            Histogram.Child child = flushSeconds.labels(d.mountPoint());
+            d.flusher().onFlush(nanos -> child.observe(nanos / 1e9));
+        }
+    }
+
+    /** Open connections of server {@code name} (as given to {@link #observer}). */
+    public int connections(String name) {
+        return (int) connections.labels(name).get();
+    }
+
+    public CollectorRegistry registry() {
+        return registry;
+    }
 }

@@ -29,76 +29,101 @@ import java.util.concurrent.TimeoutException;
  * Thread-safe; answers are written from whichever thread completes the last write.
  */
 public final class CommitHandler {
-  private final PartitionRegistry registry;
-  private final long maxWaitMs;
+    private final PartitionRegistry registry;
+    private final long maxWaitMs;
 
-  public CommitHandler(PartitionRegistry registry) {
-    this(registry, Long.MAX_VALUE);
-  }
-
-  public CommitHandler(PartitionRegistry registry, long maxWaitMs) {
-    this.registry = registry;
-    this.maxWaitMs = maxWaitMs;
-  }
-
-  public void commit(CommitFilesRequest r, Reply reply) {
-    String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
-    CommitFilesResponse.Builder resp = CommitFilesResponse.newBuilder();
-    List<CompletableFuture<Void>> pending = new ArrayList<>();
-    StringBuilder reasons = new StringBuilder();
-    for (PartitionLocation loc : r.getLocationsList()) {
-      PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
-      CommittedFile before = w == null ? registry.committedFile(key, loc.getPartitionId(), loc.getEpoch()) : null;
-      String lost = before == null ? null : before.lostReason();
-      if (lost != null) {
-        synchronized (resp) {
-          resp.addFailed(loc);
-          reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
-              .append(" of ").append(key).append(" is lost on this worker: ").append(lost).append("; ");
-        }
-        continue;
-      }
-      if (before != null) {
-        synchronized (resp) {
-          resp.addCommitted(CommittedPartition.newBuilder().setPartitionId(loc.getPartitionId())
-              .setEpoch(loc.getEpoch()).setBytes(before.length()).setNumChunks(before.numChunks()));
-        }
-        continue;
-      }
-      if (w == null) {
-        synchronized (resp) {
-          resp.addFailed(loc).addUnknown(loc);
-          reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
-              .append(" of ").append(key).append(" is unknown on this worker; ");
-        }
-        continue;
-      }
-      CompletableFuture<CommittedFile> commit = w.commit();
-      // A copy: the time limit is this answer's, the commit itself goes on.
-      if (maxWaitMs < Long.MAX_VALUE) commit = commit.copy().orTimeout(maxWaitMs, TimeUnit.MILLISECONDS);
-      pending.add(commit.handle((CommittedFile f, Throwable e) -> {
-        synchronized (resp) {
-          if (e instanceof TimeoutException || e != null && e.getCause() instanceof TimeoutException) {
-            resp.addFailed(loc);
-            reasons.append("partition ").append(loc.getPartitionId()).append(" epoch ").append(loc.getEpoch())
-                .append(" of ").append(key).append(" is not on disk after ").append(maxWaitMs).append(" ms (")
-                .append("estuary.worker.commit.maxWait): its disk is slow or hangs; ");
-          } else if (e != null) {
-            resp.addFailed(loc);
-            reasons.append(e.getMessage()).append("; ");
-          } else {
-            registry.committed(key, loc.getPartitionId(), loc.getEpoch(), f);
-            resp.addCommitted(CommittedPartition.newBuilder().setPartitionId(loc.getPartitionId())
-                .setEpoch(loc.getEpoch()).setBytes(f.length()).setNumChunks(f.numChunks()));
-          }
-        }
-        return null;
-      }));
+    public CommitHandler(PartitionRegistry registry) {
+        this(registry, Long.MAX_VALUE);
     }
-    CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).whenComplete((v, e) -> {
-      synchronized (resp) {
-        reply.ok(resp.setFailureReason(reasons.toString()).build());
-      }
-    });
-  }
+
+    public CommitHandler(PartitionRegistry registry, long maxWaitMs) {
+        this.registry = registry;
+        this.maxWaitMs = maxWaitMs;
+    }
+
+    public void commit(CommitFilesRequest r, Reply reply) {
+        String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
+        CommitFilesResponse.Builder resp = CommitFilesResponse.newBuilder();
+        List<CompletableFuture<Void>> pending = new ArrayList<>();
+        StringBuilder reasons = new StringBuilder();
+        for (PartitionLocation loc : r.getLocationsList()) {
+            PartitionFileWriter w = registry.writer(key, loc.getPartitionId(), loc.getEpoch());
+            CommittedFile before = w == null ? registry.committedFile(key, loc.getPartitionId(), loc.getEpoch()) : null;
+            String lost = before == null ? null : before.lostReason();
+            if (lost != null) {
+                synchronized (resp) {
+                    resp.addFailed(loc);
+                    reasons.append("partition ")
+                            .append(loc.getPartitionId())
+                            .append(" epoch ")
+                            .append(loc.getEpoch())
+                            .append(" of ")
+                            .append(key)
+                            .append(" is lost on this worker: ")
+                            .append(lost)
+                            .append("; ");
+                }
+                continue;
+            }
+            if (before != null) {
+                synchronized (resp) {
+                    resp.addCommitted(CommittedPartition.newBuilder()
+                            .setPartitionId(loc.getPartitionId())
+                            .setEpoch(loc.getEpoch())
+                            .setBytes(before.length())
+                            .setNumChunks(before.numChunks()));
+                }
+                continue;
+            }
+            if (w == null) {
+                synchronized (resp) {
+                    resp.addFailed(loc).addUnknown(loc);
+                    reasons.append("partition ")
+                            .append(loc.getPartitionId())
+                            .append(" epoch ")
+                            .append(loc.getEpoch())
+                            .append(" of ")
+                            .append(key)
+                            .append(" is unknown on this worker; ");
+                }
+                continue;
+            }
+            CompletableFuture<CommittedFile> commit = w.commit();
+            // A copy: the time limit is this answer's, the commit itself goes on.
+            if (maxWaitMs < Long.MAX_VALUE) commit = commit.copy().orTimeout(maxWaitMs, TimeUnit.MILLISECONDS);
+            pending.add(commit.handle((CommittedFile f, Throwable e) -> {
+                synchronized (resp) {
+                    if (e instanceof TimeoutException || e != null && e.getCause() instanceof TimeoutException) {
+                        resp.addFailed(loc);
+                        reasons.append("partition ")
+                                .append(loc.getPartitionId())
+                                .append(" epoch ")
+                                .append(loc.getEpoch())
+                                .append(" of ")
+                                .append(key)
+                                .append(" is not on disk after ")
+                                .append(maxWaitMs)
+                                .append(" ms (")
+                                .append("estuary.worker.commit.maxWait): its disk is slow or hangs; ");
+                    } else if (e != null) {
+                        resp.addFailed(loc);
+                        reasons.append(e.getMessage()).append("; ");
+                    } else {
+                        registry.committed(key, loc.getPartitionId(), loc.getEpoch(), f);
+                        resp.addCommitted(CommittedPartition.newBuilder()
+                                .setPartitionId(loc.getPartitionId())
+                                .setEpoch(loc.getEpoch())
+                                .setBytes(f.length())
+                                .setNumChunks(f.numChunks()));
+                    }
+                }
+                return null;
+            }));
+        }
+        CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).whenComplete((v, e) -> {
+            synchronized (resp) {
+                reply.ok(resp.setFailureReason(reasons.toString()).build());
+            }
+        });
+    }
 }

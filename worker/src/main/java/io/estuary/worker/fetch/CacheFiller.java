@@ -14,27 +14,27 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Thread-safe; called on the committing and removing threads and never blocks them.
  */
 public final class CacheFiller implements PartitionRegistry.Listener {
-  private final PartitionCache cache;
-  private final PartitionRegistry registry;
+    private final PartitionCache cache;
+    private final PartitionRegistry registry;
 
-  public CacheFiller(PartitionCache cache, PartitionRegistry registry) {
-    this.cache = cache;
-    this.registry = registry;
-  }
-
-  @Override
-  public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
-    if (registry.isReplicaCopy(shuffleKey, partitionId, epoch)) return;
-    if (file.lostReason() != null || !cache.startFill(shuffleKey, file)) return;
-    try {
-      StreamRegistry.readersOf(file).execute(() -> cache.fill(file));
-    } catch (RejectedExecutionException e) { // the worker is shutting down
-      cache.abandonFill(file);
+    public CacheFiller(PartitionCache cache, PartitionRegistry registry) {
+        this.cache = cache;
+        this.registry = registry;
     }
-  }
 
-  @Override
-  public void removed(String shuffleKey) {
-    cache.removeShuffle(shuffleKey);
-  }
+    @Override
+    public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+        if (registry.isReplicaCopy(shuffleKey, partitionId, epoch)) return;
+        if (file.lostReason() != null || !cache.startFill(shuffleKey, file)) return;
+        try {
+            StreamRegistry.readersOf(file).execute(() -> cache.fill(file));
+        } catch (RejectedExecutionException e) { // the worker is shutting down
+            cache.abandonFill(file);
+        }
+    }
+
+    @Override
+    public void removed(String shuffleKey) {
+        cache.removeShuffle(shuffleKey);
+    }
 }

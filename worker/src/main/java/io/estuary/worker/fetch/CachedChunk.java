@@ -11,36 +11,36 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * releases it when the send completes, in case it was never encoded) may both call it. Thread-safe.
  */
 final class CachedChunk extends ManagedBuffer {
-  private final ByteBuf slice;
-  private final AtomicBoolean released = new AtomicBoolean();
+    private final ByteBuf slice;
+    private final AtomicBoolean released = new AtomicBoolean();
 
-  CachedChunk(ByteBuf slice) {
-    this.slice = slice;
-  }
+    CachedChunk(ByteBuf slice) {
+        this.slice = slice;
+    }
 
-  @Override
-  public long size() {
-    return slice.readableBytes();
-  }
+    @Override
+    public long size() {
+        return slice.readableBytes();
+    }
 
-  /** A reference of Netty's own, released once written. */
-  @Override
-  public Object convertToNetty() {
-    return slice.retainedDuplicate();
-  }
+    /** A reference of Netty's own, released once written. */
+    @Override
+    public Object convertToNetty() {
+        return slice.retainedDuplicate();
+    }
 
-  @Override
-  public ByteBuf toByteBuf() {
-    return slice.retainedDuplicate();
-  }
+    @Override
+    public ByteBuf toByteBuf() {
+        return slice.retainedDuplicate();
+    }
 
-  @Override
-  public ManagedBuffer retain() {
-    return this;
-  }
+    @Override
+    public ManagedBuffer retain() {
+        return this;
+    }
 
-  @Override
-  public void release() {
-    if (released.compareAndSet(false, true)) slice.release();
-  }
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) slice.release();
+    }
 }

@@ -24,116 +24,141 @@ import java.util.concurrent.RejectedExecutionException;
  * {@link PartitionCache} is opened and served from memory on the network thread, without touching its disk.
  */
 public final class FetchHandler extends ControlRpcHandler {
-  private final PartitionRegistry registry;
-  private final PartitionCache cache;
-  private final StreamRegistry streams;
-  private final java.util.concurrent.ScheduledExecutorService sweeper =
-      new io.estuary.common.util.GuardedScheduledExecutor("worker-stream-sweeper");
+    private final PartitionRegistry registry;
+    private final PartitionCache cache;
+    private final StreamRegistry streams;
+    private final java.util.concurrent.ScheduledExecutorService sweeper =
+            new io.estuary.common.util.GuardedScheduledExecutor("worker-stream-sweeper");
 
-  /**
-   * {@code streamTimeoutMs}: streams without a chunk request for this long are dropped, checked every tenth of it
-   * (at most every minute).
-   */
-  public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
-      int maxStreamsPerConnection, long streamTimeoutMs) {
-    this(registry, cache, limits, maxStreamsPerConnection, streamTimeoutMs, io.estuary.common.time.Clock.system());
-  }
-
-  public FetchHandler(PartitionRegistry registry, PartitionCache cache, io.estuary.network.rpc.RequestLimits limits,
-      int maxStreamsPerConnection, long streamTimeoutMs, io.estuary.common.time.Clock clock) {
-    super("worker fetch server", limits);
-    this.registry = registry;
-    this.cache = cache;
-    this.streams = new StreamRegistry(cache, maxStreamsPerConnection, clock);
-    long sweepMs = Math.max(1, Math.min(60_000, streamTimeoutMs / 10));
-    sweeper.scheduleWithFixedDelay(() -> streams.dropIdle(streamTimeoutMs),
-        sweepMs, sweepMs, java.util.concurrent.TimeUnit.MILLISECONDS);
-  }
-
-  public void close() {
-    sweeper.shutdownNow();
-  }
-
-  @Override
-  protected void handle(Channel channel, Request request, Reply reply) {
-    if (request.getPayloadCase() != Request.PayloadCase.OPEN_STREAM) throw unsupported(request);
-    OpenStreamRequest r = request.getOpenStream();
-    String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
-    CommittedFile file = registry.committedFile(key, r.getPartitionId(), r.getEpoch());
-    if (file == null) {
-      String why = registry.hasShuffle(key) ? "is not committed on this worker" : "is unknown on this worker "
-          + "(unknown application or shuffle, or expired)";
-      throw new StatusException(StatusCode.UNKNOWN_LOCATION,
-          "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key + " " + why);
+    /**
+     * {@code streamTimeoutMs}: streams without a chunk request for this long are dropped, checked every tenth of it
+     * (at most every minute).
+     */
+    public FetchHandler(
+            PartitionRegistry registry,
+            PartitionCache cache,
+            io.estuary.network.rpc.RequestLimits limits,
+            int maxStreamsPerConnection,
+            long streamTimeoutMs) {
+        this(registry, cache, limits, maxStreamsPerConnection, streamTimeoutMs, io.estuary.common.time.Clock.system());
     }
-    String lost = file.lostReason();
-    if (lost != null) {
-      throw new StatusException(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch "
-          + r.getEpoch() + " of shuffle " + key + " is lost on this worker: " + lost);
-    }
-    // A map-range read is served only the parts of the file that may hold those maps (all of it without an index).
-    FileSegments segments = file.segmentsFor(r.getStartMap(), r.getEndMap());
-    if (segments.count() == 0) {
-      reply.ok(StreamHandle.newBuilder().setStreamId(-1).setNumChunks(0).setTotalBytes(0).build());
-      return;
-    }
-    if (cache.contains(file)) { // in memory: nothing to check on disk, no wait behind its readers
-      long id = streams.open(file, segments, channel);
-      reply.ok(handle(id, segments));
-      return;
-    }
-    try {
-      StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, segments, reply));
-    } catch (RejectedExecutionException e) {
-      reply.fail(StatusCode.RETRY_LATER, "the worker is shutting down");
-    }
-  }
 
-  /** On the disk's reader thread: checks the file is there and whole, then opens the stream. */
-  private static StreamHandle handle(long streamId, FileSegments segments) {
-    return StreamHandle.newBuilder().setStreamId(streamId).setNumChunks(segments.count())
-        .setTotalBytes(segments.totalBytes()).build();
-  }
-
-  private void openOnDisk(Channel channel, OpenStreamRequest r, CommittedFile file, FileSegments segments,
-      Reply reply) {
-    long onDisk = file.file().length(); // 0 when missing or unreadable
-    if (onDisk < file.length()) {
-      reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + ": "
-          + file.file() + " holds " + onDisk + " bytes on disk, fewer than the " + file.length() + " committed "
-          + "(deleted or truncated)");
-      return;
+    public FetchHandler(
+            PartitionRegistry registry,
+            PartitionCache cache,
+            io.estuary.network.rpc.RequestLimits limits,
+            int maxStreamsPerConnection,
+            long streamTimeoutMs,
+            io.estuary.common.time.Clock clock) {
+        super("worker fetch server", limits);
+        this.registry = registry;
+        this.cache = cache;
+        this.streams = new StreamRegistry(cache, maxStreamsPerConnection, clock);
+        long sweepMs = Math.max(1, Math.min(60_000, streamTimeoutMs / 10));
+        sweeper.scheduleWithFixedDelay(
+                () -> streams.dropIdle(streamTimeoutMs), sweepMs, sweepMs, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
-    // A file committed before a restart is checked against its recorded checksum once, here, before it is served.
-    String lost = file.contentUnchecked() ? file.checkRestoredContent() : null;
-    if (lost != null) {
-      reply.fail(StatusCode.DISK_FAILED, "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " ("
-          + file.file() + ") is lost on this worker: " + lost);
-      return;
+
+    public void close() {
+        sweeper.shutdownNow();
     }
-    if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
-    long id;
-    try {
-      id = streams.open(file, segments, channel);
-    } catch (StatusException e) {
-      reply.fail(e);
-      return;
+
+    @Override
+    protected void handle(Channel channel, Request request, Reply reply) {
+        if (request.getPayloadCase() != Request.PayloadCase.OPEN_STREAM) throw unsupported(request);
+        OpenStreamRequest r = request.getOpenStream();
+        String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
+        CommittedFile file = registry.committedFile(key, r.getPartitionId(), r.getEpoch());
+        if (file == null) {
+            String why = registry.hasShuffle(key)
+                    ? "is not committed on this worker"
+                    : "is unknown on this worker " + "(unknown application or shuffle, or expired)";
+            throw new StatusException(
+                    StatusCode.UNKNOWN_LOCATION,
+                    "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key + " " + why);
+        }
+        String lost = file.lostReason();
+        if (lost != null) {
+            throw new StatusException(
+                    StatusCode.DISK_FAILED,
+                    "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key
+                            + " is lost on this worker: " + lost);
+        }
+        // A map-range read is served only the parts of the file that may hold those maps (all of it without an index).
+        FileSegments segments = file.segmentsFor(r.getStartMap(), r.getEndMap());
+        if (segments.count() == 0) {
+            reply.ok(StreamHandle.newBuilder()
+                    .setStreamId(-1)
+                    .setNumChunks(0)
+                    .setTotalBytes(0)
+                    .build());
+            return;
+        }
+        if (cache.contains(file)) { // in memory: nothing to check on disk, no wait behind its readers
+            long id = streams.open(file, segments, channel);
+            reply.ok(handle(id, segments));
+            return;
+        }
+        try {
+            StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, segments, reply));
+        } catch (RejectedExecutionException e) {
+            reply.fail(StatusCode.RETRY_LATER, "the worker is shutting down");
+        }
     }
-    reply.ok(handle(id, segments));
-  }
 
-  /** Streams open now (for the worker's metrics). */
-  public int openStreams() {
-    return streams.openStreams();
-  }
+    /** On the disk's reader thread: checks the file is there and whole, then opens the stream. */
+    private static StreamHandle handle(long streamId, FileSegments segments) {
+        return StreamHandle.newBuilder()
+                .setStreamId(streamId)
+                .setNumChunks(segments.count())
+                .setTotalBytes(segments.totalBytes())
+                .build();
+    }
 
-  @Override
-  public StreamManager streamManager() {
-    return streams;
-  }
+    private void openOnDisk(
+            Channel channel, OpenStreamRequest r, CommittedFile file, FileSegments segments, Reply reply) {
+        long onDisk = file.file().length(); // 0 when missing or unreadable
+        if (onDisk < file.length()) {
+            reply.fail(
+                    StatusCode.DISK_FAILED,
+                    "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + ": "
+                            + file.file() + " holds " + onDisk + " bytes on disk, fewer than the " + file.length()
+                            + " committed "
+                            + "(deleted or truncated)");
+            return;
+        }
+        // A file committed before a restart is checked against its recorded checksum once, here, before it is served.
+        String lost = file.contentUnchecked() ? file.checkRestoredContent() : null;
+        if (lost != null) {
+            reply.fail(
+                    StatusCode.DISK_FAILED,
+                    "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " (" + file.file()
+                            + ") is lost on this worker: " + lost);
+            return;
+        }
+        if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
+        long id;
+        try {
+            id = streams.open(file, segments, channel);
+        } catch (StatusException e) {
+            reply.fail(e);
+            return;
+        }
+        reply.ok(handle(id, segments));
+    }
 
-  @Override
-  public void channelInactive(Channel channel) {
-    streams.closeStreamsOf(channel);
-  }
+    /** Streams open now (for the worker's metrics). */
+    public int openStreams() {
+        return streams.openStreams();
+    }
+
+    @Override
+    public StreamManager streamManager() {
+        return streams;
+    }
+
+    @Override
+    public void channelInactive(Channel channel) {
+        streams.closeStreamsOf(channel);
+    }
 }

@@ -22,92 +22,92 @@ import java.nio.file.StandardOpenOption;
  * closes it once sent; {@link #release} closes it only if it was never handed over. Thread-safe.
  */
 final class OpenFileSegment extends ManagedBuffer {
-  private final FileChannel channel;
-  private final long offset;
-  private final long length;
-  private boolean handedOver;
-  private boolean closed;
+    private final FileChannel channel;
+    private final long offset;
+    private final long length;
+    private boolean handedOver;
+    private boolean closed;
 
-  private OpenFileSegment(FileChannel channel, long offset, long length) {
-    this.channel = channel;
-    this.offset = offset;
-    this.length = length;
-  }
-
-  /** Per reader thread: where ranges are read through (the bytes are discarded; the page cache keeps them). */
-  private static final ThreadLocal<ByteBuffer> SCRATCH =
-      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(256 << 10));
-
-  /** Opens {@code file}, checks that it holds the range and reads the range through; blocking file I/O. */
-  static OpenFileSegment open(File file, long offset, long length) throws IOException {
-    FileChannel ch;
-    try {
-      ch = FileChannel.open(file.toPath(), StandardOpenOption.READ);
-    } catch (IOException e) {
-      throw new IOException(file + " cannot be read (deleted?): " + e, e);
+    private OpenFileSegment(FileChannel channel, long offset, long length) {
+        this.channel = channel;
+        this.offset = offset;
+        this.length = length;
     }
-    try {
-      long size = ch.size();
-      if (size < offset + length) {
-        throw new IOException(file + " holds " + size + " bytes, fewer than " + (offset + length));
-      }
-      readThrough(file, ch, offset, length);
-      return new OpenFileSegment(ch, offset, length);
-    } catch (IOException | RuntimeException e) {
-      ch.close();
-      throw e;
+
+    /** Per reader thread: where ranges are read through (the bytes are discarded; the page cache keeps them). */
+    private static final ThreadLocal<ByteBuffer> SCRATCH =
+            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(256 << 10));
+
+    /** Opens {@code file}, checks that it holds the range and reads the range through; blocking file I/O. */
+    static OpenFileSegment open(File file, long offset, long length) throws IOException {
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(file.toPath(), StandardOpenOption.READ);
+        } catch (IOException e) {
+            throw new IOException(file + " cannot be read (deleted?): " + e, e);
+        }
+        try {
+            long size = ch.size();
+            if (size < offset + length) {
+                throw new IOException(file + " holds " + size + " bytes, fewer than " + (offset + length));
+            }
+            readThrough(file, ch, offset, length);
+            return new OpenFileSegment(ch, offset, length);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
-  }
 
-  /** Reads the range from disk on this thread, so that the send on a network thread finds it in memory. */
-  private static void readThrough(File file, FileChannel ch, long offset, long length) throws IOException {
-    ByteBuffer buf = SCRATCH.get();
-    long end = offset + length;
-    for (long pos = offset; pos < end; ) {
-      buf.clear();
-      if (end - pos < buf.capacity()) buf.limit((int) (end - pos));
-      int n = ch.read(buf, pos);
-      if (n < 0) throw new IOException(file + " ended at " + pos + ", before " + end);
-      pos += n;
+    /** Reads the range from disk on this thread, so that the send on a network thread finds it in memory. */
+    private static void readThrough(File file, FileChannel ch, long offset, long length) throws IOException {
+        ByteBuffer buf = SCRATCH.get();
+        long end = offset + length;
+        for (long pos = offset; pos < end; ) {
+            buf.clear();
+            if (end - pos < buf.capacity()) buf.limit((int) (end - pos));
+            int n = ch.read(buf, pos);
+            if (n < 0) throw new IOException(file + " ended at " + pos + ", before " + end);
+            pos += n;
+        }
     }
-  }
 
-  @Override
-  public long size() {
-    return length;
-  }
-
-  @Override
-  public synchronized Object convertToNetty() throws IOException {
-    if (closed || handedOver) throw new IOException("file segment already sent or released");
-    handedOver = true;
-    return new DefaultFileRegion(channel, offset, length);
-  }
-
-  @Override
-  public synchronized ByteBuf toByteBuf() throws IOException {
-    ByteBuf buf = Unpooled.buffer((int) length);
-    while (buf.readableBytes() < length) {
-      int n = buf.writeBytes(channel, offset + buf.readableBytes(), (int) length - buf.readableBytes());
-      if (n < 0) throw new IOException("the file ended before " + (offset + length));
+    @Override
+    public long size() {
+        return length;
     }
-    return buf;
-  }
 
-  @Override
-  public ManagedBuffer retain() {
-    return this;
-  }
-
-  /** Closes the file unless Netty owns it now (it closes it after sending). */
-  @Override
-  public synchronized void release() {
-    if (handedOver || closed) return;
-    closed = true;
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // nothing was written through it
+    @Override
+    public synchronized Object convertToNetty() throws IOException {
+        if (closed || handedOver) throw new IOException("file segment already sent or released");
+        handedOver = true;
+        return new DefaultFileRegion(channel, offset, length);
     }
-  }
+
+    @Override
+    public synchronized ByteBuf toByteBuf() throws IOException {
+        ByteBuf buf = Unpooled.buffer((int) length);
+        while (buf.readableBytes() < length) {
+            int n = buf.writeBytes(channel, offset + buf.readableBytes(), (int) length - buf.readableBytes());
+            if (n < 0) throw new IOException("the file ended before " + (offset + length));
+        }
+        return buf;
+    }
+
+    @Override
+    public ManagedBuffer retain() {
+        return this;
+    }
+
+    /** Closes the file unless Netty owns it now (it closes it after sending). */
+    @Override
+    public synchronized void release() {
+        if (handedOver || closed) return;
+        closed = true;
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // nothing was written through it
+        }
+    }
 }

@@ -1,9 +1,9 @@
 package io.estuary.worker.fetch;
 
-import io.estuary.common.time.Clock;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.common.time.Clock;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
@@ -38,210 +38,218 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
-  /** Streams open on a connection, kept on the connection itself. */
-  private static final AttributeKey<AtomicInteger> OPEN_ON_CHANNEL = AttributeKey.valueOf("estuary.openStreams");
+    /** Streams open on a connection, kept on the connection itself. */
+    private static final AttributeKey<AtomicInteger> OPEN_ON_CHANNEL = AttributeKey.valueOf("estuary.openStreams");
 
-  private static final class OpenStream {
-    final CommittedFile file;
-    /** What the stream serves: one chunk per segment. */
-    final FileSegments segments;
-    final Channel channel;
-    volatile long lastUsedNanos;
-    private final AtomicInteger openOnChannel; // null without a channel (tests)
-    private final AtomicBoolean counted = new AtomicBoolean(true);
+    private static final class OpenStream {
+        final CommittedFile file;
+        /** What the stream serves: one chunk per segment. */
+        final FileSegments segments;
 
-    OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel, long now) {
-      this.lastUsedNanos = now;
-      this.file = file;
-      this.segments = segments;
-      this.channel = channel;
-      this.openOnChannel = openOnChannel;
+        final Channel channel;
+        volatile long lastUsedNanos;
+        private final AtomicInteger openOnChannel; // null without a channel (tests)
+        private final AtomicBoolean counted = new AtomicBoolean(true);
+
+        OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel, long now) {
+            this.lastUsedNanos = now;
+            this.file = file;
+            this.segments = segments;
+            this.channel = channel;
+            this.openOnChannel = openOnChannel;
+        }
+
+        /** Gives its place on the connection back, once, whichever way the stream ends. */
+        void ended() {
+            if (openOnChannel != null && counted.compareAndSet(true, false)) openOnChannel.decrementAndGet();
+        }
     }
 
-    /** Gives its place on the connection back, once, whichever way the stream ends. */
-    void ended() {
-      if (openOnChannel != null && counted.compareAndSet(true, false)) openOnChannel.decrementAndGet();
+    /**
+     * A chunk handed to the transport and not yet sent: its disk (for the fetch latency it reports; null when served
+     * from memory) and its body (an open file or a cached slice), released here if the transport never took it.
+     */
+    private static final class Sending {
+        final Disk disk;
+        final ManagedBuffer body;
+
+        Sending(Disk disk, ManagedBuffer body) {
+            this.disk = disk;
+            this.body = body;
+        }
     }
-  }
 
-  /**
-   * A chunk handed to the transport and not yet sent: its disk (for the fetch latency it reports; null when served
-   * from memory) and its body (an open file or a cached slice), released here if the transport never took it.
-   */
-  private static final class Sending {
-    final Disk disk;
-    final ManagedBuffer body;
+    private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
+    private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
+    private final Map<String, Sending> sending = new ConcurrentHashMap<>();
+    private final PartitionCache cache;
+    private final int maxStreamsPerConnection;
+    private final Clock clock;
 
-    Sending(Disk disk, ManagedBuffer body) {
-      this.disk = disk;
-      this.body = body;
+    /** Streams served from disk only, with no limit per connection. */
+    public StreamRegistry() {
+        this(null, Integer.MAX_VALUE);
     }
-  }
 
-  private final AtomicLong nextId = new AtomicLong(System.nanoTime() & 0x7fffffffL);
-  private final Map<Long, OpenStream> streams = new ConcurrentHashMap<>();
-  private final Map<String, Sending> sending = new ConcurrentHashMap<>();
-  private final PartitionCache cache;
-  private final int maxStreamsPerConnection;
-  private final Clock clock;
-
-  /** Streams served from disk only, with no limit per connection. */
-  public StreamRegistry() {
-    this(null, Integer.MAX_VALUE);
-  }
-
-  /** Streams served from {@code cache} when it holds their partition (null: disk only). */
-  public StreamRegistry(PartitionCache cache) {
-    this(cache, Integer.MAX_VALUE);
-  }
-
-  public StreamRegistry(int maxStreamsPerConnection) {
-    this(null, maxStreamsPerConnection);
-  }
-
-  public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection) {
-    this(cache, maxStreamsPerConnection, Clock.system());
-  }
-
-  /** {@code clock} tells how long a stream has been idle ({@link #dropIdle}). */
-  public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection, Clock clock) {
-    this.cache = cache;
-    this.maxStreamsPerConnection = maxStreamsPerConnection;
-    this.clock = clock;
-  }
-
-  /** Opens a stream over every chunk of {@code file}; see {@link #open(CommittedFile, FileSegments, Channel)}. */
-  public long open(CommittedFile file, Channel channel) {
-    return open(file, file.allChunks(), channel);
-  }
-
-  /**
-   * Opens a stream serving {@code segments} of {@code file}, one chunk each, for the reader on {@code channel};
-   * refused with RETRY_LATER when it holds the most it may.
-   */
-  public long open(CommittedFile file, FileSegments segments, Channel channel) {
-    AtomicInteger open = null;
-    if (channel != null) {
-      open = channel.attr(OPEN_ON_CHANNEL).setIfAbsent(new AtomicInteger());
-      if (open == null) open = channel.attr(OPEN_ON_CHANNEL).get();
-      if (open.incrementAndGet() > maxStreamsPerConnection) {
-        open.decrementAndGet();
-        throw new StatusException(StatusCode.RETRY_LATER, "connection " + channel.remoteAddress() + " already has "
-            + maxStreamsPerConnection + " streams open, the most " + WorkerConfig.MAX_STREAMS_PER_CONNECTION.key()
-            + " allows; read or close some first");
-      }
+    /** Streams served from {@code cache} when it holds their partition (null: disk only). */
+    public StreamRegistry(PartitionCache cache) {
+        this(cache, Integer.MAX_VALUE);
     }
-    long id = nextId.incrementAndGet();
-    streams.put(id, new OpenStream(file, segments, channel, open, clock.nanos()));
-    return id;
-  }
 
-  private void remove(long streamId) {
-    OpenStream s = streams.remove(streamId);
-    if (s != null) s.ended();
-  }
-
-  /** Where a file's I/O runs: its disk's reader threads (inline only for a file without a disk, in tests). */
-  static Executor readersOf(CommittedFile file) {
-    return file.disk() == null ? Runnable::run : file.disk().readers();
-  }
-
-  /** Opens the chunk on the caller's thread (tests); the transport uses {@link #getChunkAsync}. */
-  @Override
-  public ManagedBuffer getChunk(long streamId, int chunkIndex) {
-    try {
-      return getChunkAsync(streamId, chunkIndex).join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
-      throw e;
+    public StreamRegistry(int maxStreamsPerConnection) {
+        this(null, maxStreamsPerConnection);
     }
-  }
 
-  @Override
-  public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
-    OpenStream s = streams.get(streamId);
-    if (s == null) {
-      throw new StatusException(StatusCode.UNKNOWN_STREAM, "unknown stream " + streamId + " (never opened, finished, "
-          + "closed, or dropped after idling for " + WorkerConfig.STREAM_TIMEOUT.key() + ")");
+    public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection) {
+        this(cache, maxStreamsPerConnection, Clock.system());
     }
-    int numChunks = s.segments.count();
-    if (chunkIndex < 0 || chunkIndex >= numChunks) {
-      throw new IllegalArgumentException("stream " + streamId + " has " + numChunks + " chunks; "
-          + "chunk " + chunkIndex + " does not exist");
+
+    /** {@code clock} tells how long a stream has been idle ({@link #dropIdle}). */
+    public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection, Clock clock) {
+        this.cache = cache;
+        this.maxStreamsPerConnection = maxStreamsPerConnection;
+        this.clock = clock;
     }
-    String lost = s.file.lostReason();
-    if (lost != null) {
-      remove(streamId);
-      throw new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream " + streamId + " ("
-          + s.file.file() + ") is lost: " + lost);
+
+    /** Opens a stream over every chunk of {@code file}; see {@link #open(CommittedFile, FileSegments, Channel)}. */
+    public long open(CommittedFile file, Channel channel) {
+        return open(file, file.allChunks(), channel);
     }
-    s.lastUsedNanos = clock.nanos();
-    if (chunkIndex == numChunks - 1) remove(streamId);
-    long offset = s.segments.offset(chunkIndex);
-    long length = s.segments.length(chunkIndex);
-    ByteBuf cached = cache == null ? null : cache.slice(s.file, offset, length);
-    if (cached != null) {
-      CachedChunk chunk = new CachedChunk(cached);
-      sending.put(streamId + "/" + chunkIndex, new Sending(null, chunk));
-      return CompletableFuture.completedFuture(chunk);
+
+    /**
+     * Opens a stream serving {@code segments} of {@code file}, one chunk each, for the reader on {@code channel};
+     * refused with RETRY_LATER when it holds the most it may.
+     */
+    public long open(CommittedFile file, FileSegments segments, Channel channel) {
+        AtomicInteger open = null;
+        if (channel != null) {
+            open = channel.attr(OPEN_ON_CHANNEL).setIfAbsent(new AtomicInteger());
+            if (open == null) open = channel.attr(OPEN_ON_CHANNEL).get();
+            if (open.incrementAndGet() > maxStreamsPerConnection) {
+                open.decrementAndGet();
+                throw new StatusException(
+                        StatusCode.RETRY_LATER,
+                        "connection " + channel.remoteAddress() + " already has "
+                                + maxStreamsPerConnection + " streams open, the most "
+                                + WorkerConfig.MAX_STREAMS_PER_CONNECTION.key()
+                                + " allows; read or close some first");
+            }
+        }
+        long id = nextId.incrementAndGet();
+        streams.put(id, new OpenStream(file, segments, channel, open, clock.nanos()));
+        return id;
     }
-    CompletableFuture<ManagedBuffer> out = new CompletableFuture<>();
-    Runnable read = () -> {
-      try {
-        OpenFileSegment seg = OpenFileSegment.open(s.file.file(), offset, length);
-        sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
-        out.complete(seg);
-      } catch (IOException | RuntimeException e) {
-        remove(streamId);
-        out.completeExceptionally(new StatusException(StatusCode.DISK_FAILED, "chunk " + chunkIndex + " of stream "
-            + streamId + ": " + e.getMessage()));
-      }
-    };
-    try {
-      readersOf(s.file).execute(read);
-    } catch (RejectedExecutionException e) {
-      out.completeExceptionally(new StatusException(StatusCode.RETRY_LATER, "the worker is shutting down"));
+
+    private void remove(long streamId) {
+        OpenStream s = streams.remove(streamId);
+        if (s != null) s.ended();
     }
-    return out;
-  }
 
-  @Override
-  public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
-    Sending s = sending.remove(streamId + "/" + chunkIndex);
-    if (s == null) return;
-    s.body.release(); // closes the file, or lets the cached slice go, only if the transport never took it
-    if (s.disk != null && success) s.disk.recordFetch(nanos);
-  }
+    /** Where a file's I/O runs: its disk's reader threads (inline only for a file without a disk, in tests). */
+    static Executor readersOf(CommittedFile file) {
+        return file.disk() == null ? Runnable::run : file.disk().readers();
+    }
 
-  /** Drops streams idle for more than {@code idleMs} by the clock; returns how many. */
-  public int dropIdle(long idleMs) {
-    long now = clock.nanos();
-    long idleNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(idleMs);
-    int before = streams.size();
-    streams.values().removeIf(s -> {
-      if (now - s.lastUsedNanos <= idleNanos) return false;
-      s.ended();
-      return true;
-    });
-    return before - streams.size();
-  }
+    /** Opens the chunk on the caller's thread (tests); the transport uses {@link #getChunkAsync}. */
+    @Override
+    public ManagedBuffer getChunk(long streamId, int chunkIndex) {
+        try {
+            return getChunkAsync(streamId, chunkIndex).join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
+            throw e;
+        }
+    }
 
-  /** Drops the stream if {@code channel} opened it (a reader may close only its own streams). */
-  @Override
-  public void closeStream(Channel channel, long streamId) {
-    OpenStream s = streams.get(streamId);
-    if (s != null && s.channel == channel && streams.remove(streamId, s)) s.ended();
-  }
+    @Override
+    public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
+        OpenStream s = streams.get(streamId);
+        if (s == null) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_STREAM,
+                    "unknown stream " + streamId + " (never opened, finished, " + "closed, or dropped after idling for "
+                            + WorkerConfig.STREAM_TIMEOUT.key() + ")");
+        }
+        int numChunks = s.segments.count();
+        if (chunkIndex < 0 || chunkIndex >= numChunks) {
+            throw new IllegalArgumentException("stream " + streamId + " has " + numChunks + " chunks; " + "chunk "
+                    + chunkIndex + " does not exist");
+        }
+        String lost = s.file.lostReason();
+        if (lost != null) {
+            remove(streamId);
+            throw new StatusException(
+                    StatusCode.DISK_FAILED,
+                    "chunk " + chunkIndex + " of stream " + streamId + " (" + s.file.file() + ") is lost: " + lost);
+        }
+        s.lastUsedNanos = clock.nanos();
+        if (chunkIndex == numChunks - 1) remove(streamId);
+        long offset = s.segments.offset(chunkIndex);
+        long length = s.segments.length(chunkIndex);
+        ByteBuf cached = cache == null ? null : cache.slice(s.file, offset, length);
+        if (cached != null) {
+            CachedChunk chunk = new CachedChunk(cached);
+            sending.put(streamId + "/" + chunkIndex, new Sending(null, chunk));
+            return CompletableFuture.completedFuture(chunk);
+        }
+        CompletableFuture<ManagedBuffer> out = new CompletableFuture<>();
+        Runnable read = () -> {
+            try {
+                OpenFileSegment seg = OpenFileSegment.open(s.file.file(), offset, length);
+                sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
+                out.complete(seg);
+            } catch (IOException | RuntimeException e) {
+                remove(streamId);
+                out.completeExceptionally(new StatusException(
+                        StatusCode.DISK_FAILED,
+                        "chunk " + chunkIndex + " of stream " + streamId + ": " + e.getMessage()));
+            }
+        };
+        try {
+            readersOf(s.file).execute(read);
+        } catch (RejectedExecutionException e) {
+            out.completeExceptionally(new StatusException(StatusCode.RETRY_LATER, "the worker is shutting down"));
+        }
+        return out;
+    }
 
-  public void closeStreamsOf(Channel channel) {
-    streams.values().removeIf(s -> {
-      if (s.channel != channel) return false;
-      s.ended();
-      return true;
-    });
-  }
+    @Override
+    public void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {
+        Sending s = sending.remove(streamId + "/" + chunkIndex);
+        if (s == null) return;
+        s.body.release(); // closes the file, or lets the cached slice go, only if the transport never took it
+        if (s.disk != null && success) s.disk.recordFetch(nanos);
+    }
 
-  public int openStreams() {
-    return streams.size();
-  }
+    /** Drops streams idle for more than {@code idleMs} by the clock; returns how many. */
+    public int dropIdle(long idleMs) {
+        long now = clock.nanos();
+        long idleNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(idleMs);
+        int before = streams.size();
+        streams.values().removeIf(s -> {
+            if (now - s.lastUsedNanos <= idleNanos) return false;
+            s.ended();
+            return true;
+        });
+        return before - streams.size();
+    }
+
+    /** Drops the stream if {@code channel} opened it (a reader may close only its own streams). */
+    @Override
+    public void closeStream(Channel channel, long streamId) {
+        OpenStream s = streams.get(streamId);
+        if (s != null && s.channel == channel && streams.remove(streamId, s)) s.ended();
+    }
+
+    public void closeStreamsOf(Channel channel) {
+        streams.values().removeIf(s -> {
+            if (s.channel != channel) return false;
+            s.ended();
+            return true;
+        });
+    }
+
+    public int openStreams() {
+        return streams.size();
+    }
 }

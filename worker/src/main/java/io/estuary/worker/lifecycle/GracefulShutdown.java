@@ -29,82 +29,83 @@ import org.slf4j.LoggerFactory;
  * Everything is bounded by one deadline. Runs once, on the stopping thread.
  */
 public final class GracefulShutdown {
-  private static final Logger LOG = LoggerFactory.getLogger(GracefulShutdown.class);
+    private static final Logger LOG = LoggerFactory.getLogger(GracefulShutdown.class);
 
-  private final PushGate gate;
-  private final PartitionRegistry registry;
-  private final LongPredicate announce;
+    private final PushGate gate;
+    private final PartitionRegistry registry;
+    private final LongPredicate announce;
 
-  /** {@code announce} tells the master within the given milliseconds and says whether it answered. */
-  public GracefulShutdown(PushGate gate, PartitionRegistry registry, LongPredicate announce) {
-    this.gate = gate;
-    this.registry = registry;
-    this.announce = announce;
-  }
-
-  /** What a stop did. */
-  public static final class Result {
-    public final int committed;
-    public final int failed;
-    public final boolean timedOut;
-
-    Result(int committed, int failed, boolean timedOut) {
-      this.committed = committed;
-      this.failed = failed;
-      this.timedOut = timedOut;
+    /** {@code announce} tells the master within the given milliseconds and says whether it answered. */
+    public GracefulShutdown(PushGate gate, PartitionRegistry registry, LongPredicate announce) {
+        this.gate = gate;
+        this.registry = registry;
+        this.announce = announce;
     }
 
-    @Override
-    public String toString() {
-      return committed + " open locations committed, " + failed + " failed" + (timedOut ? ", timed out" : "");
-    }
-  }
+    /** What a stop did. */
+    public static final class Result {
+        public final int committed;
+        public final int failed;
+        public final boolean timedOut;
 
-  public Result run(long deadlineMs) {
-    long t0 = System.currentTimeMillis();
-    gate.close();
-    if (!announce.test(Math.max(1, Math.min(5_000, deadlineMs - t0)))) {
-      LOG.warn("Could not tell the master that this worker is stopping; it places nothing here once it misses us");
-    }
-    boolean timedOut = false;
-    try {
-      if (!gate.awaitIdle(deadlineMs)) {
-        LOG.warn("Pushes still appending at the shutdown deadline");
-        timedOut = true;
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return new Result(0, 0, true);
-    }
-    List<PartitionRegistry.OpenSlot> open = registry.openSlots();
-    AtomicInteger committed = new AtomicInteger();
-    AtomicInteger failed = new AtomicInteger();
-    List<CompletableFuture<?>> commits = new ArrayList<>(open.size());
-    for (PartitionRegistry.OpenSlot s : open) {
-      commits.add(s.writer.commit().handle((CommittedFile f, Throwable e) -> {
-        if (e != null) {
-          failed.incrementAndGet();
-          LOG.warn("Committing {} at shutdown failed: {}", s.writer, e.getMessage());
-        } else {
-          registry.committed(s.shuffleKey, s.partitionId, s.epoch, f);
-          committed.incrementAndGet();
+        Result(int committed, int failed, boolean timedOut) {
+            this.committed = committed;
+            this.failed = failed;
+            this.timedOut = timedOut;
         }
-        return null;
-      }));
+
+        @Override
+        public String toString() {
+            return committed + " open locations committed, " + failed + " failed" + (timedOut ? ", timed out" : "");
+        }
     }
-    try {
-      CompletableFuture.allOf(commits.toArray(new CompletableFuture[0]))
-          .get(Math.max(1, deadlineMs - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      timedOut = true;
-    } catch (ExecutionException e) {
-      // each failure is counted above
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      timedOut = true;
+
+    public Result run(long deadlineMs) {
+        long t0 = System.currentTimeMillis();
+        gate.close();
+        if (!announce.test(Math.max(1, Math.min(5_000, deadlineMs - t0)))) {
+            LOG.warn(
+                    "Could not tell the master that this worker is stopping; it places nothing here once it misses us");
+        }
+        boolean timedOut = false;
+        try {
+            if (!gate.awaitIdle(deadlineMs)) {
+                LOG.warn("Pushes still appending at the shutdown deadline");
+                timedOut = true;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(0, 0, true);
+        }
+        List<PartitionRegistry.OpenSlot> open = registry.openSlots();
+        AtomicInteger committed = new AtomicInteger();
+        AtomicInteger failed = new AtomicInteger();
+        List<CompletableFuture<?>> commits = new ArrayList<>(open.size());
+        for (PartitionRegistry.OpenSlot s : open) {
+            commits.add(s.writer.commit().handle((CommittedFile f, Throwable e) -> {
+                if (e != null) {
+                    failed.incrementAndGet();
+                    LOG.warn("Committing {} at shutdown failed: {}", s.writer, e.getMessage());
+                } else {
+                    registry.committed(s.shuffleKey, s.partitionId, s.epoch, f);
+                    committed.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        try {
+            CompletableFuture.allOf(commits.toArray(new CompletableFuture[0]))
+                    .get(Math.max(1, deadlineMs - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            timedOut = true;
+        } catch (ExecutionException e) {
+            // each failure is counted above
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            timedOut = true;
+        }
+        Result r = new Result(committed.get(), failed.get(), timedOut);
+        LOG.info("Graceful stop: {} in {} ms", r, System.currentTimeMillis() - t0);
+        return r;
     }
-    Result r = new Result(committed.get(), failed.get(), timedOut);
-    LOG.info("Graceful stop: {} in {} ms", r, System.currentTimeMillis() - t0);
-    return r;
-  }
 }

@@ -10,53 +10,88 @@ import java.util.Arrays;
  * the file against it before serving it. Immutable.
  */
 public final class CommittedFileRecord {
-  private final String shuffleKey;
-  private final int partitionId;
-  private final int epoch;
-  private final String path;
-  private final String mountPoint;
-  private final long length;
-  private final long[] chunkOffsets;
-  private final FileContents contents;
+    private final String shuffleKey;
+    private final int partitionId;
+    private final int epoch;
+    private final String path;
+    private final String mountPoint;
+    private final long length;
+    private final long[] chunkOffsets;
+    private final FileContents contents;
 
-  public CommittedFileRecord(String shuffleKey, int partitionId, int epoch, String path, String mountPoint,
-      long length, long[] chunkOffsets, FileContents contents) {
-    this.shuffleKey = shuffleKey;
-    this.partitionId = partitionId;
-    this.epoch = epoch;
-    this.path = path;
-    this.mountPoint = mountPoint;
-    this.length = length;
-    this.chunkOffsets = chunkOffsets.clone();
-    this.contents = contents;
-  }
+    public CommittedFileRecord(
+            String shuffleKey,
+            int partitionId,
+            int epoch,
+            String path,
+            String mountPoint,
+            long length,
+            long[] chunkOffsets,
+            FileContents contents) {
+        this.shuffleKey = shuffleKey;
+        this.partitionId = partitionId;
+        this.epoch = epoch;
+        this.path = path;
+        this.mountPoint = mountPoint;
+        this.length = length;
+        this.chunkOffsets = chunkOffsets.clone();
+        this.contents = contents;
+    }
 
-  public String shuffleKey() { return shuffleKey; }
-  public int partitionId() { return partitionId; }
-  public int epoch() { return epoch; }
-  public String path() { return path; }
-  public String mountPoint() { return mountPoint; }
-  public long length() { return length; }
-  public long[] chunkOffsets() { return chunkOffsets.clone(); }
-  public FileContents contents() { return contents; }
+    public String shuffleKey() {
+        return shuffleKey;
+    }
 
-  @Override
-  public boolean equals(Object o) {
-    if (!(o instanceof CommittedFileRecord)) return false;
-    CommittedFileRecord r = (CommittedFileRecord) o;
-    return shuffleKey.equals(r.shuffleKey) && partitionId == r.partitionId && epoch == r.epoch
-        && path.equals(r.path) && mountPoint.equals(r.mountPoint) && length == r.length
-        && Arrays.equals(chunkOffsets, r.chunkOffsets) && contents.equals(r.contents);
-  }
+    public int partitionId() {
+        return partitionId;
+    }
 
-  @Override
-  public int hashCode() {
-    return shuffleKey.hashCode() * 31 + partitionId * 17 + epoch;
-  }
+    public int epoch() {
+        return epoch;
+    }
 
-  @Override
-  public String toString() {
-    return shuffleKey + " partition " + partitionId + " epoch " + epoch + " (" + path + ", " + length + " bytes, "
-        + chunkOffsets.length + " chunks, " + contents + ")";
-  }
+    public String path() {
+        return path;
+    }
+
+    public String mountPoint() {
+        return mountPoint;
+    }
+
+    public long length() {
+        return length;
+    }
+
+    public long[] chunkOffsets() {
+        return chunkOffsets.clone();
+    }
+
+    public FileContents contents() {
+        return contents;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof CommittedFileRecord)) return false;
+        CommittedFileRecord r = (CommittedFileRecord) o;
+        return shuffleKey.equals(r.shuffleKey)
+                && partitionId == r.partitionId
+                && epoch == r.epoch
+                && path.equals(r.path)
+                && mountPoint.equals(r.mountPoint)
+                && length == r.length
+                && Arrays.equals(chunkOffsets, r.chunkOffsets)
+                && contents.equals(r.contents);
+    }
+
+    @Override
+    public int hashCode() {
+        return shuffleKey.hashCode() * 31 + partitionId * 17 + epoch;
+    }
+
+    @Override
+    public String toString() {
+        return shuffleKey + " partition " + partitionId + " epoch " + epoch + " (" + path + ", " + length + " bytes, "
+                + chunkOffsets.length + " chunks, " + contents + ")";
+    }
 }

@@ -12,33 +12,44 @@ import org.slf4j.LoggerFactory;
  * holds no state of its own, and the store it writes is thread-safe (commit and expiry threads call it).
  */
 public final class CommittedFileRecorder implements PartitionRegistry.Listener {
-  private static final Logger LOG = LoggerFactory.getLogger(CommittedFileRecorder.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CommittedFileRecorder.class);
 
-  private final CommittedFileStore store;
+    private final CommittedFileStore store;
 
-  public CommittedFileRecorder(CommittedFileStore store) {
-    this.store = store;
-  }
-
-  @Override
-  public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
-    long[] offsets = new long[file.numChunks()];
-    for (int i = 0; i < offsets.length; i++) offsets[i] = file.chunkOffset(i);
-    try {
-      store.put(new CommittedFileRecord(shuffleKey, partitionId, epoch, file.file().getAbsolutePath(),
-          file.disk().mountPoint(), file.length(), offsets, file.contents()));
-    } catch (RuntimeException e) {
-      LOG.warn("Could not record committed {} partition {} epoch {}: {}", shuffleKey, partitionId, epoch,
-          e.getMessage());
+    public CommittedFileRecorder(CommittedFileStore store) {
+        this.store = store;
     }
-  }
 
-  @Override
-  public void removed(String shuffleKey) {
-    try {
-      store.deleteShuffle(shuffleKey);
-    } catch (RuntimeException e) {
-      LOG.warn("Could not forget shuffle {} in the metadata store: {}", shuffleKey, e.getMessage());
+    @Override
+    public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+        long[] offsets = new long[file.numChunks()];
+        for (int i = 0; i < offsets.length; i++) offsets[i] = file.chunkOffset(i);
+        try {
+            store.put(new CommittedFileRecord(
+                    shuffleKey,
+                    partitionId,
+                    epoch,
+                    file.file().getAbsolutePath(),
+                    file.disk().mountPoint(),
+                    file.length(),
+                    offsets,
+                    file.contents()));
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "Could not record committed {} partition {} epoch {}: {}",
+                    shuffleKey,
+                    partitionId,
+                    epoch,
+                    e.getMessage());
+        }
     }
-  }
+
+    @Override
+    public void removed(String shuffleKey) {
+        try {
+            store.deleteShuffle(shuffleKey);
+        } catch (RuntimeException e) {
+            LOG.warn("Could not forget shuffle {} in the metadata store: {}", shuffleKey, e.getMessage());
+        }
+    }
 }

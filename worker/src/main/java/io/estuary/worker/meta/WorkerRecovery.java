@@ -34,83 +34,93 @@ import org.slf4j.LoggerFactory;
  * <p>Runs once, on the starting thread.
  */
 public final class WorkerRecovery {
-  private static final Logger LOG = LoggerFactory.getLogger(WorkerRecovery.class);
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerRecovery.class);
 
-  private final CommittedFileStore store;
-  private final StorageManager storage;
-  private final PartitionRegistry registry;
-  private int restored;
-  private int lost;
-  private final Set<String> leftovers = new HashSet<>();
+    private final CommittedFileStore store;
+    private final StorageManager storage;
+    private final PartitionRegistry registry;
+    private int restored;
+    private int lost;
+    private final Set<String> leftovers = new HashSet<>();
 
-  public WorkerRecovery(CommittedFileStore store, StorageManager storage, PartitionRegistry registry) {
-    this.store = store;
-    this.storage = storage;
-    this.registry = registry;
-  }
-
-  public WorkerRecovery run() {
-    Set<String> recorded = new HashSet<>();
-    for (CommittedFileRecord r : store.loadAll()) {
-      Disk disk = storage.disk(r.mountPoint());
-      File f = new File(r.path());
-      // An empty partition has no file at all.
-      String why = disk == null ? "its storage directory " + r.mountPoint() + " is not one of this worker's"
-          : r.length() == 0 ? (f.exists() && f.length() != 0 ? "it holds " + f.length() + " bytes, none recorded"
-              : null)
-          : !f.isFile() ? "its file is missing"
-          : f.length() != r.length() ? "it holds " + f.length() + " bytes, " + r.length() + " recorded" : null;
-      CommittedFile file;
-      if (why != null) {
-        LOG.warn("Committed {} is lost: {}; readers are told so and use its replica", r, why);
-        file = CommittedFile.lostAtRestart(f, r.chunkOffsets(), r.length(), disk, r.contents(),
-            why + " after a restart");
-        lost++;
-      } else {
-        file = CommittedFile.restored(f, r.chunkOffsets(), r.length(), disk, r.contents());
-        restored++;
-      }
-      registry.restoreCommitted(r.shuffleKey(), r.partitionId(), r.epoch(), file);
-      recorded.add(r.shuffleKey());
+    public WorkerRecovery(CommittedFileStore store, StorageManager storage, PartitionRegistry registry) {
+        this.store = store;
+        this.storage = storage;
+        this.registry = registry;
     }
-    File metaDir = store.dir().getAbsoluteFile();
-    for (Disk d : storage.disks()) {
-      File[] apps = d.dir().listFiles(File::isDirectory);
-      if (apps == null) continue;
-      for (File app : apps) {
-        if (app.equals(metaDir) || app.getName().startsWith(".")) continue;
-        File[] shuffles = app.listFiles(File::isDirectory);
-        if (shuffles == null) continue;
-        for (File sh : shuffles) {
-          int shuffleId;
-          try {
-            shuffleId = Integer.parseInt(sh.getName());
-          } catch (NumberFormatException e) {
-            continue; // not ours
-          }
-          String key = ShuffleKey.of(app.getName(), shuffleId);
-          registry.holdLeftovers(key);
-          if (!recorded.contains(key)) leftovers.add(key);
+
+    public WorkerRecovery run() {
+        Set<String> recorded = new HashSet<>();
+        for (CommittedFileRecord r : store.loadAll()) {
+            Disk disk = storage.disk(r.mountPoint());
+            File f = new File(r.path());
+            // An empty partition has no file at all.
+            String why = disk == null
+                    ? "its storage directory " + r.mountPoint() + " is not one of this worker's"
+                    : r.length() == 0
+                            ? (f.exists() && f.length() != 0
+                                    ? "it holds " + f.length() + " bytes, none recorded"
+                                    : null)
+                            : !f.isFile()
+                                    ? "its file is missing"
+                                    : f.length() != r.length()
+                                            ? "it holds " + f.length() + " bytes, " + r.length() + " recorded"
+                                            : null;
+            CommittedFile file;
+            if (why != null) {
+                LOG.warn("Committed {} is lost: {}; readers are told so and use its replica", r, why);
+                file = CommittedFile.lostAtRestart(
+                        f, r.chunkOffsets(), r.length(), disk, r.contents(), why + " after a restart");
+                lost++;
+            } else {
+                file = CommittedFile.restored(f, r.chunkOffsets(), r.length(), disk, r.contents());
+                restored++;
+            }
+            registry.restoreCommitted(r.shuffleKey(), r.partitionId(), r.epoch(), file);
+            recorded.add(r.shuffleKey());
         }
-      }
+        File metaDir = store.dir().getAbsoluteFile();
+        for (Disk d : storage.disks()) {
+            File[] apps = d.dir().listFiles(File::isDirectory);
+            if (apps == null) continue;
+            for (File app : apps) {
+                if (app.equals(metaDir) || app.getName().startsWith(".")) continue;
+                File[] shuffles = app.listFiles(File::isDirectory);
+                if (shuffles == null) continue;
+                for (File sh : shuffles) {
+                    int shuffleId;
+                    try {
+                        shuffleId = Integer.parseInt(sh.getName());
+                    } catch (NumberFormatException e) {
+                        continue; // not ours
+                    }
+                    String key = ShuffleKey.of(app.getName(), shuffleId);
+                    registry.holdLeftovers(key);
+                    if (!recorded.contains(key)) leftovers.add(key);
+                }
+            }
+        }
+        LOG.info(
+                "Recovered {} committed partition files (checked against their checksums when first read), {} lost; "
+                        + "{} shuffles without records held until the master expires them: {}",
+                restored,
+                lost,
+                leftovers.size(),
+                leftovers);
+        return this;
     }
-    LOG.info("Recovered {} committed partition files (checked against their checksums when first read), {} lost; "
-        + "{} shuffles without records held until the master expires them: {}", restored, lost, leftovers.size(),
-        leftovers);
-    return this;
-  }
 
-  public int restored() {
-    return restored;
-  }
+    public int restored() {
+        return restored;
+    }
 
-  /** Recorded files found missing, of another length or on an unknown disk: served as lost. */
-  public int lost() {
-    return lost;
-  }
+    /** Recorded files found missing, of another length or on an unknown disk: served as lost. */
+    public int lost() {
+        return lost;
+    }
 
-  /** Shuffles with files on disk but no record: kept until the master says they expired. */
-  public Set<String> leftovers() {
-    return leftovers;
-  }
+    /** Shuffles with files on disk but no record: kept until the master says they expired. */
+    public Set<String> leftovers() {
+        return leftovers;
+    }
 }

@@ -16,184 +16,190 @@ import java.util.concurrent.ConcurrentHashMap;
  * written once at reservation). The {@link Listener} is called on the committing or removing thread.
  */
 public final class PartitionRegistry {
-  private final StorageManager storage;
-  private final Map<String, ShuffleSlots> shuffles = new ConcurrentHashMap<>();
-  private volatile Listener listener = Listener.NONE;
+    private final StorageManager storage;
+    private final Map<String, ShuffleSlots> shuffles = new ConcurrentHashMap<>();
+    private volatile Listener listener = Listener.NONE;
 
-  /** Told of every commit and removal, e.g. to keep a durable record of committed files. */
-  public interface Listener {
-    Listener NONE = new Listener() {
-      @Override public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) { }
-      @Override public void removed(String shuffleKey) { }
-    };
+    /** Told of every commit and removal, e.g. to keep a durable record of committed files. */
+    public interface Listener {
+        Listener NONE = new Listener() {
+            @Override
+            public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {}
 
-    /** Tells each of {@code listeners}, in order. */
-    static Listener all(Listener... listeners) {
-      return new Listener() {
-        @Override
-        public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
-          for (Listener l : listeners) l.committed(shuffleKey, partitionId, epoch, file);
+            @Override
+            public void removed(String shuffleKey) {}
+        };
+
+        /** Tells each of {@code listeners}, in order. */
+        static Listener all(Listener... listeners) {
+            return new Listener() {
+                @Override
+                public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+                    for (Listener l : listeners) l.committed(shuffleKey, partitionId, epoch, file);
+                }
+
+                @Override
+                public void removed(String shuffleKey) {
+                    for (Listener l : listeners) l.removed(shuffleKey);
+                }
+            };
         }
 
-        @Override
-        public void removed(String shuffleKey) {
-          for (Listener l : listeners) l.removed(shuffleKey);
+        void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file);
+
+        /** Called before the shuffle's files are deleted. */
+        void removed(String shuffleKey);
+    }
+
+    /** An open (reserved, not yet committed) location. */
+    public static final class OpenSlot {
+        public final String shuffleKey;
+        public final int partitionId;
+        public final int epoch;
+        public final PartitionFileWriter writer;
+
+        OpenSlot(String shuffleKey, long slot, PartitionFileWriter writer) {
+            this.shuffleKey = shuffleKey;
+            this.partitionId = (int) (slot >>> 32);
+            this.epoch = (int) slot;
+            this.writer = writer;
         }
-      };
     }
 
-    void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file);
-
-    /** Called before the shuffle's files are deleted. */
-    void removed(String shuffleKey);
-  }
-
-  /** An open (reserved, not yet committed) location. */
-  public static final class OpenSlot {
-    public final String shuffleKey;
-    public final int partitionId;
-    public final int epoch;
-    public final PartitionFileWriter writer;
-
-    OpenSlot(String shuffleKey, long slot, PartitionFileWriter writer) {
-      this.shuffleKey = shuffleKey;
-      this.partitionId = (int) (slot >>> 32);
-      this.epoch = (int) slot;
-      this.writer = writer;
+    private static final class ShuffleSlots {
+        final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
+        final Map<Long, CommittedFile> committed = new ConcurrentHashMap<>();
+        final Map<Long, PartitionLocation> replicas = new ConcurrentHashMap<>();
+        /** Locations this worker holds as the replica copy. */
+        final java.util.Set<Long> replicaCopies = ConcurrentHashMap.newKeySet();
     }
-  }
 
-  private static final class ShuffleSlots {
-    final Map<Long, PartitionFileWriter> writers = new ConcurrentHashMap<>();
-    final Map<Long, CommittedFile> committed = new ConcurrentHashMap<>();
-    final Map<Long, PartitionLocation> replicas = new ConcurrentHashMap<>();
-    /** Locations this worker holds as the replica copy. */
-    final java.util.Set<Long> replicaCopies = ConcurrentHashMap.newKeySet();
-  }
-
-  public PartitionRegistry(StorageManager storage) {
-    this.storage = storage;
-  }
-
-  public void setListener(Listener listener) {
-    this.listener = listener;
-  }
-
-  private static long key(int partitionId, int epoch) {
-    return ((long) partitionId << 32) | (epoch & 0xffffffffL);
-  }
-
-  /**
-   * Reserves the locations. A location reserved before keeps its writer (a driver may retry); where it forwards to
-   * is what the newest reservation says.
-   */
-  public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
-    ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
-    for (PartitionLocation loc : locations) {
-      // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
-      long slot = key(loc.getPartitionId(), loc.getEpoch());
-      if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) {
-        slots.replicaCopies.add(slot);
-      } else {
-        slots.replicaCopies.remove(slot);
-      }
-      if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
-        slots.replicas.put(slot, loc.getPeer());
-      } else {
-        slots.replicas.remove(slot);
-      }
-      slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
-        PartitionFileWriter w = storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());
-        w.disk().activeSlots().incrementAndGet();
-        return w;
-      });
+    public PartitionRegistry(StorageManager storage) {
+        this.storage = storage;
     }
-  }
 
-  /** The writer of a reserved location, or null. */
-  public PartitionFileWriter writer(String shuffleKey, int partitionId, int epoch) {
-    ShuffleSlots slots = shuffles.get(shuffleKey);
-    return slots == null ? null : slots.writers.get(key(partitionId, epoch));
-  }
-
-  /** Where a primary location forwards its pushes, or null (a replica, or no replication). */
-  public PartitionLocation replicaOf(String shuffleKey, int partitionId, int epoch) {
-    ShuffleSlots slots = shuffles.get(shuffleKey);
-    return slots == null ? null : slots.replicas.get(key(partitionId, epoch));
-  }
-
-  /** Whether this worker holds the location as a replica copy (its pushes come from the primary's worker). */
-  public boolean isReplicaCopy(String shuffleKey, int partitionId, int epoch) {
-    ShuffleSlots slots = shuffles.get(shuffleKey);
-    return slots != null && slots.replicaCopies.contains(key(partitionId, epoch));
-  }
-
-  public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
-    ShuffleSlots slots = shuffles.get(shuffleKey);
-    if (slots == null) return;
-    if (slots.committed.put(key(partitionId, epoch), file) != null) return; // committed again: counted already
-    PartitionFileWriter w = slots.writers.get(key(partitionId, epoch));
-    if (w != null) w.disk().activeSlots().decrementAndGet();
-    listener.committed(shuffleKey, partitionId, epoch, file);
-  }
-
-  /** Registers a file committed by an earlier run of this worker (after a restart), so it is served again. */
-  public void restoreCommitted(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
-    shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots()).committed.put(key(partitionId, epoch), file);
-  }
-
-  /**
-   * Holds a shuffle whose files an earlier run left on disk without a record: it is reported to the master like any
-   * other, and deleted only when the master says it expired ({@link #remove}).
-   */
-  public void holdLeftovers(String shuffleKey) {
-    shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots());
-  }
-
-  /** Every reserved location not committed yet. */
-  public List<OpenSlot> openSlots() {
-    List<OpenSlot> out = new ArrayList<>();
-    for (Map.Entry<String, ShuffleSlots> s : shuffles.entrySet()) {
-      for (Map.Entry<Long, PartitionFileWriter> w : s.getValue().writers.entrySet()) {
-        if (!s.getValue().committed.containsKey(w.getKey())) out.add(new OpenSlot(s.getKey(), w.getKey(), w.getValue()));
-      }
+    public void setListener(Listener listener) {
+        this.listener = listener;
     }
-    return out;
-  }
 
-  public CommittedFile committedFile(String shuffleKey, int partitionId, int epoch) {
-    ShuffleSlots slots = shuffles.get(shuffleKey);
-    return slots == null ? null : slots.committed.get(key(partitionId, epoch));
-  }
-
-  public boolean hasShuffle(String shuffleKey) {
-    return shuffles.containsKey(shuffleKey);
-  }
-
-  public List<String> shuffleKeys() {
-    return new ArrayList<>(shuffles.keySet());
-  }
-
-  /**
-   * Drops the data every writer still buffers (the worker closes without committing, as after a crash, but the
-   * process lives on and must not keep the memory). Files stay; call once nothing pushes any more.
-   */
-  public void close() {
-    for (ShuffleSlots s : shuffles.values()) {
-      for (PartitionFileWriter w : s.writers.values()) w.close();
+    private static long key(int partitionId, int epoch) {
+        return ((long) partitionId << 32) | (epoch & 0xffffffffL);
     }
-  }
 
-  /** Forgets a shuffle and deletes its data. */
-  public void remove(String shuffleKey) {
-    listener.removed(shuffleKey);
-    ShuffleSlots slots = shuffles.remove(shuffleKey);
-    if (slots != null) {
-      for (Map.Entry<Long, PartitionFileWriter> e : slots.writers.entrySet()) {
-        if (!slots.committed.containsKey(e.getKey())) e.getValue().disk().activeSlots().decrementAndGet();
-        e.getValue().destroy();
-      }
+    /**
+     * Reserves the locations. A location reserved before keeps its writer (a driver may retry); where it forwards to
+     * is what the newest reservation says.
+     */
+    public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
+        ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
+        for (PartitionLocation loc : locations) {
+            // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
+            long slot = key(loc.getPartitionId(), loc.getEpoch());
+            if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) {
+                slots.replicaCopies.add(slot);
+            } else {
+                slots.replicaCopies.remove(slot);
+            }
+            if (loc.getRole() == io.estuary.common.protocol.LocationRole.PRIMARY && loc.hasPeer()) {
+                slots.replicas.put(slot, loc.getPeer());
+            } else {
+                slots.replicas.remove(slot);
+            }
+            slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
+                PartitionFileWriter w =
+                        storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());
+                w.disk().activeSlots().incrementAndGet();
+                return w;
+            });
+        }
     }
-    storage.deleteShuffle(ShuffleKey.appId(shuffleKey), ShuffleKey.shuffleId(shuffleKey));
-  }
+
+    /** The writer of a reserved location, or null. */
+    public PartitionFileWriter writer(String shuffleKey, int partitionId, int epoch) {
+        ShuffleSlots slots = shuffles.get(shuffleKey);
+        return slots == null ? null : slots.writers.get(key(partitionId, epoch));
+    }
+
+    /** Where a primary location forwards its pushes, or null (a replica, or no replication). */
+    public PartitionLocation replicaOf(String shuffleKey, int partitionId, int epoch) {
+        ShuffleSlots slots = shuffles.get(shuffleKey);
+        return slots == null ? null : slots.replicas.get(key(partitionId, epoch));
+    }
+
+    /** Whether this worker holds the location as a replica copy (its pushes come from the primary's worker). */
+    public boolean isReplicaCopy(String shuffleKey, int partitionId, int epoch) {
+        ShuffleSlots slots = shuffles.get(shuffleKey);
+        return slots != null && slots.replicaCopies.contains(key(partitionId, epoch));
+    }
+
+    public void committed(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+        ShuffleSlots slots = shuffles.get(shuffleKey);
+        if (slots == null) return;
+        if (slots.committed.put(key(partitionId, epoch), file) != null) return; // committed again: counted already
+        PartitionFileWriter w = slots.writers.get(key(partitionId, epoch));
+        if (w != null) w.disk().activeSlots().decrementAndGet();
+        listener.committed(shuffleKey, partitionId, epoch, file);
+    }
+
+    /** Registers a file committed by an earlier run of this worker (after a restart), so it is served again. */
+    public void restoreCommitted(String shuffleKey, int partitionId, int epoch, CommittedFile file) {
+        shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots()).committed.put(key(partitionId, epoch), file);
+    }
+
+    /**
+     * Holds a shuffle whose files an earlier run left on disk without a record: it is reported to the master like any
+     * other, and deleted only when the master says it expired ({@link #remove}).
+     */
+    public void holdLeftovers(String shuffleKey) {
+        shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots());
+    }
+
+    /** Every reserved location not committed yet. */
+    public List<OpenSlot> openSlots() {
+        List<OpenSlot> out = new ArrayList<>();
+        for (Map.Entry<String, ShuffleSlots> s : shuffles.entrySet()) {
+            for (Map.Entry<Long, PartitionFileWriter> w : s.getValue().writers.entrySet()) {
+                if (!s.getValue().committed.containsKey(w.getKey()))
+                    out.add(new OpenSlot(s.getKey(), w.getKey(), w.getValue()));
+            }
+        }
+        return out;
+    }
+
+    public CommittedFile committedFile(String shuffleKey, int partitionId, int epoch) {
+        ShuffleSlots slots = shuffles.get(shuffleKey);
+        return slots == null ? null : slots.committed.get(key(partitionId, epoch));
+    }
+
+    public boolean hasShuffle(String shuffleKey) {
+        return shuffles.containsKey(shuffleKey);
+    }
+
+    public List<String> shuffleKeys() {
+        return new ArrayList<>(shuffles.keySet());
+    }
+
+    /**
+     * Drops the data every writer still buffers (the worker closes without committing, as after a crash, but the
+     * process lives on and must not keep the memory). Files stay; call once nothing pushes any more.
+     */
+    public void close() {
+        for (ShuffleSlots s : shuffles.values()) {
+            for (PartitionFileWriter w : s.writers.values()) w.close();
+        }
+    }
+
+    /** Forgets a shuffle and deletes its data. */
+    public void remove(String shuffleKey) {
+        listener.removed(shuffleKey);
+        ShuffleSlots slots = shuffles.remove(shuffleKey);
+        if (slots != null) {
+            for (Map.Entry<Long, PartitionFileWriter> e : slots.writers.entrySet()) {
+                if (!slots.committed.containsKey(e.getKey()))
+                    e.getValue().disk().activeSlots().decrementAndGet();
+                e.getValue().destroy();
+            }
+        }
+        storage.deleteShuffle(ShuffleKey.appId(shuffleKey), ShuffleKey.shuffleId(shuffleKey));
+    }
 }

@@ -28,168 +28,175 @@ import org.slf4j.LoggerFactory;
  * one timer thread publishes a new immutable set.
  */
 public final class CongestionControl {
-  private static final Logger LOG = LoggerFactory.getLogger(CongestionControl.class);
-  private static final String UNKNOWN_USER = "";
-  static final long EVALUATE_MS = 500;
+    private static final Logger LOG = LoggerFactory.getLogger(CongestionControl.class);
+    private static final String UNKNOWN_USER = "";
+    static final long EVALUATE_MS = 500;
 
-  private final boolean enabled;
-  private final int windowSeconds;
-  private final long appMaxRate;
-  private final long userMaxRate;
-  private final double fairShare;
-  private final MemoryTracker memory;
-  private final Map<String, PushRateWindow> apps = new ConcurrentHashMap<>();
-  private final Map<String, PushRateWindow> users = new ConcurrentHashMap<>();
-  /** Who runs each application; forgotten once it has neither reserved nor pushed for {@link #FORGET_USER_MS}. */
-  private final Map<String, AppUser> userOfApp = new ConcurrentHashMap<>();
-  /** Long enough to outlast pauses between an application's stages, short enough that departed ones go. */
-  static final long FORGET_USER_MS = 10 * 60_000;
-  private volatile Set<String> congestedApps = Collections.emptySet();
-  private final java.util.concurrent.ScheduledExecutorService timer;
+    private final boolean enabled;
+    private final int windowSeconds;
+    private final long appMaxRate;
+    private final long userMaxRate;
+    private final double fairShare;
+    private final MemoryTracker memory;
+    private final Map<String, PushRateWindow> apps = new ConcurrentHashMap<>();
+    private final Map<String, PushRateWindow> users = new ConcurrentHashMap<>();
+    /** Who runs each application; forgotten once it has neither reserved nor pushed for {@link #FORGET_USER_MS}. */
+    private final Map<String, AppUser> userOfApp = new ConcurrentHashMap<>();
+    /** Long enough to outlast pauses between an application's stages, short enough that departed ones go. */
+    static final long FORGET_USER_MS = 10 * 60_000;
 
-  private final io.estuary.common.time.Clock clock;
+    private volatile Set<String> congestedApps = Collections.emptySet();
+    private final java.util.concurrent.ScheduledExecutorService timer;
 
-  public CongestionControl(EstuaryConf conf, MemoryTracker memory) {
-    this(conf, memory, io.estuary.common.time.Clock.system());
-  }
+    private final io.estuary.common.time.Clock clock;
 
-  /** {@code clock}: the monotonic time the rate windows and idle applications are measured in. */
-  public CongestionControl(EstuaryConf conf, MemoryTracker memory, io.estuary.common.time.Clock clock) {
-    this.clock = clock;
-    this.enabled = conf.get(WorkerConfig.CONGESTION_ENABLED);
-    this.windowSeconds = (int) (conf.get(WorkerConfig.CONGESTION_WINDOW) / 1000);
-    this.appMaxRate = conf.get(WorkerConfig.CONGESTION_APP_MAX_RATE);
-    this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
-    this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
-    this.memory = memory;
-    this.timer = enabled ? new io.estuary.common.util.GuardedScheduledExecutor(
-        "worker-congestion") : null;
-    if (timer != null) {
-      timer.scheduleWithFixedDelay(() -> {
-        try {
-          evaluate();
-        } catch (RuntimeException e) {
-          LOG.warn("Evaluating push rates failed", e);
+    public CongestionControl(EstuaryConf conf, MemoryTracker memory) {
+        this(conf, memory, io.estuary.common.time.Clock.system());
+    }
+
+    /** {@code clock}: the monotonic time the rate windows and idle applications are measured in. */
+    public CongestionControl(EstuaryConf conf, MemoryTracker memory, io.estuary.common.time.Clock clock) {
+        this.clock = clock;
+        this.enabled = conf.get(WorkerConfig.CONGESTION_ENABLED);
+        this.windowSeconds = (int) (conf.get(WorkerConfig.CONGESTION_WINDOW) / 1000);
+        this.appMaxRate = conf.get(WorkerConfig.CONGESTION_APP_MAX_RATE);
+        this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
+        this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
+        this.memory = memory;
+        this.timer = enabled ? new io.estuary.common.util.GuardedScheduledExecutor("worker-congestion") : null;
+        if (timer != null) {
+            timer.scheduleWithFixedDelay(
+                    () -> {
+                        try {
+                            evaluate();
+                        } catch (RuntimeException e) {
+                            LOG.warn("Evaluating push rates failed", e);
+                        }
+                    },
+                    EVALUATE_MS,
+                    EVALUATE_MS,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
         }
-      }, EVALUATE_MS, EVALUATE_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
-  }
 
-  public void close() {
-    if (timer != null) timer.shutdownNow();
-  }
-
-  private static final class AppUser {
-    final String user;
-    volatile long lastActiveMs;
-
-    AppUser(String user, long nowMs) {
-      this.user = user;
-      this.lastActiveMs = nowMs;
+    public void close() {
+        if (timer != null) timer.shutdownNow();
     }
-  }
 
-  /** Remembers who runs an application (from its slot reservations). */
-  public void applicationUser(String appId, String user) {
-    applicationUser(appId, user, nowMs());
-  }
+    private static final class AppUser {
+        final String user;
+        volatile long lastActiveMs;
 
-  void applicationUser(String appId, String user, long nowMs) {
-    if (enabled && !user.isEmpty()) userOfApp.put(appId, new AppUser(user, nowMs));
-  }
-
-  public void recordPush(String shuffleKey, long bytes) {
-    recordPush(shuffleKey, bytes, nowMs());
-  }
-
-  void recordPush(String shuffleKey, long bytes, long now) {
-    if (!enabled) return;
-    String app = ShuffleKey.appId(shuffleKey);
-    apps.computeIfAbsent(app, a -> new PushRateWindow(windowSeconds)).record(bytes, now);
-    AppUser u = userOfApp.get(app);
-    if (u != null) u.lastActiveMs = now;
-    users.computeIfAbsent(u == null ? UNKNOWN_USER : u.user, x -> new PushRateWindow(windowSeconds))
-        .record(bytes, now);
-  }
-
-  private String userOf(String app, String unknown) {
-    AppUser u = userOfApp.get(app);
-    return u == null ? unknown : u.user;
-  }
-
-  /** Applications this worker keeps anything about (rates or user), for tests of its bounds. */
-  int applicationsTracked() {
-    java.util.Set<String> all = new HashSet<>(apps.keySet());
-    all.addAll(userOfApp.keySet());
-    return all.size();
-  }
-
-  /** Whether pushes of the shuffle's application should be told to slow down. */
-  public boolean congested(String shuffleKey) {
-    Set<String> c = congestedApps;
-    return !c.isEmpty() && c.contains(ShuffleKey.appId(shuffleKey));
-  }
-
-  /** Recomputes the congested applications from the rates now; forgets applications idle for a whole window. */
-  public void evaluate() {
-    evaluate(nowMs());
-  }
-
-  /** Monotonic milliseconds: windows measure durations, so a stepped wall clock does not skew them. */
-  private long nowMs() {
-    return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.nanos());
-  }
-
-  void evaluate(long now) {
-    if (!enabled) return;
-    userOfApp.values().removeIf(u -> now - u.lastActiveMs > FORGET_USER_MS);
-    Map<String, Long> appRates = rates(apps, now);
-    Map<String, Long> userRates = rates(users, now);
-    boolean loaded = memory.held() >= memory.watermarks().resume();
-    Set<String> hotUsers = over(userRates, userMaxRate, loaded);
-    Set<String> next = over(appRates, appMaxRate, loaded);
-    for (String app : appRates.keySet()) {
-      if (hotUsers.contains(userOf(app, UNKNOWN_USER))) next.add(app);
+        AppUser(String user, long nowMs) {
+            this.user = user;
+            this.lastActiveMs = nowMs;
+        }
     }
-    for (String app : next) {
-      if (!congestedApps.contains(app)) {
-        LOG.info("Application {} (user {}) pushes {} bytes/s: told to slow down", app,
-            userOf(app, "unknown"), appRates.get(app));
-      }
-    }
-    for (String app : congestedApps) {
-      if (!next.contains(app)) LOG.info("Application {} may push at full speed again", app);
-    }
-    congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
-  }
 
-  private static Map<String, Long> rates(Map<String, PushRateWindow> windows, long now) {
-    Map<String, Long> out = new HashMap<>();
-    windows.entrySet().removeIf(e -> {
-      long r = e.getValue().rate(now);
-      if (r == 0) return true;
-      out.put(e.getKey(), r);
-      return false;
-    });
-    return out;
-  }
-
-  private Set<String> over(Map<String, Long> rates, long maxRate, boolean loaded) {
-    Set<String> out = new HashSet<>();
-    long total = 0;
-    for (long r : rates.values()) total += r;
-    boolean share = loaded && rates.size() >= 2;
-    for (Map.Entry<String, Long> e : rates.entrySet()) {
-      long r = e.getValue();
-      // Compared with the others' average: with two, one can never pass a multiple of an average it is part of.
-      double othersAverage = (double) (total - r) / (rates.size() - 1);
-      if ((maxRate > 0 && r > maxRate) || (share && r > fairShare * othersAverage)) out.add(e.getKey());
+    /** Remembers who runs an application (from its slot reservations). */
+    public void applicationUser(String appId, String user) {
+        applicationUser(appId, user, nowMs());
     }
-    return out;
-  }
 
-  /** Applications told to slow down now. */
-  public Set<String> congestedApplications() {
-    return congestedApps;
-  }
+    void applicationUser(String appId, String user, long nowMs) {
+        if (enabled && !user.isEmpty()) userOfApp.put(appId, new AppUser(user, nowMs));
+    }
+
+    public void recordPush(String shuffleKey, long bytes) {
+        recordPush(shuffleKey, bytes, nowMs());
+    }
+
+    void recordPush(String shuffleKey, long bytes, long now) {
+        if (!enabled) return;
+        String app = ShuffleKey.appId(shuffleKey);
+        apps.computeIfAbsent(app, a -> new PushRateWindow(windowSeconds)).record(bytes, now);
+        AppUser u = userOfApp.get(app);
+        if (u != null) u.lastActiveMs = now;
+        users.computeIfAbsent(u == null ? UNKNOWN_USER : u.user, x -> new PushRateWindow(windowSeconds))
+                .record(bytes, now);
+    }
+
+    private String userOf(String app, String unknown) {
+        AppUser u = userOfApp.get(app);
+        return u == null ? unknown : u.user;
+    }
+
+    /** Applications this worker keeps anything about (rates or user), for tests of its bounds. */
+    int applicationsTracked() {
+        java.util.Set<String> all = new HashSet<>(apps.keySet());
+        all.addAll(userOfApp.keySet());
+        return all.size();
+    }
+
+    /** Whether pushes of the shuffle's application should be told to slow down. */
+    public boolean congested(String shuffleKey) {
+        Set<String> c = congestedApps;
+        return !c.isEmpty() && c.contains(ShuffleKey.appId(shuffleKey));
+    }
+
+    /** Recomputes the congested applications from the rates now; forgets applications idle for a whole window. */
+    public void evaluate() {
+        evaluate(nowMs());
+    }
+
+    /** Monotonic milliseconds: windows measure durations, so a stepped wall clock does not skew them. */
+    private long nowMs() {
+        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.nanos());
+    }
+
+    void evaluate(long now) {
+        if (!enabled) return;
+        userOfApp.values().removeIf(u -> now - u.lastActiveMs > FORGET_USER_MS);
+        Map<String, Long> appRates = rates(apps, now);
+        Map<String, Long> userRates = rates(users, now);
+        boolean loaded = memory.held() >= memory.watermarks().resume();
+        Set<String> hotUsers = over(userRates, userMaxRate, loaded);
+        Set<String> next = over(appRates, appMaxRate, loaded);
+        for (String app : appRates.keySet()) {
+            if (hotUsers.contains(userOf(app, UNKNOWN_USER))) next.add(app);
+        }
+        for (String app : next) {
+            if (!congestedApps.contains(app)) {
+                LOG.info(
+                        "Application {} (user {}) pushes {} bytes/s: told to slow down",
+                        app,
+                        userOf(app, "unknown"),
+                        appRates.get(app));
+            }
+        }
+        for (String app : congestedApps) {
+            if (!next.contains(app)) LOG.info("Application {} may push at full speed again", app);
+        }
+        congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
+    }
+
+    private static Map<String, Long> rates(Map<String, PushRateWindow> windows, long now) {
+        Map<String, Long> out = new HashMap<>();
+        windows.entrySet().removeIf(e -> {
+            long r = e.getValue().rate(now);
+            if (r == 0) return true;
+            out.put(e.getKey(), r);
+            return false;
+        });
+        return out;
+    }
+
+    private Set<String> over(Map<String, Long> rates, long maxRate, boolean loaded) {
+        Set<String> out = new HashSet<>();
+        long total = 0;
+        for (long r : rates.values()) total += r;
+        boolean share = loaded && rates.size() >= 2;
+        for (Map.Entry<String, Long> e : rates.entrySet()) {
+            long r = e.getValue();
+            // Compared with the others' average: with two, one can never pass a multiple of an average it is part of.
+            double othersAverage = (double) (total - r) / (rates.size() - 1);
+            if ((maxRate > 0 && r > maxRate) || (share && r > fairShare * othersAverage)) out.add(e.getKey());
+        }
+        return out;
+    }
+
+    /** Applications told to slow down now. */
+    public Set<String> congestedApplications() {
+        return congestedApps;
+    }
 }

@@ -39,274 +39,312 @@ import java.util.concurrent.CompletableFuture;
  * released on every path, after the writer has copied it and the forwarded duplicate or slices have been sent.
  */
 public final class PushHandler implements RpcHandler {
-  private final PartitionRegistry registry;
-  private final MemoryTracker memory;
-  private final Replicator replicator;
-  private final PushReadThrottle throttle;
-  private final CongestionControl congestion;
-  private final long softSplit;
-  private final long hardSplit;
-  private final PushGate gate;
-  private final FrameLimit frameLimit;
+    private final PartitionRegistry registry;
+    private final MemoryTracker memory;
+    private final Replicator replicator;
+    private final PushReadThrottle throttle;
+    private final CongestionControl congestion;
+    private final long softSplit;
+    private final long hardSplit;
+    private final PushGate gate;
+    private final FrameLimit frameLimit;
 
-  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
-      CongestionControl congestion, long softSplitBytes, long hardSplitBytes) {
-    this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, new PushGate());
-  }
-
-  /** With a gate: once it closes (the worker is stopping), pushes are refused with {@code HARD_SPLIT}. */
-  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
-      CongestionControl congestion, long softSplitBytes, long hardSplitBytes, PushGate gate) {
-    this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, gate, null);
-  }
-
-  /** With a bound on what one connection may hold unfinished (its largest frame; null: the network's). */
-  public PushHandler(PartitionRegistry registry, MemoryTracker memory, Replicator replicator,
-      CongestionControl congestion, long softSplitBytes, long hardSplitBytes, PushGate gate, FrameLimit frameLimit) {
-    this.frameLimit = frameLimit;
-    this.gate = gate;
-    this.congestion = congestion;
-    this.registry = registry;
-    this.memory = memory;
-    this.replicator = replicator;
-    this.throttle = new PushReadThrottle(memory);
-    this.softSplit = softSplitBytes;
-    this.hardSplit = hardSplitBytes;
-  }
-
-  @Override
-  public void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
-    callback.onFailure(StatusCode.BAD_REQUEST, "the push port takes only pushed data; send control requests to the "
-        + "worker's rpc port");
-  }
-
-  public PushReadThrottle throttle() {
-    return throttle;
-  }
-
-  /**
-   * Pushes received but not yet a whole frame count against the memory bound too, and a connection in the middle of
-   * a frame is read on until it is whole (see {@link PushReadThrottle}).
-   */
-  @Override
-  public io.estuary.network.protocol.FrameDecoder.Progress receiveProgress(Channel channel) {
-    return (change, held, frames) -> {
-      if (change > 0) memory.add(change);
-      else if (change < 0) memory.release(-change);
-      throttle.received(channel, held, frames);
-    };
-  }
-
-  /** What one connection may hold unfinished: its largest frame. */
-  @Override
-  public FrameLimit frameLimit() {
-    return frameLimit;
-  }
-
-  @Override
-  public void channelActive(Channel channel) {
-    throttle.opened(channel);
-  }
-
-  @Override
-  public void channelInactive(Channel channel) {
-    throttle.closed(channel);
-  }
-
-  @Override
-  public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
-    if (!gate.tryEnter()) {
-      push.body().release();
-      refuseStopping(callback);
-      return;
+    public PushHandler(
+            PartitionRegistry registry,
+            MemoryTracker memory,
+            Replicator replicator,
+            CongestionControl congestion,
+            long softSplitBytes,
+            long hardSplitBytes) {
+        this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, new PushGate());
     }
-    try {
-      receiveOpenPush(channel, push, callback);
-    } finally {
-      gate.exit();
-    }
-  }
 
-  @Override
-  public void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
-    if (!gate.tryEnter()) {
-      push.body().release();
-      refuseStopping(callback);
-      return;
+    /** With a gate: once it closes (the worker is stopping), pushes are refused with {@code HARD_SPLIT}. */
+    public PushHandler(
+            PartitionRegistry registry,
+            MemoryTracker memory,
+            Replicator replicator,
+            CongestionControl congestion,
+            long softSplitBytes,
+            long hardSplitBytes,
+            PushGate gate) {
+        this(registry, memory, replicator, congestion, softSplitBytes, hardSplitBytes, gate, null);
     }
-    try {
-      receiveOpenPushMerged(channel, push, callback);
-    } finally {
-      gate.exit();
+
+    /** With a bound on what one connection may hold unfinished (its largest frame; null: the network's). */
+    public PushHandler(
+            PartitionRegistry registry,
+            MemoryTracker memory,
+            Replicator replicator,
+            CongestionControl congestion,
+            long softSplitBytes,
+            long hardSplitBytes,
+            PushGate gate,
+            FrameLimit frameLimit) {
+        this.frameLimit = frameLimit;
+        this.gate = gate;
+        this.congestion = congestion;
+        this.registry = registry;
+        this.memory = memory;
+        this.replicator = replicator;
+        this.throttle = new PushReadThrottle(memory);
+        this.softSplit = softSplitBytes;
+        this.hardSplit = hardSplitBytes;
     }
-  }
 
-  /**
-   * A stopping worker takes no more data. {@code HARD_SPLIT} makes the writer move the partition to a new epoch
-   * elsewhere without blaming this worker (it comes back after a restart); what it took is committed by the stop.
-   */
-  private static void refuseStopping(ResponseCallback callback) {
-    callback.onFailure(StatusCode.HARD_SPLIT, "the worker is stopping: push to the partition's next epoch");
-  }
-
-  private void receiveOpenPush(Channel channel, PushData push, ResponseCallback callback) {
-    ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
-    int bytes = body.readableBytes();
-    PartitionLocation replica;
-    ByteBuf forward = null;
-    PartitionFileWriter w;
-    try {
-      w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, push.forwarded, bytes);
-      replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
-      if (replica != null) forward = body.retainedDuplicate();
-      w.append(body.retain());
-    } catch (StatusException e) {
-      if (forward != null) forward.release();
-      callback.onFailure(e.status(), e.getMessage());
-      return;
-    } finally {
-      body.release();
+    @Override
+    public void receive(Channel channel, ByteBuf body, ResponseCallback callback) {
+        callback.onFailure(
+                StatusCode.BAD_REQUEST,
+                "the push port takes only pushed data; send control requests to the " + "worker's rpc port");
     }
-    congestion.recordPush(push.shuffleKey, bytes);
-    byte status = w.size() >= softSplit ? StatusCode.SOFT_SPLIT.id()
-        : congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
-    if (replica == null) {
-      callback.onSuccess(ack(new byte[] {status}));
-      return;
+
+    public PushReadThrottle throttle() {
+        return throttle;
     }
-    forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch}, new int[] {0}, forward)
-        .whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
-  }
 
-  private void receiveOpenPushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
-    ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
-    try {
-      int n = push.partitionIds.length;
-      PartitionFileWriter[] writers = new PartitionFileWriter[n];
-      int bodyLen = body.readableBytes();
-      // Check every location before appending any, so a refused push leaves nothing half-written.
-      for (int i = 0; i < n; i++) {
-        writers[i] = accepting(channel, push.shuffleKey, push.partitionIds[i], push.epochs[i], push.forwarded,
-            length(push, i, bodyLen));
-      }
-      List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
-      byte[] statuses = new byte[n];
-      congestion.recordPush(push.shuffleKey, bodyLen);
-      byte otherwise = congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
-      for (int i = 0; i < n; i++) {
-        int start = push.offsets[i];
-        writers[i].append(body.retainedSlice(body.readerIndex() + start, length(push, i, bodyLen)));
-        statuses[i] = writers[i].size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : otherwise;
-      }
-      CompletableFuture.allOf(forwards.toArray(new CompletableFuture[0]))
-          .whenComplete((v, e) -> answer(callback, e, statuses));
-    } catch (StatusException e) {
-      callback.onFailure(e.status(), e.getMessage());
-    } finally {
-      body.release();
+    /**
+     * Pushes received but not yet a whole frame count against the memory bound too, and a connection in the middle of
+     * a frame is read on until it is whole (see {@link PushReadThrottle}).
+     */
+    @Override
+    public io.estuary.network.protocol.FrameDecoder.Progress receiveProgress(Channel channel) {
+        return (change, held, frames) -> {
+            if (change > 0) memory.add(change);
+            else if (change < 0) memory.release(-change);
+            throttle.received(channel, held, frames);
+        };
     }
-  }
 
-  private static int length(PushMergedData push, int i, int bodyLen) {
-    int end = i + 1 < push.partitionIds.length ? push.offsets[i + 1] : bodyLen;
-    return end - push.offsets[i];
-  }
+    /** What one connection may hold unfinished: its largest frame. */
+    @Override
+    public FrameLimit frameLimit() {
+        return frameLimit;
+    }
 
-  /**
-   * Sends the partitions of a merged push that have replicas on to them, one merged push per replica worker. The
-   * forwarded bytes are retained slices of {@code body}.
-   */
-  private List<CompletableFuture<Void>> forwardMerged(PushMergedData push, ByteBuf body) {
-    List<CompletableFuture<Void>> out = new ArrayList<>();
-    int n = push.partitionIds.length;
-    PartitionLocation[] replicas = new PartitionLocation[n];
-    boolean[] done = new boolean[n];
-    for (int i = 0; i < n; i++) replicas[i] = registry.replicaOf(push.shuffleKey, push.partitionIds[i], push.epochs[i]);
-    int bodyLen = body.readableBytes();
-    for (int i = 0; i < n; i++) {
-      if (replicas[i] == null || done[i]) continue;
-      List<Integer> group = new ArrayList<>();
-      for (int j = i; j < n; j++) {
-        if (!done[j] && replicas[j] != null && replicas[j].getWorker().equals(replicas[i].getWorker())) {
-          group.add(j);
-          done[j] = true;
+    @Override
+    public void channelActive(Channel channel) {
+        throttle.opened(channel);
+    }
+
+    @Override
+    public void channelInactive(Channel channel) {
+        throttle.closed(channel);
+    }
+
+    @Override
+    public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
+        if (!gate.tryEnter()) {
+            push.body().release();
+            refuseStopping(callback);
+            return;
         }
-      }
-      int[] ids = new int[group.size()];
-      int[] epochs = new int[group.size()];
-      int[] offsets = new int[group.size()];
-      io.netty.buffer.CompositeByteBuf data = Unpooled.compositeBuffer(Math.max(2, group.size()));
-      int pos = 0;
-      for (int k = 0; k < group.size(); k++) {
-        int j = group.get(k);
-        ids[k] = push.partitionIds[j];
-        epochs[k] = push.epochs[j];
-        offsets[k] = pos;
-        int len = length(push, j, bodyLen);
-        data.addComponent(true, body.retainedSlice(body.readerIndex() + push.offsets[j], len));
-        pos += len;
-      }
-      out.add(forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
+        try {
+            receiveOpenPush(channel, push, callback);
+        } finally {
+            gate.exit();
+        }
     }
-    return out;
-  }
 
-  /** Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). */
-  private java.util.concurrent.CompletableFuture<Void> forward(PartitionLocation replica, String shuffleKey,
-      int[] partitions, int[] epochs, int[] offsets, ByteBuf data) {
-    long n = data.readableBytes();
-    memory.add(n);
-    return replicator.forward(replica, shuffleKey, partitions, epochs, offsets, data)
-        .whenComplete((v, e) -> memory.release(n));
-  }
+    @Override
+    public void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+        if (!gate.tryEnter()) {
+            push.body().release();
+            refuseStopping(callback);
+            return;
+        }
+        try {
+            receiveOpenPushMerged(channel, push, callback);
+        } finally {
+            gate.exit();
+        }
+    }
 
-  /**
-   * The writer of a location that may take {@code bytes} more now, or a refusal with its status. A replica copy
-   * takes only pushes forwarded by its primary's worker, and a primary only pushes from clients: a replica written
-   * on its own would be acknowledged while the primary (which readers use first) never had the data.
-   */
-  private PartitionFileWriter accepting(Channel channel, String shuffleKey, int partition, int epoch,
-      boolean forwarded, int bytes) {
-    PartitionFileWriter w = registry.writer(shuffleKey, partition, epoch);
-    if (w == null) {
-      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "unknown location: partition " + partition + " epoch "
-          + epoch + " of shuffle " + shuffleKey + " is not reserved on this worker (unknown application or "
-          + "shuffle, expired, or the worker restarted)");
+    /**
+     * A stopping worker takes no more data. {@code HARD_SPLIT} makes the writer move the partition to a new epoch
+     * elsewhere without blaming this worker (it comes back after a restart); what it took is committed by the stop.
+     */
+    private static void refuseStopping(ResponseCallback callback) {
+        callback.onFailure(StatusCode.HARD_SPLIT, "the worker is stopping: push to the partition's next epoch");
     }
-    boolean replicaCopy = registry.isReplicaCopy(shuffleKey, partition, epoch);
-    if (replicaCopy && !forwarded) {
-      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "partition " + partition + " epoch " + epoch
-          + " of shuffle " + shuffleKey + " is held here as a replica copy, which takes only data forwarded by its "
-          + "primary's worker: push to the primary location (revive to learn the current one)");
-    }
-    if (!replicaCopy && forwarded) {
-      throw new StatusException(StatusCode.UNKNOWN_LOCATION, "partition " + partition + " epoch " + epoch
-          + " of shuffle " + shuffleKey + " is not a replica copy on this worker, yet a primary forwarded data to "
-          + "it: the locations of the two workers disagree");
-    }
-    if (replicaCopy) throttle.carriesReplicas(channel);
-    if (w.size() > 0 && w.size() + bytes > hardSplit) {
-      throw new StatusException(StatusCode.HARD_SPLIT, w + " holds " + w.size() + " bytes, at its hard split size "
-          + "(estuary.worker.split.hardSize " + hardSplit + "): push to the partition's next epoch");
-    }
-    return w;
-  }
 
-  /** Acknowledges once local append and replication are done, or refuses with the replica's trouble. */
-  private static void answer(ResponseCallback callback, Throwable replicaFailure, byte[] statuses) {
-    if (replicaFailure == null) {
-      callback.onSuccess(ack(statuses));
-      return;
+    private void receiveOpenPush(Channel channel, PushData push, ResponseCallback callback) {
+        ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
+        int bytes = body.readableBytes();
+        PartitionLocation replica;
+        ByteBuf forward = null;
+        PartitionFileWriter w;
+        try {
+            w = accepting(channel, push.shuffleKey, push.partitionId, push.epoch, push.forwarded, bytes);
+            replica = registry.replicaOf(push.shuffleKey, push.partitionId, push.epoch);
+            if (replica != null) forward = body.retainedDuplicate();
+            w.append(body.retain());
+        } catch (StatusException e) {
+            if (forward != null) forward.release();
+            callback.onFailure(e.status(), e.getMessage());
+            return;
+        } finally {
+            body.release();
+        }
+        congestion.recordPush(push.shuffleKey, bytes);
+        byte status = w.size() >= softSplit
+                ? StatusCode.SOFT_SPLIT.id()
+                : congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
+        if (replica == null) {
+            callback.onSuccess(ack(new byte[] {status}));
+            return;
+        }
+        forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch}, new int[] {0}, forward)
+                .whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
     }
-    StatusCode s = RemoteException.statusOf(replicaFailure);
-    // A busy replica is a busy push; a stage that ended is over for both copies; anything else: revive.
-    StatusCode mine = s == StatusCode.RETRY_LATER || s == StatusCode.STAGE_ENDED ? s : StatusCode.REPLICATE_FAILED;
-    callback.onFailure(mine, "replicating to the partition's replica failed (" + s + "): "
-        + replicaFailure.getMessage());
-  }
 
-  private static ByteBuf ack(byte[] statuses) {
-    for (byte b : statuses) if (b != StatusCode.OK.id()) return Unpooled.wrappedBuffer(statuses);
-    return Unpooled.EMPTY_BUFFER;
-  }
+    private void receiveOpenPushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+        ByteBuf body = ((NettyManagedBuffer) push.body()).buf();
+        try {
+            int n = push.partitionIds.length;
+            PartitionFileWriter[] writers = new PartitionFileWriter[n];
+            int bodyLen = body.readableBytes();
+            // Check every location before appending any, so a refused push leaves nothing half-written.
+            for (int i = 0; i < n; i++) {
+                writers[i] = accepting(
+                        channel,
+                        push.shuffleKey,
+                        push.partitionIds[i],
+                        push.epochs[i],
+                        push.forwarded,
+                        length(push, i, bodyLen));
+            }
+            List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
+            byte[] statuses = new byte[n];
+            congestion.recordPush(push.shuffleKey, bodyLen);
+            byte otherwise = congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
+            for (int i = 0; i < n; i++) {
+                int start = push.offsets[i];
+                writers[i].append(body.retainedSlice(body.readerIndex() + start, length(push, i, bodyLen)));
+                statuses[i] = writers[i].size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : otherwise;
+            }
+            CompletableFuture.allOf(forwards.toArray(new CompletableFuture[0]))
+                    .whenComplete((v, e) -> answer(callback, e, statuses));
+        } catch (StatusException e) {
+            callback.onFailure(e.status(), e.getMessage());
+        } finally {
+            body.release();
+        }
+    }
+
+    private static int length(PushMergedData push, int i, int bodyLen) {
+        int end = i + 1 < push.partitionIds.length ? push.offsets[i + 1] : bodyLen;
+        return end - push.offsets[i];
+    }
+
+    /**
+     * Sends the partitions of a merged push that have replicas on to them, one merged push per replica worker. The
+     * forwarded bytes are retained slices of {@code body}.
+     */
+    private List<CompletableFuture<Void>> forwardMerged(PushMergedData push, ByteBuf body) {
+        List<CompletableFuture<Void>> out = new ArrayList<>();
+        int n = push.partitionIds.length;
+        PartitionLocation[] replicas = new PartitionLocation[n];
+        boolean[] done = new boolean[n];
+        for (int i = 0; i < n; i++)
+            replicas[i] = registry.replicaOf(push.shuffleKey, push.partitionIds[i], push.epochs[i]);
+        int bodyLen = body.readableBytes();
+        for (int i = 0; i < n; i++) {
+            if (replicas[i] == null || done[i]) continue;
+            List<Integer> group = new ArrayList<>();
+            for (int j = i; j < n; j++) {
+                if (!done[j] && replicas[j] != null && replicas[j].getWorker().equals(replicas[i].getWorker())) {
+                    group.add(j);
+                    done[j] = true;
+                }
+            }
+            int[] ids = new int[group.size()];
+            int[] epochs = new int[group.size()];
+            int[] offsets = new int[group.size()];
+            io.netty.buffer.CompositeByteBuf data = Unpooled.compositeBuffer(Math.max(2, group.size()));
+            int pos = 0;
+            for (int k = 0; k < group.size(); k++) {
+                int j = group.get(k);
+                ids[k] = push.partitionIds[j];
+                epochs[k] = push.epochs[j];
+                offsets[k] = pos;
+                int len = length(push, j, bodyLen);
+                data.addComponent(true, body.retainedSlice(body.readerIndex() + push.offsets[j], len));
+                pos += len;
+            }
+            out.add(forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
+        }
+        return out;
+    }
+
+    /** Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). */
+    private java.util.concurrent.CompletableFuture<Void> forward(
+            PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs, int[] offsets, ByteBuf data) {
+        long n = data.readableBytes();
+        memory.add(n);
+        return replicator
+                .forward(replica, shuffleKey, partitions, epochs, offsets, data)
+                .whenComplete((v, e) -> memory.release(n));
+    }
+
+    /**
+     * The writer of a location that may take {@code bytes} more now, or a refusal with its status. A replica copy
+     * takes only pushes forwarded by its primary's worker, and a primary only pushes from clients: a replica written
+     * on its own would be acknowledged while the primary (which readers use first) never had the data.
+     */
+    private PartitionFileWriter accepting(
+            Channel channel, String shuffleKey, int partition, int epoch, boolean forwarded, int bytes) {
+        PartitionFileWriter w = registry.writer(shuffleKey, partition, epoch);
+        if (w == null) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_LOCATION,
+                    "unknown location: partition " + partition + " epoch "
+                            + epoch + " of shuffle " + shuffleKey
+                            + " is not reserved on this worker (unknown application or "
+                            + "shuffle, expired, or the worker restarted)");
+        }
+        boolean replicaCopy = registry.isReplicaCopy(shuffleKey, partition, epoch);
+        if (replicaCopy && !forwarded) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_LOCATION,
+                    "partition " + partition + " epoch " + epoch
+                            + " of shuffle " + shuffleKey
+                            + " is held here as a replica copy, which takes only data forwarded by its "
+                            + "primary's worker: push to the primary location (revive to learn the current one)");
+        }
+        if (!replicaCopy && forwarded) {
+            throw new StatusException(
+                    StatusCode.UNKNOWN_LOCATION,
+                    "partition " + partition + " epoch " + epoch
+                            + " of shuffle " + shuffleKey
+                            + " is not a replica copy on this worker, yet a primary forwarded data to "
+                            + "it: the locations of the two workers disagree");
+        }
+        if (replicaCopy) throttle.carriesReplicas(channel);
+        if (w.size() > 0 && w.size() + bytes > hardSplit) {
+            throw new StatusException(
+                    StatusCode.HARD_SPLIT,
+                    w + " holds " + w.size() + " bytes, at its hard split size " + "(estuary.worker.split.hardSize "
+                            + hardSplit + "): push to the partition's next epoch");
+        }
+        return w;
+    }
+
+    /** Acknowledges once local append and replication are done, or refuses with the replica's trouble. */
+    private static void answer(ResponseCallback callback, Throwable replicaFailure, byte[] statuses) {
+        if (replicaFailure == null) {
+            callback.onSuccess(ack(statuses));
+            return;
+        }
+        StatusCode s = RemoteException.statusOf(replicaFailure);
+        // A busy replica is a busy push; a stage that ended is over for both copies; anything else: revive.
+        StatusCode mine = s == StatusCode.RETRY_LATER || s == StatusCode.STAGE_ENDED ? s : StatusCode.REPLICATE_FAILED;
+        callback.onFailure(
+                mine, "replicating to the partition's replica failed (" + s + "): " + replicaFailure.getMessage());
+    }
+
+    private static ByteBuf ack(byte[] statuses) {
+        for (byte b : statuses) if (b != StatusCode.OK.id()) return Unpooled.wrappedBuffer(statuses);
+        return Unpooled.EMPTY_BUFFER;
+    }
 }

@@ -26,104 +26,105 @@ import java.util.concurrent.atomic.AtomicLong;
  * last decision always reflects the newest level; {@link MemoryTracker#tick} repeats it regularly besides.
  */
 public final class PushReadThrottle implements MemoryTracker.Listener {
-  private final MemoryTracker memory;
-  /** Open push-port connections. */
-  private final Map<Channel, Connection> channels = new ConcurrentHashMap<>();
-  private final AtomicLong pausedReads = new AtomicLong();
+    private final MemoryTracker memory;
+    /** Open push-port connections. */
+    private final Map<Channel, Connection> channels = new ConcurrentHashMap<>();
 
-  /** What the throttle knows of one connection; guarded by the channel's lock. */
-  private static final class Connection {
-    volatile boolean replication;
-    /** Bytes received short of a whole frame. */
-    long unfinished;
-    /** Read on while paused: it holds a frame started before (or while) it was paused. */
-    volatile boolean finishing;
-  }
+    private final AtomicLong pausedReads = new AtomicLong();
 
-  public PushReadThrottle(MemoryTracker memory) {
-    this.memory = memory;
-    memory.addListener(this);
-  }
-
-  public void opened(Channel ch) {
-    channels.put(ch, new Connection());
-    apply(ch);
-  }
-
-  /** Marks a connection as carrying replicas (seen from the locations it pushes to). */
-  public void carriesReplicas(Channel ch) {
-    Connection c = channels.get(ch);
-    if (c != null && !c.replication) {
-      c.replication = true;
-      apply(ch);
+    /** What the throttle knows of one connection; guarded by the channel's lock. */
+    private static final class Connection {
+        volatile boolean replication;
+        /** Bytes received short of a whole frame. */
+        long unfinished;
+        /** Read on while paused: it holds a frame started before (or while) it was paused. */
+        volatile boolean finishing;
     }
-  }
 
-  /**
-   * What the connection's frame decoder reports after each read: the bytes it holds short of a whole frame and the
-   * frames the read completed. A read that completed no frame but holds part of one is in the middle of a frame: it
-   * is read on. One that completed a frame has finished what it started, and pauses if the level says so.
-   */
-  public void received(Channel ch, long unfinished, int framesCompleted) {
-    Connection c = channels.get(ch);
-    if (c == null) return;
-    synchronized (ch) {
-      c.unfinished = unfinished;
-      c.finishing = unfinished > 0 && framesCompleted == 0;
-      apply(ch, false);
+    public PushReadThrottle(MemoryTracker memory) {
+        this.memory = memory;
+        memory.addListener(this);
     }
-  }
 
-  public void closed(Channel ch) {
-    channels.remove(ch);
-  }
-
-  @Override
-  public void onPressure(MemoryPressure level) {
-    for (Channel ch : channels.keySet()) apply(ch);
-  }
-
-  private void apply(Channel ch) {
-    apply(ch, true);
-  }
-
-  /** @param levelCheck the level may have changed: a connection read until now finishes the frame it holds */
-  private void apply(Channel ch, boolean levelCheck) {
-    synchronized (ch) {
-      Connection c = channels.get(ch);
-      if (c == null) return; // closed
-      boolean allowed = memory.level().reads(c.replication);
-      // Stopping now would strand part of a frame: finish it first.
-      if (levelCheck && !allowed && ch.config().isAutoRead() && c.unfinished > 0) c.finishing = true;
-      if (allowed) c.finishing = false;
-      boolean read = allowed || c.finishing;
-      if (ch.config().isAutoRead() != read) {
-        if (!read) pausedReads.incrementAndGet();
-        ch.config().setAutoRead(read);
-      }
+    public void opened(Channel ch) {
+        channels.put(ch, new Connection());
+        apply(ch);
     }
-  }
 
-  /** Connections read on while paused to finish a frame they started. */
-  public int finishingConnections() {
-    int n = 0;
-    for (Connection c : channels.values()) if (c.finishing) n++;
-    return n;
-  }
+    /** Marks a connection as carrying replicas (seen from the locations it pushes to). */
+    public void carriesReplicas(Channel ch) {
+        Connection c = channels.get(ch);
+        if (c != null && !c.replication) {
+            c.replication = true;
+            apply(ch);
+        }
+    }
 
-  /** Open connections not being read now. */
-  public int pausedConnections() {
-    int n = 0;
-    for (Channel ch : channels.keySet()) if (!ch.config().isAutoRead()) n++;
-    return n;
-  }
+    /**
+     * What the connection's frame decoder reports after each read: the bytes it holds short of a whole frame and the
+     * frames the read completed. A read that completed no frame but holds part of one is in the middle of a frame: it
+     * is read on. One that completed a frame has finished what it started, and pauses if the level says so.
+     */
+    public void received(Channel ch, long unfinished, int framesCompleted) {
+        Connection c = channels.get(ch);
+        if (c == null) return;
+        synchronized (ch) {
+            c.unfinished = unfinished;
+            c.finishing = unfinished > 0 && framesCompleted == 0;
+            apply(ch, false);
+        }
+    }
 
-  /** How many times a connection was paused. */
-  public long pausedReads() {
-    return pausedReads.get();
-  }
+    public void closed(Channel ch) {
+        channels.remove(ch);
+    }
 
-  public int connections() {
-    return channels.size();
-  }
+    @Override
+    public void onPressure(MemoryPressure level) {
+        for (Channel ch : channels.keySet()) apply(ch);
+    }
+
+    private void apply(Channel ch) {
+        apply(ch, true);
+    }
+
+    /** @param levelCheck the level may have changed: a connection read until now finishes the frame it holds */
+    private void apply(Channel ch, boolean levelCheck) {
+        synchronized (ch) {
+            Connection c = channels.get(ch);
+            if (c == null) return; // closed
+            boolean allowed = memory.level().reads(c.replication);
+            // Stopping now would strand part of a frame: finish it first.
+            if (levelCheck && !allowed && ch.config().isAutoRead() && c.unfinished > 0) c.finishing = true;
+            if (allowed) c.finishing = false;
+            boolean read = allowed || c.finishing;
+            if (ch.config().isAutoRead() != read) {
+                if (!read) pausedReads.incrementAndGet();
+                ch.config().setAutoRead(read);
+            }
+        }
+    }
+
+    /** Connections read on while paused to finish a frame they started. */
+    public int finishingConnections() {
+        int n = 0;
+        for (Connection c : channels.values()) if (c.finishing) n++;
+        return n;
+    }
+
+    /** Open connections not being read now. */
+    public int pausedConnections() {
+        int n = 0;
+        for (Channel ch : channels.keySet()) if (!ch.config().isAutoRead()) n++;
+        return n;
+    }
+
+    /** How many times a connection was paused. */
+    public long pausedReads() {
+        return pausedReads.get();
+    }
+
+    public int connections() {
+        return channels.size();
+    }
 }

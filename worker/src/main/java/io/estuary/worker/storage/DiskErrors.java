@@ -13,33 +13,34 @@ import java.nio.file.FileSystemException;
  * worker that reads an error message. Stateless.
  */
 public final class DiskErrors {
-  private DiskErrors() {}
+    private DiskErrors() {}
 
-  /** What an I/O error means for the disk. */
-  public enum Kind {
-    /** ENOSPC / EDQUOT: the file system is full; the disk is full, not failed. */
-    NO_SPACE,
-    /** EMFILE / ENFILE: this process (or the host) is out of file descriptors; nothing is wrong with the disk. */
-    TOO_MANY_OPEN_FILES,
-    /** Anything else (EIO, EROFS, a missing or replaced directory, ...): the disk failed. */
-    DISK_ERROR
-  }
-
-  public static Kind classify(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      Kind k = classifyOne(t);
-      if (k != Kind.DISK_ERROR) return k;
+    /** What an I/O error means for the disk. */
+    public enum Kind {
+        /** ENOSPC / EDQUOT: the file system is full; the disk is full, not failed. */
+        NO_SPACE,
+        /** EMFILE / ENFILE: this process (or the host) is out of file descriptors; nothing is wrong with the disk. */
+        TOO_MANY_OPEN_FILES,
+        /** Anything else (EIO, EROFS, a missing or replaced directory, ...): the disk failed. */
+        DISK_ERROR
     }
-    return Kind.DISK_ERROR;
-  }
 
-  private static Kind classifyOne(Throwable t) {
-    if (!(t instanceof IOException)) return Kind.DISK_ERROR;
-    String text = t instanceof FileSystemException && ((FileSystemException) t).getReason() != null
-        ? ((FileSystemException) t).getReason() : t.getMessage();
-    if (text == null) return Kind.DISK_ERROR;
-    if (text.contains("No space left on device") || text.contains("Disk quota exceeded")) return Kind.NO_SPACE;
-    if (text.contains("Too many open files")) return Kind.TOO_MANY_OPEN_FILES; // EMFILE, and ENFILE "... in system"
-    return Kind.DISK_ERROR;
-  }
+    public static Kind classify(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            Kind k = classifyOne(t);
+            if (k != Kind.DISK_ERROR) return k;
+        }
+        return Kind.DISK_ERROR;
+    }
+
+    private static Kind classifyOne(Throwable t) {
+        if (!(t instanceof IOException)) return Kind.DISK_ERROR;
+        String text = t instanceof FileSystemException && ((FileSystemException) t).getReason() != null
+                ? ((FileSystemException) t).getReason()
+                : t.getMessage();
+        if (text == null) return Kind.DISK_ERROR;
+        if (text.contains("No space left on device") || text.contains("Disk quota exceeded")) return Kind.NO_SPACE;
+        if (text.contains("Too many open files")) return Kind.TOO_MANY_OPEN_FILES; // EMFILE, and ENFILE "... in system"
+        return Kind.DISK_ERROR;
+    }
 }

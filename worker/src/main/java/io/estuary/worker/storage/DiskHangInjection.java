@@ -13,58 +13,58 @@ import java.util.concurrent.ConcurrentHashMap;
  * Thread-safe.
  */
 public final class DiskHangInjection {
-  private DiskHangInjection() {}
+    private DiskHangInjection() {}
 
-  private static final Object LOCK = new Object();
-  private static final Set<String> HUNG = ConcurrentHashMap.newKeySet();
-  private static volatile boolean any;
+    private static final Object LOCK = new Object();
+    private static final Set<String> HUNG = ConcurrentHashMap.newKeySet();
+    private static volatile boolean any;
 
-  /** From now on, file operations under {@code dir} hang. */
-  public static void hang(File dir) {
-    HUNG.add(prefix(dir));
-    any = true;
-  }
-
-  /** Lets the operations under {@code dir} go on (those hanging now complete). */
-  public static void heal(File dir) {
-    synchronized (LOCK) {
-      HUNG.remove(prefix(dir));
-      any = !HUNG.isEmpty();
-      LOCK.notifyAll();
+    /** From now on, file operations under {@code dir} hang. */
+    public static void hang(File dir) {
+        HUNG.add(prefix(dir));
+        any = true;
     }
-  }
 
-  /** Heals every directory. */
-  public static void healAll() {
-    synchronized (LOCK) {
-      HUNG.clear();
-      any = false;
-      LOCK.notifyAll();
-    }
-  }
-
-  /** Blocks while {@code file} is under a hung directory. Called before each file operation of the worker's disks. */
-  static void await(File file) throws InterruptedIOException {
-    if (!any) return;
-    String path = prefix(file);
-    synchronized (LOCK) {
-      while (hungUnder(path)) {
-        try {
-          LOCK.wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new InterruptedIOException("interrupted while " + file + " hangs (test hook)");
+    /** Lets the operations under {@code dir} go on (those hanging now complete). */
+    public static void heal(File dir) {
+        synchronized (LOCK) {
+            HUNG.remove(prefix(dir));
+            any = !HUNG.isEmpty();
+            LOCK.notifyAll();
         }
-      }
     }
-  }
 
-  private static boolean hungUnder(String path) {
-    for (String dir : HUNG) if (path.startsWith(dir)) return true;
-    return false;
-  }
+    /** Heals every directory. */
+    public static void healAll() {
+        synchronized (LOCK) {
+            HUNG.clear();
+            any = false;
+            LOCK.notifyAll();
+        }
+    }
 
-  private static String prefix(File dir) {
-    return dir.getAbsoluteFile().toPath().normalize() + File.separator;
-  }
+    /** Blocks while {@code file} is under a hung directory. Called before each file operation of the worker's disks. */
+    static void await(File file) throws InterruptedIOException {
+        if (!any) return;
+        String path = prefix(file);
+        synchronized (LOCK) {
+            while (hungUnder(path)) {
+                try {
+                    LOCK.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while " + file + " hangs (test hook)");
+                }
+            }
+        }
+    }
+
+    private static boolean hungUnder(String path) {
+        for (String dir : HUNG) if (path.startsWith(dir)) return true;
+        return false;
+    }
+
+    private static String prefix(File dir) {
+        return dir.getAbsoluteFile().toPath().normalize() + File.separator;
+    }
 }

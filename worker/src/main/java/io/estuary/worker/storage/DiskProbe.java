@@ -15,77 +15,91 @@ import java.nio.file.StandardOpenOption;
  * hung disk): callers run it on a thread of its own. Stateless and thread-safe.
  */
 public final class DiskProbe {
-  /** Name of the probe file, in the storage directory itself (never a partition path). */
-  static final String PROBE_FILE = ".estuary-disk-probe";
-  private static final int PROBE_BYTES = 4096;
+    /** Name of the probe file, in the storage directory itself (never a partition path). */
+    static final String PROBE_FILE = ".estuary-disk-probe";
 
-  private final long reserveBytes;
-  private final long slowNanos;
+    private static final int PROBE_BYTES = 4096;
 
-  public DiskProbe(long reserveBytes, long slowThresholdMs) {
-    this.reserveBytes = reserveBytes;
-    this.slowNanos = slowThresholdMs * 1_000_000L;
-  }
+    private final long reserveBytes;
+    private final long slowNanos;
 
-  /** What one probe found. Immutable. */
-  public static final class Outcome {
-    /** The disk's state, or null when the probe says nothing about the disk (the process was out of files). */
-    public final DiskStatus status;
-    public final long usableBytes;
-    public final long nanos;
-    public final String reason;
-
-    public Outcome(DiskStatus status, long usableBytes, long nanos, String reason) {
-      this.status = status;
-      this.usableBytes = usableBytes;
-      this.nanos = nanos;
-      this.reason = reason;
+    public DiskProbe(long reserveBytes, long slowThresholdMs) {
+        this.reserveBytes = reserveBytes;
+        this.slowNanos = slowThresholdMs * 1_000_000L;
     }
 
-    @Override
-    public String toString() {
-      return status + " (" + reason + ")";
-    }
-  }
+    /** What one probe found. Immutable. */
+    public static final class Outcome {
+        /** The disk's state, or null when the probe says nothing about the disk (the process was out of files). */
+        public final DiskStatus status;
 
-  public Outcome probe(File dir) {
-    long t0 = System.nanoTime();
-    if (!dir.isDirectory()) {
-      return new Outcome(DiskStatus.DISK_FAILED, 0, System.nanoTime() - t0, dir + " is not a directory (gone, "
-          + "unmounted or replaced)");
+        public final long usableBytes;
+        public final long nanos;
+        public final String reason;
+
+        public Outcome(DiskStatus status, long usableBytes, long nanos, String reason) {
+            this.status = status;
+            this.usableBytes = usableBytes;
+            this.nanos = nanos;
+            this.reason = reason;
+        }
+
+        @Override
+        public String toString() {
+            return status + " (" + reason + ")";
+        }
     }
-    long usable = dir.getUsableSpace();
-    Path probe = dir.toPath().resolve(PROBE_FILE);
-    try {
-      DiskHangInjection.await(probe.toFile());
-      try (FileChannel ch = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-          StandardOpenOption.TRUNCATE_EXISTING)) {
-        ByteBuffer b = ByteBuffer.allocate(PROBE_BYTES);
-        while (b.hasRemaining()) ch.write(b);
-        ch.force(true);
-      }
-      Files.delete(probe);
-    } catch (IOException | RuntimeException e) {
-      long nanos = System.nanoTime() - t0;
-      switch (DiskErrors.classify(e)) {
-        case NO_SPACE:
-          return new Outcome(DiskStatus.DISK_FULL, usable, nanos, "no space left writing " + probe);
-        case TOO_MANY_OPEN_FILES:
-          return new Outcome(null, usable, nanos, "probe not run, this process is out of file descriptors: " + e);
-        default:
-          return new Outcome(DiskStatus.DISK_FAILED, usable, nanos, "writing " + probe + " failed: " + e);
-      }
+
+    public Outcome probe(File dir) {
+        long t0 = System.nanoTime();
+        if (!dir.isDirectory()) {
+            return new Outcome(
+                    DiskStatus.DISK_FAILED,
+                    0,
+                    System.nanoTime() - t0,
+                    dir + " is not a directory (gone, " + "unmounted or replaced)");
+        }
+        long usable = dir.getUsableSpace();
+        Path probe = dir.toPath().resolve(PROBE_FILE);
+        try {
+            DiskHangInjection.await(probe.toFile());
+            try (FileChannel ch = FileChannel.open(
+                    probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer b = ByteBuffer.allocate(PROBE_BYTES);
+                while (b.hasRemaining()) ch.write(b);
+                ch.force(true);
+            }
+            Files.delete(probe);
+        } catch (IOException | RuntimeException e) {
+            long nanos = System.nanoTime() - t0;
+            switch (DiskErrors.classify(e)) {
+                case NO_SPACE:
+                    return new Outcome(DiskStatus.DISK_FULL, usable, nanos, "no space left writing " + probe);
+                case TOO_MANY_OPEN_FILES:
+                    return new Outcome(
+                            null, usable, nanos, "probe not run, this process is out of file descriptors: " + e);
+                default:
+                    return new Outcome(DiskStatus.DISK_FAILED, usable, nanos, "writing " + probe + " failed: " + e);
+            }
+        }
+        long nanos = System.nanoTime() - t0;
+        if (usable < reserveBytes) {
+            return new Outcome(
+                    DiskStatus.DISK_FULL,
+                    usable,
+                    nanos,
+                    usable + " bytes usable, below the reserve of " + reserveBytes + " (estuary.worker.disk.reserve)");
+        }
+        if (nanos > slowNanos) {
+            return new Outcome(
+                    DiskStatus.DISK_SLOW,
+                    usable,
+                    nanos,
+                    "a " + PROBE_BYTES + "-byte write + fsync took "
+                            + nanos / 1_000_000 + " ms, over estuary.worker.disk.check.slowThreshold ("
+                            + slowNanos / 1_000_000
+                            + " ms)");
+        }
+        return new Outcome(DiskStatus.DISK_HEALTHY, usable, nanos, "probe took " + nanos / 1000 + " us");
     }
-    long nanos = System.nanoTime() - t0;
-    if (usable < reserveBytes) {
-      return new Outcome(DiskStatus.DISK_FULL, usable, nanos, usable + " bytes usable, below the reserve of "
-          + reserveBytes + " (estuary.worker.disk.reserve)");
-    }
-    if (nanos > slowNanos) {
-      return new Outcome(DiskStatus.DISK_SLOW, usable, nanos, "a " + PROBE_BYTES + "-byte write + fsync took "
-          + nanos / 1_000_000 + " ms, over estuary.worker.disk.check.slowThreshold (" + slowNanos / 1_000_000
-          + " ms)");
-    }
-    return new Outcome(DiskStatus.DISK_HEALTHY, usable, nanos, "probe took " + nanos / 1000 + " us");
-  }
 }

@@ -9,25 +9,25 @@ import java.util.concurrent.Executor;
  * threads never wait on a disk. Thread-safe.
  */
 public final class DiskReaders implements Executor {
-  private final GuardedThreadPool threads;
+    private final GuardedThreadPool threads;
 
-  public DiskReaders(String diskName, int threadCount) {
-    this.threads = new GuardedThreadPool("fetch-" + diskName, threadCount);
-    threads.allowCoreThreadTimeOut(true); // idle disks hold no threads
-  }
+    public DiskReaders(String diskName, int threadCount) {
+        this.threads = new GuardedThreadPool("fetch-" + diskName, threadCount);
+        threads.allowCoreThreadTimeOut(true); // idle disks hold no threads
+    }
 
-  /** Runs {@code read} on one of this disk's threads; throws RejectedExecutionException once closed. */
-  @Override
-  public void execute(Runnable read) {
-    threads.execute(read);
-  }
+    /** Runs {@code read} on one of this disk's threads; throws RejectedExecutionException once closed. */
+    @Override
+    public void execute(Runnable read) {
+        threads.execute(read);
+    }
 
-  /** Reads waiting for a thread. */
-  public int queued() {
-    return threads.getQueue().size();
-  }
+    /** Reads waiting for a thread. */
+    public int queued() {
+        return threads.getQueue().size();
+    }
 
-  public void close() {
-    threads.shutdownNow();
-  }
+    public void close() {
+        threads.shutdownNow();
+    }
 }

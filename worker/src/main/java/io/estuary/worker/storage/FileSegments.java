@@ -6,30 +6,30 @@ package io.estuary.worker.storage;
  * where a batch ends. Immutable.
  */
 public final class FileSegments {
-  private final long[] offsets;
-  private final long[] lengths;
+    private final long[] offsets;
+    private final long[] lengths;
 
-  FileSegments(long[] offsets, long[] lengths) {
-    this.offsets = offsets;
-    this.lengths = lengths;
-  }
+    FileSegments(long[] offsets, long[] lengths) {
+        this.offsets = offsets;
+        this.lengths = lengths;
+    }
 
-  public int count() {
-    return offsets.length;
-  }
+    public int count() {
+        return offsets.length;
+    }
 
-  public long offset(int i) {
-    return offsets[i];
-  }
+    public long offset(int i) {
+        return offsets[i];
+    }
 
-  public long length(int i) {
-    return lengths[i];
-  }
+    public long length(int i) {
+        return lengths[i];
+    }
 
-  /** Bytes over all segments. */
-  public long totalBytes() {
-    long n = 0;
-    for (long l : lengths) n += l;
-    return n;
-  }
+    /** Bytes over all segments. */
+    public long totalBytes() {
+        long n = 0;
+        for (long l : lengths) n += l;
+        return n;
+    }
 }

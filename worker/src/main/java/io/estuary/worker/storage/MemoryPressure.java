@@ -12,52 +12,53 @@ package io.estuary.worker.storage;
  * </pre>
  */
 public enum MemoryPressure {
-  NORMAL,
-  PAUSE_PUSH,
-  PAUSE_ALL;
+    NORMAL,
+    PAUSE_PUSH,
+    PAUSE_ALL;
 
-  /** The watermarks, in bytes. Immutable. */
-  public static final class Watermarks {
-    final long resume;
-    final long pausePush;
-    final long pauseAll;
+    /** The watermarks, in bytes. Immutable. */
+    public static final class Watermarks {
+        final long resume;
+        final long pausePush;
+        final long pauseAll;
 
-    public Watermarks(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
-      if (!(resumeRatio < pausePushRatio && pausePushRatio <= pauseReplicateRatio)) {
-        throw new IllegalArgumentException("memory watermarks must satisfy resume (" + resumeRatio + ") < pause "
-            + "push (" + pausePushRatio + ") <= pause replicate (" + pauseReplicateRatio + ")");
-      }
-      this.resume = (long) (limit * resumeRatio);
-      this.pausePush = (long) (limit * pausePushRatio);
-      this.pauseAll = (long) (limit * pauseReplicateRatio);
+        public Watermarks(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
+            if (!(resumeRatio < pausePushRatio && pausePushRatio <= pauseReplicateRatio)) {
+                throw new IllegalArgumentException(
+                        "memory watermarks must satisfy resume (" + resumeRatio + ") < pause " + "push ("
+                                + pausePushRatio + ") <= pause replicate (" + pauseReplicateRatio + ")");
+            }
+            this.resume = (long) (limit * resumeRatio);
+            this.pausePush = (long) (limit * pausePushRatio);
+            this.pauseAll = (long) (limit * pauseReplicateRatio);
+        }
+
+        public long resume() {
+            return resume;
+        }
+
+        @Override
+        public String toString() {
+            return "resume below " + resume + ", pause pushes at " + pausePush + ", pause all at " + pauseAll;
+        }
     }
 
-    public long resume() {
-      return resume;
+    /** The level after this one once {@code held} bytes are held. */
+    public MemoryPressure next(long held, Watermarks w) {
+        if (held >= w.pauseAll) return PAUSE_ALL;
+        if (held < w.resume) return NORMAL;
+        switch (this) {
+            case NORMAL:
+                return held >= w.pausePush ? PAUSE_PUSH : NORMAL;
+            case PAUSE_ALL:
+                return held >= w.pausePush ? PAUSE_ALL : PAUSE_PUSH;
+            default:
+                return this;
+        }
     }
 
-    @Override
-    public String toString() {
-      return "resume below " + resume + ", pause pushes at " + pausePush + ", pause all at " + pauseAll;
+    /** Whether a connection of the given kind may be read at this level. */
+    public boolean reads(boolean replication) {
+        return replication ? this != PAUSE_ALL : this == NORMAL;
     }
-  }
-
-  /** The level after this one once {@code held} bytes are held. */
-  public MemoryPressure next(long held, Watermarks w) {
-    if (held >= w.pauseAll) return PAUSE_ALL;
-    if (held < w.resume) return NORMAL;
-    switch (this) {
-      case NORMAL:
-        return held >= w.pausePush ? PAUSE_PUSH : NORMAL;
-      case PAUSE_ALL:
-        return held >= w.pausePush ? PAUSE_ALL : PAUSE_PUSH;
-      default:
-        return this;
-    }
-  }
-
-  /** Whether a connection of the given kind may be read at this level. */
-  public boolean reads(boolean replication) {
-    return replication ? this != PAUSE_ALL : this == NORMAL;
-  }
 }

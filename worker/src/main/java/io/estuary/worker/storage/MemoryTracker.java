@@ -17,119 +17,119 @@ import org.slf4j.LoggerFactory;
  * the level to every listener, a second guard against a missed change.
  */
 public final class MemoryTracker {
-  private static final Logger LOG = LoggerFactory.getLogger(MemoryTracker.class);
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryTracker.class);
 
-  /** Told the level on every change and every tick; must be quick, never block, and tolerate repeats. */
-  public interface Listener {
-    void onPressure(MemoryPressure level);
-  }
-
-  private final long limit;
-  private final MemoryPressure.Watermarks marks;
-  private final AtomicLong held = new AtomicLong();
-  private final AtomicLong queuedForFlush = new AtomicLong();
-  private final AtomicLong peak = new AtomicLong();
-  private final AtomicLong pauses = new AtomicLong();
-  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
-  private volatile MemoryPressure level = MemoryPressure.NORMAL;
-
-  public MemoryTracker(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
-    this.limit = limit;
-    this.marks = new MemoryPressure.Watermarks(limit, resumeRatio, pausePushRatio, pauseReplicateRatio);
-  }
-
-  /** A tracker with the default watermarks. */
-  public MemoryTracker(long limit) {
-    this(limit, 0.7, 0.85, 0.95);
-  }
-
-  /**
-   * The limit to use: the configured one, or half the JVM's direct memory limit when that is smaller (the rest is
-   * left for receive buffers, connections' buffers and the pool's partly used chunks), so the bound follows the real
-   * limit.
-   */
-  public static long effectiveLimit(long configured, long maxDirectMemory) {
-    long cap = maxDirectMemory > 0 ? maxDirectMemory / 2 : Long.MAX_VALUE;
-    return Math.min(configured, cap);
-  }
-
-  public void addListener(Listener l) {
-    listeners.add(l);
-    l.onPressure(level);
-  }
-
-  public void add(long bytes) {
-    long now = held.addAndGet(bytes);
-    if (now > peak.get()) peak.accumulateAndGet(now, Math::max);
-    if (level.next(now, marks) != level) changeLevel();
-  }
-
-  public void release(long bytes) {
-    long now = held.addAndGet(-bytes);
-    if (level.next(now, marks) != level) changeLevel();
-  }
-
-  private synchronized void changeLevel() {
-    while (true) {
-      MemoryPressure from = level;
-      long now = held.get();
-      MemoryPressure to = from.next(now, marks);
-      if (to == from) return;
-      level = to; // published before the count is read again, so a concurrent release sees it or is seen
-      if (from == MemoryPressure.NORMAL) pauses.incrementAndGet();
-      LOG.info("Memory {} -> {}: {} bytes held of {} ({})", from, to, now, limit, marks);
-      for (Listener l : listeners) l.onPressure(to);
+    /** Told the level on every change and every tick; must be quick, never block, and tolerate repeats. */
+    public interface Listener {
+        void onPressure(MemoryPressure level);
     }
-  }
 
-  /** Re-checks the level and tells every listener; called on a timer. */
-  public void tick() {
-    if (level.next(held.get(), marks) != level) changeLevel();
-    MemoryPressure l = level;
-    for (Listener listener : listeners) listener.onPressure(l);
-  }
+    private final long limit;
+    private final MemoryPressure.Watermarks marks;
+    private final AtomicLong held = new AtomicLong();
+    private final AtomicLong queuedForFlush = new AtomicLong();
+    private final AtomicLong peak = new AtomicLong();
+    private final AtomicLong pauses = new AtomicLong();
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private volatile MemoryPressure level = MemoryPressure.NORMAL;
 
-  /** Bytes handed to a disk's flusher and not yet written: held, but already on their way out. */
-  void flushQueued(long bytes) {
-    queuedForFlush.addAndGet(bytes);
-  }
+    public MemoryTracker(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
+        this.limit = limit;
+        this.marks = new MemoryPressure.Watermarks(limit, resumeRatio, pausePushRatio, pauseReplicateRatio);
+    }
 
-  void flushDone(long bytes) {
-    queuedForFlush.addAndGet(-bytes);
-  }
+    /** A tracker with the default watermarks. */
+    public MemoryTracker(long limit) {
+        this(limit, 0.7, 0.85, 0.95);
+    }
 
-  /** Held bytes not yet queued for a write: what flushing partial buffers can still free. */
-  public long unqueued() {
-    return held.get() - queuedForFlush.get();
-  }
+    /**
+     * The limit to use: the configured one, or half the JVM's direct memory limit when that is smaller (the rest is
+     * left for receive buffers, connections' buffers and the pool's partly used chunks), so the bound follows the real
+     * limit.
+     */
+    public static long effectiveLimit(long configured, long maxDirectMemory) {
+        long cap = maxDirectMemory > 0 ? maxDirectMemory / 2 : Long.MAX_VALUE;
+        return Math.min(configured, cap);
+    }
 
-  public MemoryPressure level() {
-    return level;
-  }
+    public void addListener(Listener l) {
+        listeners.add(l);
+        l.onPressure(level);
+    }
 
-  public MemoryPressure.Watermarks watermarks() {
-    return marks;
-  }
+    public void add(long bytes) {
+        long now = held.addAndGet(bytes);
+        if (now > peak.get()) peak.accumulateAndGet(now, Math::max);
+        if (level.next(now, marks) != level) changeLevel();
+    }
 
-  public boolean paused() {
-    return level != MemoryPressure.NORMAL;
-  }
+    public void release(long bytes) {
+        long now = held.addAndGet(-bytes);
+        if (level.next(now, marks) != level) changeLevel();
+    }
 
-  public long held() {
-    return held.get();
-  }
+    private synchronized void changeLevel() {
+        while (true) {
+            MemoryPressure from = level;
+            long now = held.get();
+            MemoryPressure to = from.next(now, marks);
+            if (to == from) return;
+            level = to; // published before the count is read again, so a concurrent release sees it or is seen
+            if (from == MemoryPressure.NORMAL) pauses.incrementAndGet();
+            LOG.info("Memory {} -> {}: {} bytes held of {} ({})", from, to, now, limit, marks);
+            for (Listener l : listeners) l.onPressure(to);
+        }
+    }
 
-  /** The most ever held at once. */
-  public long peak() {
-    return peak.get();
-  }
+    /** Re-checks the level and tells every listener; called on a timer. */
+    public void tick() {
+        if (level.next(held.get(), marks) != level) changeLevel();
+        MemoryPressure l = level;
+        for (Listener listener : listeners) listener.onPressure(l);
+    }
 
-  /** How many times the worker has paused (left NORMAL). */
-  public long pauses() {
-    return pauses.get();
-  }
+    /** Bytes handed to a disk's flusher and not yet written: held, but already on their way out. */
+    void flushQueued(long bytes) {
+        queuedForFlush.addAndGet(bytes);
+    }
 
-  public long limit() {
-    return limit;
-  }
+    void flushDone(long bytes) {
+        queuedForFlush.addAndGet(-bytes);
+    }
+
+    /** Held bytes not yet queued for a write: what flushing partial buffers can still free. */
+    public long unqueued() {
+        return held.get() - queuedForFlush.get();
+    }
+
+    public MemoryPressure level() {
+        return level;
+    }
+
+    public MemoryPressure.Watermarks watermarks() {
+        return marks;
+    }
+
+    public boolean paused() {
+        return level != MemoryPressure.NORMAL;
+    }
+
+    public long held() {
+        return held.get();
+    }
+
+    /** The most ever held at once. */
+    public long peak() {
+        return peak.get();
+    }
+
+    /** How many times the worker has paused (left NORMAL). */
+    public long pauses() {
+        return pauses.get();
+    }
+
+    public long limit() {
+        return limit;
+    }
 }

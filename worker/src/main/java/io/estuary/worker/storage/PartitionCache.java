@@ -39,270 +39,273 @@ import java.util.concurrent.atomic.LongAdder;
  * told outside it. Callers of {@link #chunk} own the slice they get and release it once.
  */
 public final class PartitionCache implements MemoryTracker.Listener, AutoCloseable {
-  /** The most of the worker's memory limit the cache may take, whatever is configured. */
-  public static final double MAX_SHARE_OF_LIMIT = 0.2;
+    /** The most of the worker's memory limit the cache may take, whatever is configured. */
+    public static final double MAX_SHARE_OF_LIMIT = 0.2;
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PartitionCache.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PartitionCache.class);
 
-  private static final class Entry {
-    final String shuffleKey;
-    final ByteBuf data;
+    private static final class Entry {
+        final String shuffleKey;
+        final ByteBuf data;
 
-    Entry(String shuffleKey, ByteBuf data) {
-      this.shuffleKey = shuffleKey;
-      this.data = data;
-    }
-  }
-
-  private final MemoryTracker memory;
-  private final ByteBufAllocator alloc;
-  private final long capacity;
-  private final long maxPartitionSize;
-  /** In access order: the first entry is the least recently read. */
-  private final LinkedHashMap<CommittedFile, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
-  /** Files claimed by {@link #startFill} and not yet filled, with their shuffle. */
-  private final Map<CommittedFile, String> filling = new HashMap<>();
-  private long bytes;
-  private boolean closed;
-  private final LongAdder hits = new LongAdder();
-  private final LongAdder misses = new LongAdder();
-  private final LongAdder evictions = new LongAdder();
-  private final AtomicBoolean shrinkQueued = new AtomicBoolean();
-  private final ExecutorService shrinker;
-
-  /**
-   * @param maxBytes the configured capacity, lowered to {@link #MAX_SHARE_OF_LIMIT} of the tracker's limit; 0 (or
-   *     {@code enabled} false) makes a cache that holds nothing
-   * @param maxPartitionSize files larger than this are never cached
-   */
-  public PartitionCache(MemoryTracker memory, boolean enabled, long maxBytes, long maxPartitionSize) {
-    this(memory, enabled, maxBytes, maxPartitionSize, PooledByteBufAllocator.DEFAULT);
-  }
-
-  /** With the allocator of the entries' direct buffers (tests count their references). */
-  PartitionCache(MemoryTracker memory, boolean enabled, long maxBytes, long maxPartitionSize, ByteBufAllocator alloc) {
-    this.memory = memory;
-    this.alloc = alloc;
-    this.capacity = enabled ? Math.max(0, Math.min(maxBytes, (long) (memory.limit() * MAX_SHARE_OF_LIMIT))) : 0;
-    this.maxPartitionSize = maxPartitionSize;
-    this.shrinker = capacity == 0 ? null
-        : new GuardedThreadPool("worker-cache-shrink", 1);
-  }
-
-  /** Whether this cache can hold anything. */
-  public boolean enabled() {
-    return capacity > 0;
-  }
-
-  /** Whether a committed file of this length is small enough to cache. */
-  public boolean accepts(long length) {
-    return length > 0 && length <= maxPartitionSize && length <= capacity && length <= Integer.MAX_VALUE;
-  }
-
-  /** Claims {@code file} of {@code shuffleKey} for a {@link #fill}; false when it is not to be cached (or is). */
-  public synchronized boolean startFill(String shuffleKey, CommittedFile file) {
-    if (closed || !accepts(file.length()) || entries.containsKey(file) || filling.containsKey(file)) return false;
-    if (memory.held() + file.length() >= memory.watermarks().resume()) return false; // no room: not worth a read
-    filling.put(file, shuffleKey);
-    return true;
-  }
-
-  /** Gives up a claim without reading (e.g. the reader threads refused the task). */
-  public synchronized void abandonFill(CommittedFile file) {
-    filling.remove(file);
-  }
-
-  /**
-   * Reads a claimed file into memory and keeps it; blocking file I/O. Returns whether it was kept: not when the
-   * claim was dropped meanwhile (shuffle removed), memory is short, or the file cannot be read whole.
-   */
-  public boolean fill(CommittedFile file) {
-    int len = (int) file.length();
-    ByteBuf buf = null;
-    boolean kept = false;
-    try {
-      synchronized (this) {
-        if (!filling.containsKey(file)) return false;
-      }
-      if (memory.held() + len >= memory.watermarks().resume()) return false;
-      buf = alloc.directBuffer(len, len);
-      memory.add(len);
-      try (FileChannel ch = FileChannel.open(file.file().toPath(), StandardOpenOption.READ)) {
-        while (buf.isWritable()) {
-          if (buf.writeBytes(ch, buf.writerIndex(), buf.writableBytes()) < 0) {
-            throw new EOFException(file.file() + " ends before its committed length " + len);
-          }
+        Entry(String shuffleKey, ByteBuf data) {
+            this.shuffleKey = shuffleKey;
+            this.data = data;
         }
-      }
-      kept = insert(file, buf);
-      return kept;
-    } catch (IOException | RuntimeException | OutOfMemoryError e) {
-      // Not cached: readers get the file from disk, which reports its own failure if it has one.
-      LOG.debug("Not caching {}: {}", file.file(), e.toString());
-      return false;
-    } finally {
-      if (!kept) {
-        abandonFill(file);
-        if (buf != null) {
-          buf.release();
-          memory.release(len);
+    }
+
+    private final MemoryTracker memory;
+    private final ByteBufAllocator alloc;
+    private final long capacity;
+    private final long maxPartitionSize;
+    /** In access order: the first entry is the least recently read. */
+    private final LinkedHashMap<CommittedFile, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
+    /** Files claimed by {@link #startFill} and not yet filled, with their shuffle. */
+    private final Map<CommittedFile, String> filling = new HashMap<>();
+
+    private long bytes;
+    private boolean closed;
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
+    private final AtomicBoolean shrinkQueued = new AtomicBoolean();
+    private final ExecutorService shrinker;
+
+    /**
+     * @param maxBytes the configured capacity, lowered to {@link #MAX_SHARE_OF_LIMIT} of the tracker's limit; 0 (or
+     *     {@code enabled} false) makes a cache that holds nothing
+     * @param maxPartitionSize files larger than this are never cached
+     */
+    public PartitionCache(MemoryTracker memory, boolean enabled, long maxBytes, long maxPartitionSize) {
+        this(memory, enabled, maxBytes, maxPartitionSize, PooledByteBufAllocator.DEFAULT);
+    }
+
+    /** With the allocator of the entries' direct buffers (tests count their references). */
+    PartitionCache(
+            MemoryTracker memory, boolean enabled, long maxBytes, long maxPartitionSize, ByteBufAllocator alloc) {
+        this.memory = memory;
+        this.alloc = alloc;
+        this.capacity = enabled ? Math.max(0, Math.min(maxBytes, (long) (memory.limit() * MAX_SHARE_OF_LIMIT))) : 0;
+        this.maxPartitionSize = maxPartitionSize;
+        this.shrinker = capacity == 0 ? null : new GuardedThreadPool("worker-cache-shrink", 1);
+    }
+
+    /** Whether this cache can hold anything. */
+    public boolean enabled() {
+        return capacity > 0;
+    }
+
+    /** Whether a committed file of this length is small enough to cache. */
+    public boolean accepts(long length) {
+        return length > 0 && length <= maxPartitionSize && length <= capacity && length <= Integer.MAX_VALUE;
+    }
+
+    /** Claims {@code file} of {@code shuffleKey} for a {@link #fill}; false when it is not to be cached (or is). */
+    public synchronized boolean startFill(String shuffleKey, CommittedFile file) {
+        if (closed || !accepts(file.length()) || entries.containsKey(file) || filling.containsKey(file)) return false;
+        if (memory.held() + file.length() >= memory.watermarks().resume()) return false; // no room: not worth a read
+        filling.put(file, shuffleKey);
+        return true;
+    }
+
+    /** Gives up a claim without reading (e.g. the reader threads refused the task). */
+    public synchronized void abandonFill(CommittedFile file) {
+        filling.remove(file);
+    }
+
+    /**
+     * Reads a claimed file into memory and keeps it; blocking file I/O. Returns whether it was kept: not when the
+     * claim was dropped meanwhile (shuffle removed), memory is short, or the file cannot be read whole.
+     */
+    public boolean fill(CommittedFile file) {
+        int len = (int) file.length();
+        ByteBuf buf = null;
+        boolean kept = false;
+        try {
+            synchronized (this) {
+                if (!filling.containsKey(file)) return false;
+            }
+            if (memory.held() + len >= memory.watermarks().resume()) return false;
+            buf = alloc.directBuffer(len, len);
+            memory.add(len);
+            try (FileChannel ch = FileChannel.open(file.file().toPath(), StandardOpenOption.READ)) {
+                while (buf.isWritable()) {
+                    if (buf.writeBytes(ch, buf.writerIndex(), buf.writableBytes()) < 0) {
+                        throw new EOFException(file.file() + " ends before its committed length " + len);
+                    }
+                }
+            }
+            kept = insert(file, buf);
+            return kept;
+        } catch (IOException | RuntimeException | OutOfMemoryError e) {
+            // Not cached: readers get the file from disk, which reports its own failure if it has one.
+            LOG.debug("Not caching {}: {}", file.file(), e.toString());
+            return false;
+        } finally {
+            if (!kept) {
+                abandonFill(file);
+                if (buf != null) {
+                    buf.release();
+                    memory.release(len);
+                }
+            }
         }
-      }
     }
-  }
 
-  /** Keeps a filled buffer if its claim still stands and memory allows; evicts the oldest entries to fit. */
-  private boolean insert(CommittedFile file, ByteBuf buf) {
-    List<ByteBuf> victims = new ArrayList<>();
-    boolean kept = false;
-    synchronized (this) {
-      String shuffleKey = filling.remove(file);
-      if (shuffleKey != null && !closed) {
-        long freed = evictOldest(capacity - buf.capacity(), victims);
-        // held counts this buffer already, and still the victims (released below)
-        if (memory.held() - freed < memory.watermarks().resume()) {
-          entries.put(file, new Entry(shuffleKey, buf));
-          bytes += buf.capacity();
-          kept = true;
+    /** Keeps a filled buffer if its claim still stands and memory allows; evicts the oldest entries to fit. */
+    private boolean insert(CommittedFile file, ByteBuf buf) {
+        List<ByteBuf> victims = new ArrayList<>();
+        boolean kept = false;
+        synchronized (this) {
+            String shuffleKey = filling.remove(file);
+            if (shuffleKey != null && !closed) {
+                long freed = evictOldest(capacity - buf.capacity(), victims);
+                // held counts this buffer already, and still the victims (released below)
+                if (memory.held() - freed < memory.watermarks().resume()) {
+                    entries.put(file, new Entry(shuffleKey, buf));
+                    bytes += buf.capacity();
+                    kept = true;
+                }
+            }
         }
-      }
+        release(victims);
+        return kept;
     }
-    release(victims);
-    return kept;
-  }
 
-  /** Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. */
-  private long evictOldest(long target, List<ByteBuf> victims) {
-    long freed = 0;
-    Iterator<Entry> it = entries.values().iterator();
-    while (bytes > target && it.hasNext()) {
-      Entry e = it.next();
-      it.remove();
-      bytes -= e.data.capacity();
-      freed += e.data.capacity();
-      victims.add(e.data);
-      evictions.increment();
+    /** Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. */
+    private long evictOldest(long target, List<ByteBuf> victims) {
+        long freed = 0;
+        Iterator<Entry> it = entries.values().iterator();
+        while (bytes > target && it.hasNext()) {
+            Entry e = it.next();
+            it.remove();
+            bytes -= e.data.capacity();
+            freed += e.data.capacity();
+            victims.add(e.data);
+            evictions.increment();
+        }
+        return freed;
     }
-    return freed;
-  }
 
-  private void release(List<ByteBuf> victims) {
-    for (ByteBuf b : victims) {
-      int n = b.capacity();
-      b.release();
-      memory.release(n);
+    private void release(List<ByteBuf> victims) {
+        for (ByteBuf b : victims) {
+            int n = b.capacity();
+            b.release();
+            memory.release(n);
+        }
     }
-  }
 
-  /** Whether {@code file} is in memory now. */
-  public synchronized boolean contains(CommittedFile file) {
-    return entries.containsKey(file);
-  }
-
-  /**
-   * Chunk {@code index} of {@code file} as a slice the caller owns (it keeps the entry's buffer alive until
-   * released), or null when the file is not cached. Counts a hit, or a miss for a file small enough to cache.
-   */
-  public ByteBuf chunk(CommittedFile file, int index) {
-    return slice(file, file.chunkOffset(index), file.chunkLength(index));
-  }
-
-  /** Bytes [offset, offset + length) of {@code file}, as {@link #chunk} does for a whole chunk. */
-  public ByteBuf slice(CommittedFile file, long offset, long length) {
-    if (capacity == 0) return null;
-    synchronized (this) {
-      Entry e = entries.get(file); // marks it recently read
-      if (e != null) {
-        hits.increment();
-        return e.data.retainedSlice((int) offset, (int) length);
-      }
+    /** Whether {@code file} is in memory now. */
+    public synchronized boolean contains(CommittedFile file) {
+        return entries.containsKey(file);
     }
-    if (accepts(file.length())) misses.increment();
-    return null;
-  }
 
-  /** Drops every entry and pending fill of a shuffle (it was removed). */
-  public void removeShuffle(String shuffleKey) {
-    List<ByteBuf> victims = new ArrayList<>();
-    synchronized (this) {
-      filling.values().removeIf(shuffleKeyOf -> shuffleKeyOf.equals(shuffleKey));
-      Iterator<Entry> it = entries.values().iterator();
-      while (it.hasNext()) {
-        Entry e = it.next();
-        if (!e.shuffleKey.equals(shuffleKey)) continue;
-        it.remove();
-        bytes -= e.data.capacity();
-        victims.add(e.data);
-      }
+    /**
+     * Chunk {@code index} of {@code file} as a slice the caller owns (it keeps the entry's buffer alive until
+     * released), or null when the file is not cached. Counts a hit, or a miss for a file small enough to cache.
+     */
+    public ByteBuf chunk(CommittedFile file, int index) {
+        return slice(file, file.chunkOffset(index), file.chunkLength(index));
     }
-    release(victims);
-  }
 
-  /** Evicts least recently read entries until the tracker holds less than its resume watermark, or none are left. */
-  public void shrink() {
-    List<ByteBuf> victims = new ArrayList<>();
-    synchronized (this) {
-      long excess = memory.held() - memory.watermarks().resume() + 1;
-      if (excess > 0) evictOldest(Math.max(0, bytes - excess), victims);
+    /** Bytes [offset, offset + length) of {@code file}, as {@link #chunk} does for a whole chunk. */
+    public ByteBuf slice(CommittedFile file, long offset, long length) {
+        if (capacity == 0) return null;
+        synchronized (this) {
+            Entry e = entries.get(file); // marks it recently read
+            if (e != null) {
+                hits.increment();
+                return e.data.retainedSlice((int) offset, (int) length);
+            }
+        }
+        if (accepts(file.length())) misses.increment();
+        return null;
     }
-    release(victims);
-  }
 
-  /** Memory pressure: shrinks (on the cache's own thread) whenever the tracker is at or above its resume mark. */
-  @Override
-  public void onPressure(MemoryPressure level) {
-    if (shrinker == null || bytes() == 0 || memory.held() < memory.watermarks().resume()) return;
-    if (!shrinkQueued.compareAndSet(false, true)) return;
-    try {
-      shrinker.execute(() -> {
-        shrinkQueued.set(false);
-        shrink();
-      });
-    } catch (RejectedExecutionException e) {
-      shrinkQueued.set(false); // closed
+    /** Drops every entry and pending fill of a shuffle (it was removed). */
+    public void removeShuffle(String shuffleKey) {
+        List<ByteBuf> victims = new ArrayList<>();
+        synchronized (this) {
+            filling.values().removeIf(shuffleKeyOf -> shuffleKeyOf.equals(shuffleKey));
+            Iterator<Entry> it = entries.values().iterator();
+            while (it.hasNext()) {
+                Entry e = it.next();
+                if (!e.shuffleKey.equals(shuffleKey)) continue;
+                it.remove();
+                bytes -= e.data.capacity();
+                victims.add(e.data);
+            }
+        }
+        release(victims);
     }
-  }
 
-  public synchronized long bytes() {
-    return bytes;
-  }
-
-  public synchronized int entries() {
-    return entries.size();
-  }
-
-  /** Most bytes held (0 when disabled). */
-  public long capacity() {
-    return capacity;
-  }
-
-  /** Chunks served from memory. */
-  public long hits() {
-    return hits.sum();
-  }
-
-  /** Chunks of files small enough to cache that were not in memory (not filled yet, evicted, or refused). */
-  public long misses() {
-    return misses.sum();
-  }
-
-  /** Entries evicted to make room or under memory pressure (not counting removed shuffles). */
-  public long evictions() {
-    return evictions.sum();
-  }
-
-  /** Releases every entry; the cache holds nothing afterwards. Chunks being sent keep their own references. */
-  @Override
-  public void close() {
-    List<ByteBuf> victims = new ArrayList<>();
-    synchronized (this) {
-      closed = true;
-      filling.clear();
-      for (Entry e : entries.values()) victims.add(e.data);
-      entries.clear();
-      bytes = 0;
+    /** Evicts least recently read entries until the tracker holds less than its resume watermark, or none are left. */
+    public void shrink() {
+        List<ByteBuf> victims = new ArrayList<>();
+        synchronized (this) {
+            long excess = memory.held() - memory.watermarks().resume() + 1;
+            if (excess > 0) evictOldest(Math.max(0, bytes - excess), victims);
+        }
+        release(victims);
     }
-    release(victims);
-    if (shrinker != null) shrinker.shutdownNow();
-  }
+
+    /** Memory pressure: shrinks (on the cache's own thread) whenever the tracker is at or above its resume mark. */
+    @Override
+    public void onPressure(MemoryPressure level) {
+        if (shrinker == null
+                || bytes() == 0
+                || memory.held() < memory.watermarks().resume()) return;
+        if (!shrinkQueued.compareAndSet(false, true)) return;
+        try {
+            shrinker.execute(() -> {
+                shrinkQueued.set(false);
+                shrink();
+            });
+        } catch (RejectedExecutionException e) {
+            shrinkQueued.set(false); // closed
+        }
+    }
+
+    public synchronized long bytes() {
+        return bytes;
+    }
+
+    public synchronized int entries() {
+        return entries.size();
+    }
+
+    /** Most bytes held (0 when disabled). */
+    public long capacity() {
+        return capacity;
+    }
+
+    /** Chunks served from memory. */
+    public long hits() {
+        return hits.sum();
+    }
+
+    /** Chunks of files small enough to cache that were not in memory (not filled yet, evicted, or refused). */
+    public long misses() {
+        return misses.sum();
+    }
+
+    /** Entries evicted to make room or under memory pressure (not counting removed shuffles). */
+    public long evictions() {
+        return evictions.sum();
+    }
+
+    /** Releases every entry; the cache holds nothing afterwards. Chunks being sent keep their own references. */
+    @Override
+    public void close() {
+        List<ByteBuf> victims = new ArrayList<>();
+        synchronized (this) {
+            closed = true;
+            filling.clear();
+            for (Entry e : entries.values()) victims.add(e.data);
+            entries.clear();
+            bytes = 0;
+        }
+        release(victims);
+        if (shrinker != null) shrinker.shutdownNow();
+    }
 }

@@ -48,356 +48,395 @@ import java.util.concurrent.RejectedExecutionException;
  * at once.
  */
 public final class PartitionFileWriter {
-  private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
-  private static final int INITIAL_BUFFER = 16 * 1024;
+    private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
+    private static final int INITIAL_BUFFER = 16 * 1024;
 
-  private final String name;
-  private final File file;
-  private final Disk disk;
-  private final MemoryTracker memory;
-  private final int flushThreshold;
-  private final long chunkSize;
-  /** Null when map indexing is off. */
-  private final MapIndex.Builder mapIndex;
-  /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
-  private final Object fileLock = new Object();
+    private final String name;
+    private final File file;
+    private final Disk disk;
+    private final MemoryTracker memory;
+    private final int flushThreshold;
+    private final long chunkSize;
+    /** Null when map indexing is off. */
+    private final MapIndex.Builder mapIndex;
+    /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
+    private final Object fileLock = new Object();
 
-  /** The disk's failure count when this partition was reserved: any failure since then makes this file suspect. */
-  private final int diskFailuresAtStart;
+    /** The disk's failure count when this partition was reserved: any failure since then makes this file suspect. */
+    private final int diskFailuresAtStart;
 
-  private ByteBuf pending;
-  /** Capacity of {@code pending} counted in the memory tracker. */
-  private int pendingCounted;
-  private long pendingSinceNanos;
-  private final io.estuary.common.time.Clock clock;
-  private long appended;
-  private long flushAssigned;
-  private long lastChunkStart;
-  private final List<Long> chunkOffsets = new ArrayList<>();
-  private final FileContents.Tally contents = new FileContents.Tally();
-  private int flushesInFlight;
-  private Throwable error;
-  private CompletableFuture<CommittedFile> commit;
-  private volatile boolean destroyed;
-  /** Set by {@link #close}: takes no more data. */
-  private boolean closed;
-  /** Bytes {@link #close} dropped unwritten: a later commit fails rather than commit a file missing them. */
-  private long dropped;
+    private ByteBuf pending;
+    /** Capacity of {@code pending} counted in the memory tracker. */
+    private int pendingCounted;
 
-  public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
-      long chunkSize) {
-    this(name, file, disk, memory, flushThreshold, chunkSize, 0);
-  }
+    private long pendingSinceNanos;
+    private final io.estuary.common.time.Clock clock;
+    private long appended;
+    private long flushAssigned;
+    private long lastChunkStart;
+    private final List<Long> chunkOffsets = new ArrayList<>();
+    private final FileContents.Tally contents = new FileContents.Tally();
+    private int flushesInFlight;
+    private Throwable error;
+    private CompletableFuture<CommittedFile> commit;
+    private volatile boolean destroyed;
+    /** Set by {@link #close}: takes no more data. */
+    private boolean closed;
+    /** Bytes {@link #close} dropped unwritten: a later commit fails rather than commit a file missing them. */
+    private long dropped;
 
-  /** @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none */
-  public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
-      long chunkSize, long mapIndexGranularity) {
-    this(name, file, disk, memory, flushThreshold, chunkSize, mapIndexGranularity, io.estuary.common.time.Clock.system());
-  }
+    public PartitionFileWriter(
+            String name, File file, Disk disk, MemoryTracker memory, long flushThreshold, long chunkSize) {
+        this(name, file, disk, memory, flushThreshold, chunkSize, 0);
+    }
 
-  /** {@code clock} dates the oldest buffered byte ({@link #bufferedSinceNanos}). */
-  public PartitionFileWriter(String name, File file, Disk disk, MemoryTracker memory, long flushThreshold,
-      long chunkSize, long mapIndexGranularity, io.estuary.common.time.Clock clock) {
-    this.clock = clock;
-    this.mapIndex = mapIndexGranularity > 0 ? new MapIndex.Builder(mapIndexGranularity) : null;
-    this.name = name;
-    this.file = file;
-    this.disk = disk;
-    this.memory = memory;
-    this.flushThreshold = (int) flushThreshold;
-    this.chunkSize = chunkSize;
-    this.diskFailuresAtStart = disk.failures();
-  }
+    /** @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none */
+    public PartitionFileWriter(
+            String name,
+            File file,
+            Disk disk,
+            MemoryTracker memory,
+            long flushThreshold,
+            long chunkSize,
+            long mapIndexGranularity) {
+        this(
+                name,
+                file,
+                disk,
+                memory,
+                flushThreshold,
+                chunkSize,
+                mapIndexGranularity,
+                io.estuary.common.time.Clock.system());
+    }
 
-  public Disk disk() {
-    return disk;
-  }
+    /** {@code clock} dates the oldest buffered byte ({@link #bufferedSinceNanos}). */
+    public PartitionFileWriter(
+            String name,
+            File file,
+            Disk disk,
+            MemoryTracker memory,
+            long flushThreshold,
+            long chunkSize,
+            long mapIndexGranularity,
+            io.estuary.common.time.Clock clock) {
+        this.clock = clock;
+        this.mapIndex = mapIndexGranularity > 0 ? new MapIndex.Builder(mapIndexGranularity) : null;
+        this.name = name;
+        this.file = file;
+        this.disk = disk;
+        this.memory = memory;
+        this.flushThreshold = (int) flushThreshold;
+        this.chunkSize = chunkSize;
+        this.diskFailuresAtStart = disk.failures();
+    }
 
-  /** Bytes appended so far: the size the file will have. */
-  public synchronized long size() {
-    return appended;
-  }
+    public Disk disk() {
+        return disk;
+    }
 
-  /** Appends {@code data} (whole batches) and releases it. Fails for a committed, destroyed or failed partition. */
-  public void append(ByteBuf data) {
-    try {
-      synchronized (this) {
-        if (closed) {
-          throw new StatusException(StatusCode.HARD_SPLIT, name + " cannot take data: the worker is stopping; push "
-              + "to the partition's next epoch");
+    /** Bytes appended so far: the size the file will have. */
+    public synchronized long size() {
+        return appended;
+    }
+
+    /** Appends {@code data} (whole batches) and releases it. Fails for a committed, destroyed or failed partition. */
+    public void append(ByteBuf data) {
+        try {
+            synchronized (this) {
+                if (closed) {
+                    throw new StatusException(
+                            StatusCode.HARD_SPLIT,
+                            name + " cannot take data: the worker is stopping; push "
+                                    + "to the partition's next epoch");
+                }
+                if (error != null) {
+                    throw new StatusException(
+                            StatusCode.DISK_FAILED, name + " cannot take data: an earlier write failed: " + error);
+                }
+                if (destroyed) {
+                    throw new StatusException(
+                            StatusCode.UNKNOWN_LOCATION,
+                            name + " was deleted (its shuffle expired or was " + "unregistered)");
+                }
+                if (commit != null) {
+                    throw new StatusException(
+                            StatusCode.STAGE_ENDED,
+                            name + " is already committed; a late push from a map " + "attempt that lost");
+                }
+                checkDisk();
+                int n = data.readableBytes();
+                if (n == 0) return;
+                try {
+                    if (pending == null) {
+                        // Small at first: with thousands of partitions open, buffers sized for a full flush would hold
+                        // the
+                        // memory limit before any fills. It doubles as data arrives.
+                        pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
+                        pendingSinceNanos = clock.nanos();
+                    }
+                    pending.ensureWritable(n);
+                } catch (OutOfMemoryError e) { // Netty's direct memory is exhausted: this push waits, the worker lives
+                    throw new StatusException(
+                            StatusCode.RETRY_LATER,
+                            name + ": no direct memory for " + n + " more bytes (" + memory.held() + " held): "
+                                    + e.getMessage());
+                } finally {
+                    countCapacity();
+                }
+                boolean chunkStart = false;
+                if (appended == 0) {
+                    chunkOffsets.add(0L);
+                    chunkStart = true;
+                } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
+                    chunkOffsets.add(appended); // a chunk never grows past chunkSize unless one push alone is larger
+                    lastChunkStart = appended;
+                    chunkStart = true;
+                }
+                if (mapIndex != null) mapIndex.add(appended, data, chunkStart);
+                contents.countBatches(data);
+                appended += n;
+                pending.writeBytes(data);
+                if (pending.readableBytes() >= flushThreshold) flushPending();
+            }
+        } finally {
+            data.release();
+        }
+    }
+
+    private void countCapacity() {
+        int cap = pending == null ? 0 : pending.capacity();
+        if (cap != pendingCounted) {
+            memory.add(cap - pendingCounted);
+            pendingCounted = cap;
+        }
+    }
+
+    /** Bytes in the partly filled buffer, not yet queued for a write. */
+    public synchronized int bufferedBytes() {
+        return pending == null ? 0 : pending.readableBytes();
+    }
+
+    /** When the oldest byte in the buffer arrived (the clock's nanos), or 0 when nothing is buffered. */
+    public synchronized long bufferedSinceNanos() {
+        return pending == null || pending.readableBytes() == 0 ? 0 : pendingSinceNanos;
+    }
+
+    /** Whether the writer takes no more data (committed, deleted or failed), so it never needs an early flush. */
+    public synchronized boolean retired() {
+        return commit != null || destroyed || error != null || closed;
+    }
+
+    /**
+     * Queues the partly filled buffer for writing now instead of when it fills up. Returns the memory this will
+     * free once written (0 when nothing was buffered or the writer is retired).
+     */
+    public synchronized long flushBuffered() {
+        if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null || closed) {
+            return 0;
+        }
+        long freed = pendingCounted;
+        flushPending();
+        return freed;
+    }
+
+    /** Refuses data when the disk is failed (or failed since this partition began) or full. */
+    private void checkDisk() {
+        if (disk.failures() != diskFailuresAtStart || disk.status() == DiskStatus.DISK_FAILED) {
+            String why = disk.failure();
+            throw new StatusException(
+                    StatusCode.DISK_FAILED,
+                    name + " cannot take data: its disk " + disk.mountPoint()
+                            + (why != null ? " failed: " + why : " failed since the partition was placed on it"));
+        }
+        if (disk.status() == DiskStatus.DISK_FULL) {
+            throw new StatusException(
+                    StatusCode.HARD_SPLIT,
+                    name + " cannot take data: its disk " + disk.mountPoint() + " is full (" + disk.reason()
+                            + "); push to the partition's next epoch");
+        }
+    }
+
+    private void flushPending() {
+        ByteBuf buf = pending;
+        int counted = pendingCounted;
+        pending = null;
+        pendingCounted = 0;
+        long position = flushAssigned;
+        flushAssigned += buf.readableBytes();
+        contents.written(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
+        flushesInFlight++;
+        memory.flushQueued(counted);
+        QueuedWrite w = new BufferWrite(buf, counted, position);
+        try {
+            disk.flusher().submit(w);
+        } catch (RejectedExecutionException e) { // the worker is shutting down
+            flushesInFlight--;
+            memory.flushDone(counted);
+            memory.release(counted);
+            buf.release();
+            if (error == null) error = e;
+            return;
+        }
+        // The disk may have failed since this partition began, after its flusher gave up what was queued then.
+        if (disk.failures() != diskFailuresAtStart) w.abandon("the partition's disk failed while it was written");
+    }
+
+    /** One flush buffer on its way to the file. */
+    private final class BufferWrite extends QueuedWrite {
+        private final ByteBuf buf;
+        private final int counted;
+        private final long position;
+
+        BufferWrite(ByteBuf buf, int counted, long position) {
+            this.buf = buf;
+            this.counted = counted;
+            this.position = position;
+        }
+
+        @Override
+        void write() throws IOException {
+            DiskHangInjection.await(file);
+            try (FileChannel ch = open()) {
+                long p = position;
+                for (ByteBuffer b : buf.nioBuffers()) {
+                    while (b.hasRemaining()) p += ch.write(b, p);
+                }
+            }
+        }
+
+        @Override
+        void freeBuffer() {
+            buf.release();
+        }
+
+        @Override
+        void finished(Throwable e, boolean abandoned) {
+            if (e != null && !abandoned && !destroyed && DiskErrors.classify(e) == DiskErrors.Kind.DISK_ERROR) {
+                // ENOSPC and EMFILE fail this partition only; the disk probe decides whether the disk is full.
+                disk.markFailed("writing " + file + " failed: " + e);
+            }
+            memory.flushDone(counted);
+            memory.release(counted);
+            synchronized (PartitionFileWriter.this) {
+                if (e != null && error == null) {
+                    error = abandoned
+                            ? new StatusException(
+                                    StatusCode.DISK_FAILED,
+                                    "its disk " + disk.mountPoint() + " failed or hangs; its write was given up: "
+                                            + e.getMessage())
+                            : e;
+                }
+                flushesInFlight--;
+                finishCommitIfDone();
+            }
+        }
+    }
+
+    /**
+     * The disk failed (or hangs): drops the data buffered and not yet queued, releasing its memory, and takes no more;
+     * a commit fails. Writes already queued are given up by the disk's flusher.
+     */
+    synchronized void diskFailed(String why) {
+        if (error == null)
+            error = new StatusException(
+                    StatusCode.DISK_FAILED, name + ": its disk " + disk.mountPoint() + " failed: " + why);
+        if (pending != null) {
+            dropped += pending.readableBytes();
+            memory.release(pendingCounted);
+            pendingCounted = 0;
+            pending.release();
+            pending = null;
+        }
+        finishCommitIfDone();
+    }
+
+    /**
+     * Opens the file for one flush. Checked and opened under the lock so that a partition being destroyed is never
+     * created again; a flush already writing when it is deleted writes to the unlinked file, which goes with it.
+     */
+    private FileChannel open() throws IOException {
+        synchronized (fileLock) {
+            if (destroyed) throw new IOException(name + " was deleted");
+            Files.createDirectories(file.getParentFile().toPath());
+            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        }
+    }
+
+    /** Flushes what is left and completes once every byte is on disk. Calling it again returns the same result. */
+    public synchronized CompletableFuture<CommittedFile> commit() {
+        if (commit != null) return commit;
+        commit = new CompletableFuture<>();
+        if (pending != null && pending.readableBytes() > 0) flushPending();
+        finishCommitIfDone();
+        return commit;
+    }
+
+    private void finishCommitIfDone() {
+        if (commit == null || commit.isDone() || flushesInFlight > 0) return;
+        if (error == null && dropped > 0) {
+            error = new StatusException(
+                    StatusCode.HARD_SPLIT,
+                    "the worker closed and dropped " + dropped + " buffered " + "bytes before the commit");
+        }
+        if (error == null && disk.failures() != diskFailuresAtStart) {
+            error = new StatusException(
+                    StatusCode.DISK_FAILED, "its disk " + disk.mountPoint() + " failed while it was " + "written");
         }
         if (error != null) {
-          throw new StatusException(StatusCode.DISK_FAILED, name + " cannot take data: an earlier write failed: "
-              + error);
+            commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
+            return;
         }
-        if (destroyed) {
-          throw new StatusException(StatusCode.UNKNOWN_LOCATION, name + " was deleted (its shuffle expired or was "
-              + "unregistered)");
+        long[] offsets = new long[chunkOffsets.size()];
+        for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
+        commit.complete(new CommittedFile(
+                file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended), contents.result()));
+    }
+
+    /**
+     * Drops the buffered data not yet queued for writing and takes no more data; the file keeps what was written (as
+     * after a crash). For a worker closing without committing, so the buffer's direct memory is freed; writes already
+     * queued still complete. A commit that has not flushed yet fails afterwards, since bytes were dropped.
+     */
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        if (pending != null) {
+            dropped += pending.readableBytes();
+            memory.release(pendingCounted);
+            pendingCounted = 0;
+            pending.release();
+            pending = null;
         }
-        if (commit != null) {
-          throw new StatusException(StatusCode.STAGE_ENDED, name + " is already committed; a late push from a map "
-              + "attempt that lost");
+    }
+
+    /** Drops buffered data and deletes the file (later, on the disk's cleaner thread). */
+    public void destroy() {
+        synchronized (this) {
+            if (destroyed) return;
+            destroyed = true;
+            if (pending != null) {
+                memory.release(pendingCounted);
+                pendingCounted = 0;
+                pending.release();
+                pending = null;
+            }
         }
-        checkDisk();
-        int n = data.readableBytes();
-        if (n == 0) return;
-        try {
-          if (pending == null) {
-            // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
-            // memory limit before any fills. It doubles as data arrives.
-            pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
-            pendingSinceNanos = clock.nanos();
-          }
-          pending.ensureWritable(n);
-        } catch (OutOfMemoryError e) { // Netty's direct memory is exhausted: this push waits, the worker lives
-          throw new StatusException(StatusCode.RETRY_LATER, name + ": no direct memory for " + n + " more bytes ("
-              + memory.held() + " held): " + e.getMessage());
-        } finally {
-          countCapacity();
-        }
-        boolean chunkStart = false;
-        if (appended == 0) {
-          chunkOffsets.add(0L);
-          chunkStart = true;
-        } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
-          chunkOffsets.add(appended); // a chunk never grows past chunkSize unless one push alone is larger
-          lastChunkStart = appended;
-          chunkStart = true;
-        }
-        if (mapIndex != null) mapIndex.add(appended, data, chunkStart);
-        contents.countBatches(data);
-        appended += n;
-        pending.writeBytes(data);
-        if (pending.readableBytes() >= flushThreshold) flushPending();
-      }
-    } finally {
-      data.release();
-    }
-  }
-
-  private void countCapacity() {
-    int cap = pending == null ? 0 : pending.capacity();
-    if (cap != pendingCounted) {
-      memory.add(cap - pendingCounted);
-      pendingCounted = cap;
-    }
-  }
-
-  /** Bytes in the partly filled buffer, not yet queued for a write. */
-  public synchronized int bufferedBytes() {
-    return pending == null ? 0 : pending.readableBytes();
-  }
-
-  /** When the oldest byte in the buffer arrived (the clock's nanos), or 0 when nothing is buffered. */
-  public synchronized long bufferedSinceNanos() {
-    return pending == null || pending.readableBytes() == 0 ? 0 : pendingSinceNanos;
-  }
-
-  /** Whether the writer takes no more data (committed, deleted or failed), so it never needs an early flush. */
-  public synchronized boolean retired() {
-    return commit != null || destroyed || error != null || closed;
-  }
-
-  /**
-   * Queues the partly filled buffer for writing now instead of when it fills up. Returns the memory this will
-   * free once written (0 when nothing was buffered or the writer is retired).
-   */
-  public synchronized long flushBuffered() {
-    if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null || closed) {
-      return 0;
-    }
-    long freed = pendingCounted;
-    flushPending();
-    return freed;
-  }
-
-  /** Refuses data when the disk is failed (or failed since this partition began) or full. */
-  private void checkDisk() {
-    if (disk.failures() != diskFailuresAtStart || disk.status() == DiskStatus.DISK_FAILED) {
-      String why = disk.failure();
-      throw new StatusException(StatusCode.DISK_FAILED, name + " cannot take data: its disk " + disk.mountPoint()
-          + (why != null ? " failed: " + why : " failed since the partition was placed on it"));
-    }
-    if (disk.status() == DiskStatus.DISK_FULL) {
-      throw new StatusException(StatusCode.HARD_SPLIT, name + " cannot take data: its disk " + disk.mountPoint()
-          + " is full (" + disk.reason() + "); push to the partition's next epoch");
-    }
-  }
-
-  private void flushPending() {
-    ByteBuf buf = pending;
-    int counted = pendingCounted;
-    pending = null;
-    pendingCounted = 0;
-    long position = flushAssigned;
-    flushAssigned += buf.readableBytes();
-    contents.written(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
-    flushesInFlight++;
-    memory.flushQueued(counted);
-    QueuedWrite w = new BufferWrite(buf, counted, position);
-    try {
-      disk.flusher().submit(w);
-    } catch (RejectedExecutionException e) { // the worker is shutting down
-      flushesInFlight--;
-      memory.flushDone(counted);
-      memory.release(counted);
-      buf.release();
-      if (error == null) error = e;
-      return;
-    }
-    // The disk may have failed since this partition began, after its flusher gave up what was queued then.
-    if (disk.failures() != diskFailuresAtStart) w.abandon("the partition's disk failed while it was written");
-  }
-
-  /** One flush buffer on its way to the file. */
-  private final class BufferWrite extends QueuedWrite {
-    private final ByteBuf buf;
-    private final int counted;
-    private final long position;
-
-    BufferWrite(ByteBuf buf, int counted, long position) {
-      this.buf = buf;
-      this.counted = counted;
-      this.position = position;
+        // The file goes on the disk's own thread: a hung disk must not hold up the caller (a heartbeat).
+        disk.deleteLater(() -> {
+            try {
+                DiskHangInjection.await(file);
+            } catch (java.io.InterruptedIOException e) {
+                return;
+            }
+            synchronized (fileLock) {
+                if (!file.delete() && file.exists()) file.deleteOnExit();
+            }
+        });
     }
 
     @Override
-    void write() throws IOException {
-      DiskHangInjection.await(file);
-      try (FileChannel ch = open()) {
-        long p = position;
-        for (ByteBuffer b : buf.nioBuffers()) {
-          while (b.hasRemaining()) p += ch.write(b, p);
-        }
-      }
+    public String toString() {
+        return name;
     }
-
-    @Override
-    void freeBuffer() {
-      buf.release();
-    }
-
-    @Override
-    void finished(Throwable e, boolean abandoned) {
-      if (e != null && !abandoned && !destroyed && DiskErrors.classify(e) == DiskErrors.Kind.DISK_ERROR) {
-        // ENOSPC and EMFILE fail this partition only; the disk probe decides whether the disk is full.
-        disk.markFailed("writing " + file + " failed: " + e);
-      }
-      memory.flushDone(counted);
-      memory.release(counted);
-      synchronized (PartitionFileWriter.this) {
-        if (e != null && error == null) {
-          error = abandoned ? new StatusException(StatusCode.DISK_FAILED, "its disk " + disk.mountPoint()
-              + " failed or hangs; its write was given up: " + e.getMessage()) : e;
-        }
-        flushesInFlight--;
-        finishCommitIfDone();
-      }
-    }
-  }
-
-  /**
-   * The disk failed (or hangs): drops the data buffered and not yet queued, releasing its memory, and takes no more;
-   * a commit fails. Writes already queued are given up by the disk's flusher.
-   */
-  synchronized void diskFailed(String why) {
-    if (error == null) error = new StatusException(StatusCode.DISK_FAILED, name + ": its disk " + disk.mountPoint()
-        + " failed: " + why);
-    if (pending != null) {
-      dropped += pending.readableBytes();
-      memory.release(pendingCounted);
-      pendingCounted = 0;
-      pending.release();
-      pending = null;
-    }
-    finishCommitIfDone();
-  }
-
-  /**
-   * Opens the file for one flush. Checked and opened under the lock so that a partition being destroyed is never
-   * created again; a flush already writing when it is deleted writes to the unlinked file, which goes with it.
-   */
-  private FileChannel open() throws IOException {
-    synchronized (fileLock) {
-      if (destroyed) throw new IOException(name + " was deleted");
-      Files.createDirectories(file.getParentFile().toPath());
-      return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-    }
-  }
-
-  /** Flushes what is left and completes once every byte is on disk. Calling it again returns the same result. */
-  public synchronized CompletableFuture<CommittedFile> commit() {
-    if (commit != null) return commit;
-    commit = new CompletableFuture<>();
-    if (pending != null && pending.readableBytes() > 0) flushPending();
-    finishCommitIfDone();
-    return commit;
-  }
-
-  private void finishCommitIfDone() {
-    if (commit == null || commit.isDone() || flushesInFlight > 0) return;
-    if (error == null && dropped > 0) {
-      error = new StatusException(StatusCode.HARD_SPLIT, "the worker closed and dropped " + dropped + " buffered "
-          + "bytes before the commit");
-    }
-    if (error == null && disk.failures() != diskFailuresAtStart) {
-      error = new StatusException(StatusCode.DISK_FAILED, "its disk " + disk.mountPoint() + " failed while it was "
-          + "written");
-    }
-    if (error != null) {
-      commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
-      return;
-    }
-    long[] offsets = new long[chunkOffsets.size()];
-    for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
-    commit.complete(new CommittedFile(file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended),
-        contents.result()));
-  }
-
-  /**
-   * Drops the buffered data not yet queued for writing and takes no more data; the file keeps what was written (as
-   * after a crash). For a worker closing without committing, so the buffer's direct memory is freed; writes already
-   * queued still complete. A commit that has not flushed yet fails afterwards, since bytes were dropped.
-   */
-  public synchronized void close() {
-    if (closed) return;
-    closed = true;
-    if (pending != null) {
-      dropped += pending.readableBytes();
-      memory.release(pendingCounted);
-      pendingCounted = 0;
-      pending.release();
-      pending = null;
-    }
-  }
-
-  /** Drops buffered data and deletes the file (later, on the disk's cleaner thread). */
-  public void destroy() {
-    synchronized (this) {
-      if (destroyed) return;
-      destroyed = true;
-      if (pending != null) {
-        memory.release(pendingCounted);
-        pendingCounted = 0;
-        pending.release();
-        pending = null;
-      }
-    }
-    // The file goes on the disk's own thread: a hung disk must not hold up the caller (a heartbeat).
-    disk.deleteLater(() -> {
-      try {
-        DiskHangInjection.await(file);
-      } catch (java.io.InterruptedIOException e) {
-        return;
-      }
-      synchronized (fileLock) {
-        if (!file.delete() && file.exists()) file.deleteOnExit();
-      }
-    });
-  }
-
-  @Override
-  public String toString() {
-    return name;
-  }
 }

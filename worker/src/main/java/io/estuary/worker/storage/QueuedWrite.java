@@ -14,52 +14,52 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread-safe: the state moves by compare-and-set; the subclass's callbacks run once each.
  */
 abstract class QueuedWrite implements Runnable {
-  private static final int QUEUED = 0;
-  private static final int RUNNING = 1;
-  private static final int DONE = 2;
+    private static final int QUEUED = 0;
+    private static final int RUNNING = 1;
+    private static final int DONE = 2;
 
-  private final AtomicInteger state = new AtomicInteger(QUEUED);
-  private final AtomicBoolean settled = new AtomicBoolean();
-  private volatile DiskFlusher flusher;
+    private final AtomicInteger state = new AtomicInteger(QUEUED);
+    private final AtomicBoolean settled = new AtomicBoolean();
+    private volatile DiskFlusher flusher;
 
-  void queuedOn(DiskFlusher flusher) {
-    this.flusher = flusher;
-  }
-
-  @Override
-  public final void run() {
-    if (!state.compareAndSet(QUEUED, RUNNING)) return; // abandoned while queued: already settled
-    Throwable error = null;
-    try {
-      write();
-    } catch (IOException | RuntimeException e) {
-      error = e;
-    } finally {
-      state.set(DONE);
-      freeBuffer();
-      settle(error, false);
+    void queuedOn(DiskFlusher flusher) {
+        this.flusher = flusher;
     }
-  }
 
-  /** Gives the write up because its disk failed or hangs ({@code why}). Idempotent. */
-  final void abandon(String why) {
-    if (state.compareAndSet(QUEUED, DONE)) freeBuffer();
-    settle(new IOException(why), true);
-  }
+    @Override
+    public final void run() {
+        if (!state.compareAndSet(QUEUED, RUNNING)) return; // abandoned while queued: already settled
+        Throwable error = null;
+        try {
+            write();
+        } catch (IOException | RuntimeException e) {
+            error = e;
+        } finally {
+            state.set(DONE);
+            freeBuffer();
+            settle(error, false);
+        }
+    }
 
-  private void settle(Throwable error, boolean abandoned) {
-    if (!settled.compareAndSet(false, true)) return;
-    DiskFlusher f = flusher;
-    if (f != null) f.settled(this);
-    finished(error, abandoned);
-  }
+    /** Gives the write up because its disk failed or hangs ({@code why}). Idempotent. */
+    final void abandon(String why) {
+        if (state.compareAndSet(QUEUED, DONE)) freeBuffer();
+        settle(new IOException(why), true);
+    }
 
-  /** Writes the buffer; on a flusher thread. */
-  abstract void write() throws IOException;
+    private void settle(Throwable error, boolean abandoned) {
+        if (!settled.compareAndSet(false, true)) return;
+        DiskFlusher f = flusher;
+        if (f != null) f.settled(this);
+        finished(error, abandoned);
+    }
 
-  /** Frees the buffer: after the write returned, or when abandoned before it started. */
-  abstract void freeBuffer();
+    /** Writes the buffer; on a flusher thread. */
+    abstract void write() throws IOException;
 
-  /** Called once: the write succeeded ({@code error} null), failed, or was abandoned. */
-  abstract void finished(Throwable error, boolean abandoned);
+    /** Frees the buffer: after the write returned, or when abandoned before it started. */
+    abstract void freeBuffer();
+
+    /** Called once: the write succeeded ({@code error} null), failed, or was abandoned. */
+    abstract void finished(Throwable error, boolean abandoned);
 }

@@ -26,7 +26,6 @@ import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.util.Collections;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,60 +36,112 @@ import org.junit.jupiter.api.Test;
  * master can split: every later heartbeat of that worker failed, and the master declared it lost.
  */
 class IdValidationTest {
-  private static final List<String> BAD_APP_IDS = List.of("", "a/b", "a\\b", "..", ".", "app\u0000x",
-      "line\nbreak", "x".repeat(256));
+    private static final List<String> BAD_APP_IDS =
+            List.of("", "a/b", "a\\b", "..", ".", "app\u0000x", "line\nbreak", "x".repeat(256));
 
-  @Test
-  void malformedIdsAreRefusedAtEveryEntryPointAndHeartbeatsGoOn() throws Exception {
-    try (MiniCluster cluster = new MiniCluster(1);
-        TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "ids-test")) {
-      MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
-      Worker worker = cluster.workers().get(0);
-      RawShuffle s = new RawShuffle(clients, master, "app-ids", 0, 2);
-      PartitionLocation l = s.locations.get(0);
-      TransportClient rpc = clients.client(l.getWorker().getHost(), l.getWorker().getRpcPort());
-      TransportClient fetch = clients.client(l.getWorker().getHost(), l.getWorker().getFetchPort());
+    @Test
+    void malformedIdsAreRefusedAtEveryEntryPointAndHeartbeatsGoOn() throws Exception {
+        try (MiniCluster cluster = new MiniCluster(1);
+                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "ids-test")) {
+            MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
+            Worker worker = cluster.workers().get(0);
+            RawShuffle s = new RawShuffle(clients, master, "app-ids", 0, 2);
+            PartitionLocation l = s.locations.get(0);
+            TransportClient rpc =
+                    clients.client(l.getWorker().getHost(), l.getWorker().getRpcPort());
+            TransportClient fetch =
+                    clients.client(l.getWorker().getHost(), l.getWorker().getFetchPort());
 
-      for (String bad : BAD_APP_IDS) {
-        refused("reserve_slots.app_id", () -> ControlClient.ask(rpc, Request.newBuilder().setReserveSlots(
-            ReserveSlotsRequest.newBuilder().setAppId(bad).setShuffleId(0).addLocations(l)), Empty.parser()));
-        refused("request_slots.app_id", () -> master.ask(Request.newBuilder().setRequestSlots(
-            RequestSlotsRequest.newBuilder().setAppId(bad).setShuffleId(0).setNumPartitions(1)),
-            RequestSlotsResponse.parser(), 10_000));
-        refused("open_stream.app_id", () -> ControlClient.ask(fetch, Request.newBuilder().setOpenStream(
-            OpenStreamRequest.newBuilder().setAppId(bad).setShuffleId(0)), StreamHandle.parser()));
-      }
-      refused("reserve_slots.shuffle_id", () -> ControlClient.ask(rpc, Request.newBuilder().setReserveSlots(
-          ReserveSlotsRequest.newBuilder().setAppId("app-ids").setShuffleId(-1).addLocations(l)), Empty.parser()));
-      refused("reserve_slots.user", () -> ControlClient.ask(rpc, Request.newBuilder().setReserveSlots(
-          ReserveSlotsRequest.newBuilder().setAppId("app-ids").setShuffleId(0).setUser("eve\r\nforged log line")
-              .addLocations(l)), Empty.parser()));
-      // A worker that reports a shuffle key no master can split is refused, not let in to fail later.
-      WorkerInfo fake = WorkerInfo.newBuilder().setAddress(WorkerAddress.newBuilder().setHost("127.0.0.1")
-          .setRpcPort(1).setPushPort(2).setFetchPort(3)).addDisks(DiskInfo.newBuilder().setMountPoint("/d")).build();
-      refused("worker_heartbeat.shuffle_keys[1]", () -> master.ask(Request.newBuilder().setWorkerHeartbeat(
-          WorkerHeartbeatRequest.newBuilder().setWorker(fake).addShuffleKeys("app-ids-0").addShuffleKeys("-0")),
-          WorkerHeartbeatResponse.parser(), 10_000));
+            for (String bad : BAD_APP_IDS) {
+                refused(
+                        "reserve_slots.app_id",
+                        () -> ControlClient.ask(
+                                rpc,
+                                Request.newBuilder()
+                                        .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                                .setAppId(bad)
+                                                .setShuffleId(0)
+                                                .addLocations(l)),
+                                Empty.parser()));
+                refused(
+                        "request_slots.app_id",
+                        () -> master.ask(
+                                Request.newBuilder()
+                                        .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                                .setAppId(bad)
+                                                .setShuffleId(0)
+                                                .setNumPartitions(1)),
+                                RequestSlotsResponse.parser(),
+                                10_000));
+                refused(
+                        "open_stream.app_id",
+                        () -> ControlClient.ask(
+                                fetch,
+                                Request.newBuilder()
+                                        .setOpenStream(OpenStreamRequest.newBuilder()
+                                                .setAppId(bad)
+                                                .setShuffleId(0)),
+                                StreamHandle.parser()));
+            }
+            refused(
+                    "reserve_slots.shuffle_id",
+                    () -> ControlClient.ask(
+                            rpc,
+                            Request.newBuilder()
+                                    .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                            .setAppId("app-ids")
+                                            .setShuffleId(-1)
+                                            .addLocations(l)),
+                            Empty.parser()));
+            refused(
+                    "reserve_slots.user",
+                    () -> ControlClient.ask(
+                            rpc,
+                            Request.newBuilder()
+                                    .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                            .setAppId("app-ids")
+                                            .setShuffleId(0)
+                                            .setUser("eve\r\nforged log line")
+                                            .addLocations(l)),
+                            Empty.parser()));
+            // A worker that reports a shuffle key no master can split is refused, not let in to fail later.
+            WorkerInfo fake = WorkerInfo.newBuilder()
+                    .setAddress(WorkerAddress.newBuilder()
+                            .setHost("127.0.0.1")
+                            .setRpcPort(1)
+                            .setPushPort(2)
+                            .setFetchPort(3))
+                    .addDisks(DiskInfo.newBuilder().setMountPoint("/d"))
+                    .build();
+            refused(
+                    "worker_heartbeat.shuffle_keys[1]",
+                    () -> master.ask(
+                            Request.newBuilder()
+                                    .setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
+                                            .setWorker(fake)
+                                            .addShuffleKeys("app-ids-0")
+                                            .addShuffleKeys("-0")),
+                            WorkerHeartbeatResponse.parser(),
+                            10_000));
 
-      assertEquals(List.of(s.key()), worker.registry().shuffleKeys(), "nothing of a refused request is kept");
-      long answered = worker.heartbeatsAnswered();
-      waitFor(() -> worker.heartbeatsAnswered() >= answered + 3, 60_000, "the worker's heartbeats are answered");
+            assertEquals(List.of(s.key()), worker.registry().shuffleKeys(), "nothing of a refused request is kept");
+            long answered = worker.heartbeatsAnswered();
+            waitFor(() -> worker.heartbeatsAnswered() >= answered + 3, 60_000, "the worker's heartbeats are answered");
 
-      s.push(2);
-      for (PartitionLocation p : s.locations) s.commitAndCheck(p);
-      for (PartitionLocation p : s.locations) s.readAndCheck(p);
-      s.unregister();
+            s.push(2);
+            for (PartitionLocation p : s.locations) s.commitAndCheck(p);
+            for (PartitionLocation p : s.locations) s.readAndCheck(p);
+            s.unregister();
+        }
     }
-  }
 
-  interface Call {
-    void run() throws Exception;
-  }
+    interface Call {
+        void run() throws Exception;
+    }
 
-  private static void refused(String field, Call call) {
-    RemoteException e = assertThrows(RemoteException.class, call::run, field + " must be refused");
-    assertEquals(StatusCode.BAD_REQUEST, e.status(), e.getMessage());
-    assertTrue(e.getMessage().contains("refuses the request: " + field), e.getMessage());
-  }
-
+    private static void refused(String field, Call call) {
+        RemoteException e = assertThrows(RemoteException.class, call::run, field + " must be refused");
+        assertEquals(StatusCode.BAD_REQUEST, e.status(), e.getMessage());
+        assertTrue(e.getMessage().contains("refuses the request: " + field), e.getMessage());
+    }
 }

@@ -36,111 +36,149 @@ import java.util.zip.CRC32;
  * reading a partition back chunk by chunk.
  */
 final class RawShuffle {
-  final String app;
-  final int shuffle;
-  final List<PartitionLocation> locations;
-  final long[] bytes;
-  final CRC32[] crcs;
-  private final TransportClientFactory clients;
-  private final MasterClient master;
-  private final Random random;
+    final String app;
+    final int shuffle;
+    final List<PartitionLocation> locations;
+    final long[] bytes;
+    final CRC32[] crcs;
+    private final TransportClientFactory clients;
+    private final MasterClient master;
+    private final Random random;
 
-  RawShuffle(TransportClientFactory clients, MasterClient master, String app, int shuffle, int partitions)
-      throws RemoteException {
-    this.clients = clients;
-    this.master = master;
-    this.app = app;
-    this.shuffle = shuffle;
-    this.random = new Random(shuffle * 31L + partitions);
-    master.ask(Request.newBuilder().setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
-        Empty.parser(), 10_000);
-    this.locations = master.ask(Request.newBuilder().setRequestSlots(RequestSlotsRequest.newBuilder().setAppId(app)
-        .setShuffleId(shuffle).setNumPartitions(partitions)), RequestSlotsResponse.parser(), 10_000)
-        .getLocationsList();
-    this.bytes = new long[partitions];
-    this.crcs = new CRC32[partitions];
-    for (int p = 0; p < partitions; p++) crcs[p] = new CRC32();
-    for (PartitionLocation l : locations) {
-      ControlClient.ask(rpc(l.getWorker()), Request.newBuilder().setReserveSlots(ReserveSlotsRequest.newBuilder()
-          .setAppId(app).setShuffleId(shuffle).addLocations(l)), Empty.parser());
+    RawShuffle(TransportClientFactory clients, MasterClient master, String app, int shuffle, int partitions)
+            throws RemoteException {
+        this.clients = clients;
+        this.master = master;
+        this.app = app;
+        this.shuffle = shuffle;
+        this.random = new Random(shuffle * 31L + partitions);
+        master.ask(
+                Request.newBuilder()
+                        .setApplicationHeartbeat(
+                                ApplicationHeartbeatRequest.newBuilder().setAppId(app)),
+                Empty.parser(),
+                10_000);
+        this.locations = master.ask(
+                        Request.newBuilder()
+                                .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                        .setAppId(app)
+                                        .setShuffleId(shuffle)
+                                        .setNumPartitions(partitions)),
+                        RequestSlotsResponse.parser(),
+                        10_000)
+                .getLocationsList();
+        this.bytes = new long[partitions];
+        this.crcs = new CRC32[partitions];
+        for (int p = 0; p < partitions; p++) crcs[p] = new CRC32();
+        for (PartitionLocation l : locations) {
+            ControlClient.ask(
+                    rpc(l.getWorker()),
+                    Request.newBuilder()
+                            .setReserveSlots(ReserveSlotsRequest.newBuilder()
+                                    .setAppId(app)
+                                    .setShuffleId(shuffle)
+                                    .addLocations(l)),
+                    Empty.parser());
+        }
     }
-  }
 
-  String key() {
-    return ShuffleKey.of(app, shuffle);
-  }
+    String key() {
+        return ShuffleKey.of(app, shuffle);
+    }
 
-  private TransportClient rpc(WorkerAddress w) throws RemoteException {
-    return clients.client(w.getHost(), w.getRpcPort());
-  }
+    private TransportClient rpc(WorkerAddress w) throws RemoteException {
+        return clients.client(w.getHost(), w.getRpcPort());
+    }
 
-  /** Pushes {@code n} pushes of 1 to 3000 random bytes to every partition; each is acknowledged before the next. */
-  void push(int n) throws RemoteException {
-    for (int i = 0; i < n; i++) {
-      for (PartitionLocation l : locations) {
-        byte[] data = new byte[1 + random.nextInt(3000)];
-        random.nextBytes(data);
+    /** Pushes {@code n} pushes of 1 to 3000 random bytes to every partition; each is acknowledged before the next. */
+    void push(int n) throws RemoteException {
+        for (int i = 0; i < n; i++) {
+            for (PartitionLocation l : locations) {
+                byte[] data = new byte[1 + random.nextInt(3000)];
+                random.nextBytes(data);
+                WorkerAddress w = l.getWorker();
+                TransportClient.await(clients.client(w.getHost(), w.getPushPort())
+                                .pushData(
+                                        key(),
+                                        l.getPartitionId(),
+                                        l.getEpoch(),
+                                        new NettyManagedBuffer(Unpooled.wrappedBuffer(data))))
+                        .release();
+                bytes[l.getPartitionId()] += data.length;
+                crcs[l.getPartitionId()].update(data);
+            }
+        }
+    }
+
+    /** Asks the partition's worker to commit it. */
+    CommitFilesResponse commit(PartitionLocation l) throws RemoteException {
+        return ControlClient.ask(
+                rpc(l.getWorker()),
+                Request.newBuilder()
+                        .setCommitFiles(CommitFilesRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)
+                                .addLocations(l)),
+                CommitFilesResponse.parser());
+    }
+
+    /** Commits a partition and checks the worker reports all its bytes. */
+    void commitAndCheck(PartitionLocation l) throws RemoteException {
+        CommitFilesResponse r = commit(l);
+        assertEquals(1, r.getCommittedCount(), "partition " + l.getPartitionId() + ": " + r.getFailureReason());
+        assertEquals(bytes[l.getPartitionId()], r.getCommitted(0).getBytes());
+    }
+
+    /** Reads a committed partition back and checks its length and CRC32 against what was pushed. */
+    void readAndCheck(PartitionLocation l) throws Exception {
         WorkerAddress w = l.getWorker();
-        TransportClient.await(clients.client(w.getHost(), w.getPushPort()).pushData(key(), l.getPartitionId(),
-            l.getEpoch(), new NettyManagedBuffer(Unpooled.wrappedBuffer(data)))).release();
-        bytes[l.getPartitionId()] += data.length;
-        crcs[l.getPartitionId()].update(data);
-      }
-    }
-  }
+        TransportClient fetch = clients.client(w.getHost(), w.getFetchPort());
+        StreamHandle h = ControlClient.ask(
+                fetch,
+                Request.newBuilder()
+                        .setOpenStream(OpenStreamRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)
+                                .setPartitionId(l.getPartitionId())
+                                .setEpoch(l.getEpoch())),
+                StreamHandle.parser());
+        CRC32 crc = new CRC32();
+        long n = 0;
+        for (int c = 0; c < h.getNumChunks(); c++) {
+            CompletableFuture<ByteBuf> chunk = new CompletableFuture<>();
+            fetch.fetchChunk(h.getStreamId(), c, new ChunkReceivedCallback() {
+                @Override
+                public void onSuccess(int index, ByteBuf buf) {
+                    if (!chunk.complete(buf)) buf.release(); // the callback hands the chunk over
+                }
 
-  /** Asks the partition's worker to commit it. */
-  CommitFilesResponse commit(PartitionLocation l) throws RemoteException {
-    return ControlClient.ask(rpc(l.getWorker()), Request.newBuilder().setCommitFiles(CommitFilesRequest.newBuilder()
-        .setAppId(app).setShuffleId(shuffle).addLocations(l)), CommitFilesResponse.parser());
-  }
-
-  /** Commits a partition and checks the worker reports all its bytes. */
-  void commitAndCheck(PartitionLocation l) throws RemoteException {
-    CommitFilesResponse r = commit(l);
-    assertEquals(1, r.getCommittedCount(), "partition " + l.getPartitionId() + ": " + r.getFailureReason());
-    assertEquals(bytes[l.getPartitionId()], r.getCommitted(0).getBytes());
-  }
-
-  /** Reads a committed partition back and checks its length and CRC32 against what was pushed. */
-  void readAndCheck(PartitionLocation l) throws Exception {
-    WorkerAddress w = l.getWorker();
-    TransportClient fetch = clients.client(w.getHost(), w.getFetchPort());
-    StreamHandle h = ControlClient.ask(fetch, Request.newBuilder().setOpenStream(OpenStreamRequest.newBuilder()
-        .setAppId(app).setShuffleId(shuffle).setPartitionId(l.getPartitionId()).setEpoch(l.getEpoch())),
-        StreamHandle.parser());
-    CRC32 crc = new CRC32();
-    long n = 0;
-    for (int c = 0; c < h.getNumChunks(); c++) {
-      CompletableFuture<ByteBuf> chunk = new CompletableFuture<>();
-      fetch.fetchChunk(h.getStreamId(), c, new ChunkReceivedCallback() {
-        @Override
-        public void onSuccess(int index, ByteBuf buf) {
-          if (!chunk.complete(buf)) buf.release(); // the callback hands the chunk over
+                @Override
+                public void onFailure(int index, Throwable cause) {
+                    chunk.completeExceptionally(cause);
+                }
+            });
+            ByteBuf buf = chunk.get();
+            try {
+                byte[] b = new byte[buf.readableBytes()];
+                buf.readBytes(b);
+                crc.update(b);
+                n += b.length;
+            } finally {
+                buf.release();
+            }
         }
-
-        @Override
-        public void onFailure(int index, Throwable cause) {
-          chunk.completeExceptionally(cause);
-        }
-      });
-      ByteBuf buf = chunk.get();
-      try {
-        byte[] b = new byte[buf.readableBytes()];
-        buf.readBytes(b);
-        crc.update(b);
-        n += b.length;
-      } finally {
-        buf.release();
-      }
+        assertEquals(bytes[l.getPartitionId()], n, "bytes of partition " + l.getPartitionId());
+        assertEquals(bytes[l.getPartitionId()], h.getTotalBytes());
+        assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
     }
-    assertEquals(bytes[l.getPartitionId()], n, "bytes of partition " + l.getPartitionId());
-    assertEquals(bytes[l.getPartitionId()], h.getTotalBytes());
-    assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
-  }
 
-  void unregister() throws RemoteException {
-    master.ask(Request.newBuilder().setUnregisterShuffle(UnregisterShuffleRequest.newBuilder().setAppId(app)
-        .setShuffleId(shuffle)), Empty.parser(), 10_000);
-  }
+    void unregister() throws RemoteException {
+        master.ask(
+                Request.newBuilder()
+                        .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)),
+                Empty.parser(),
+                10_000);
+    }
 }

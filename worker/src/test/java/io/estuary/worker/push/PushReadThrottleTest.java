@@ -8,91 +8,92 @@ import org.junit.jupiter.api.Test;
 
 /** Pausing and resuming reads on real (embedded) channels at each memory level. */
 class PushReadThrottleTest {
-  @Test
-  void clientsPauseFirstReplicationLastAndEveryoneResumes() {
-    MemoryTracker m = new MemoryTracker(1000);
-    PushReadThrottle t = new PushReadThrottle(m);
-    EmbeddedChannel client = new EmbeddedChannel();
-    EmbeddedChannel peer = new EmbeddedChannel();
-    t.opened(client);
-    t.opened(peer);
-    t.carriesReplicas(peer);
-    assertTrue(client.config().isAutoRead());
-    assertTrue(peer.config().isAutoRead());
+    @Test
+    void clientsPauseFirstReplicationLastAndEveryoneResumes() {
+        MemoryTracker m = new MemoryTracker(1000);
+        PushReadThrottle t = new PushReadThrottle(m);
+        EmbeddedChannel client = new EmbeddedChannel();
+        EmbeddedChannel peer = new EmbeddedChannel();
+        t.opened(client);
+        t.opened(peer);
+        t.carriesReplicas(peer);
+        assertTrue(client.config().isAutoRead());
+        assertTrue(peer.config().isAutoRead());
 
-    m.add(860); // PAUSE_PUSH
-    assertFalse(client.config().isAutoRead());
-    assertTrue(peer.config().isAutoRead(), "replication keeps flowing so primaries can acknowledge");
+        m.add(860); // PAUSE_PUSH
+        assertFalse(client.config().isAutoRead());
+        assertTrue(peer.config().isAutoRead(), "replication keeps flowing so primaries can acknowledge");
 
-    EmbeddedChannel late = new EmbeddedChannel();
-    t.opened(late); // opened during the pause: starts paused
-    assertFalse(late.config().isAutoRead());
+        EmbeddedChannel late = new EmbeddedChannel();
+        t.opened(late); // opened during the pause: starts paused
+        assertFalse(late.config().isAutoRead());
 
-    m.add(100); // PAUSE_ALL
-    assertFalse(peer.config().isAutoRead());
-    assertEquals(3, t.pausedConnections());
+        m.add(100); // PAUSE_ALL
+        assertFalse(peer.config().isAutoRead());
+        assertEquals(3, t.pausedConnections());
 
-    m.release(120); // 840: below the push mark, replication resumes
-    assertTrue(peer.config().isAutoRead());
-    assertFalse(client.config().isAutoRead());
+        m.release(120); // 840: below the push mark, replication resumes
+        assertTrue(peer.config().isAutoRead());
+        assertFalse(client.config().isAutoRead());
 
-    m.release(200); // 640: everyone resumes, including the connection opened during the pause
-    assertTrue(client.config().isAutoRead());
-    assertTrue(late.config().isAutoRead());
-    assertEquals(0, t.pausedConnections());
+        m.release(200); // 640: everyone resumes, including the connection opened during the pause
+        assertTrue(client.config().isAutoRead());
+        assertTrue(late.config().isAutoRead());
+        assertEquals(0, t.pausedConnections());
 
-    t.closed(client);
-    m.add(900);
-    assertTrue(client.config().isAutoRead(), "a closed connection is no longer touched");
-    assertEquals(2, t.connections());
-    for (EmbeddedChannel c : new EmbeddedChannel[] {client, peer, late}) c.finishAndReleaseAll();
-  }
+        t.closed(client);
+        m.add(900);
+        assertTrue(client.config().isAutoRead(), "a closed connection is no longer touched");
+        assertEquals(2, t.connections());
+        for (EmbeddedChannel c : new EmbeddedChannel[] {client, peer, late}) c.finishAndReleaseAll();
+    }
 
-  @Test
-  void aTickRepairsAConnectionPausedBehindItsBack() {
-    MemoryTracker m = new MemoryTracker(1000);
-    PushReadThrottle t = new PushReadThrottle(m);
-    EmbeddedChannel ch = new EmbeddedChannel();
-    t.opened(ch);
-    ch.config().setAutoRead(false); // however it happened
-    m.tick();
-    assertTrue(ch.config().isAutoRead());
-    ch.finishAndReleaseAll();
-  }
+    @Test
+    void aTickRepairsAConnectionPausedBehindItsBack() {
+        MemoryTracker m = new MemoryTracker(1000);
+        PushReadThrottle t = new PushReadThrottle(m);
+        EmbeddedChannel ch = new EmbeddedChannel();
+        t.opened(ch);
+        ch.config().setAutoRead(false); // however it happened
+        m.tick();
+        assertTrue(ch.config().isAutoRead());
+        ch.finishAndReleaseAll();
+    }
 
-  @Test
-  void aConnectionInTheMiddleOfAFrameIsReadUntilTheFrameIsWholeThenPaused() {
-    MemoryTracker m = new MemoryTracker(1000);
-    PushReadThrottle t = new PushReadThrottle(m);
-    EmbeddedChannel midFrame = new EmbeddedChannel();
-    EmbeddedChannel between = new EmbeddedChannel();
-    t.opened(midFrame);
-    t.opened(between);
-    t.received(midFrame, 300, 0); // holds 300 bytes of a frame not yet whole
+    @Test
+    void aConnectionInTheMiddleOfAFrameIsReadUntilTheFrameIsWholeThenPaused() {
+        MemoryTracker m = new MemoryTracker(1000);
+        PushReadThrottle t = new PushReadThrottle(m);
+        EmbeddedChannel midFrame = new EmbeddedChannel();
+        EmbeddedChannel between = new EmbeddedChannel();
+        t.opened(midFrame);
+        t.opened(between);
+        t.received(midFrame, 300, 0); // holds 300 bytes of a frame not yet whole
 
-    m.add(860); // PAUSE_PUSH
-    assertFalse(between.config().isAutoRead(), "a connection between frames pauses");
-    assertTrue(midFrame.config().isAutoRead(), "one in the middle of a frame is read on: stopping strands its bytes");
-    assertEquals(1, t.finishingConnections());
-    m.tick();
-    assertTrue(midFrame.config().isAutoRead(), "ticks do not stop it");
+        m.add(860); // PAUSE_PUSH
+        assertFalse(between.config().isAutoRead(), "a connection between frames pauses");
+        assertTrue(
+                midFrame.config().isAutoRead(), "one in the middle of a frame is read on: stopping strands its bytes");
+        assertEquals(1, t.finishingConnections());
+        m.tick();
+        assertTrue(midFrame.config().isAutoRead(), "ticks do not stop it");
 
-    t.received(midFrame, 500, 0); // more of the same frame
-    assertTrue(midFrame.config().isAutoRead());
-    t.received(midFrame, 40, 1); // the frame is whole (40 bytes of the next one came with it): now it pauses
-    assertFalse(midFrame.config().isAutoRead());
-    assertEquals(0, t.finishingConnections());
-    m.tick();
-    assertFalse(midFrame.config().isAutoRead(), "the next frame waits for the pause to end");
+        t.received(midFrame, 500, 0); // more of the same frame
+        assertTrue(midFrame.config().isAutoRead());
+        t.received(midFrame, 40, 1); // the frame is whole (40 bytes of the next one came with it): now it pauses
+        assertFalse(midFrame.config().isAutoRead());
+        assertEquals(0, t.finishingConnections());
+        m.tick();
+        assertFalse(midFrame.config().isAutoRead(), "the next frame waits for the pause to end");
 
-    t.received(between, 100, 0); // a paused connection read once (the idle check) that got part of a frame
-    assertTrue(between.config().isAutoRead(), "a frame started while paused is finished too");
-    t.received(between, 0, 1);
-    assertFalse(between.config().isAutoRead());
+        t.received(between, 100, 0); // a paused connection read once (the idle check) that got part of a frame
+        assertTrue(between.config().isAutoRead(), "a frame started while paused is finished too");
+        t.received(between, 0, 1);
+        assertFalse(between.config().isAutoRead());
 
-    m.release(300); // 560: everyone resumes
-    assertTrue(midFrame.config().isAutoRead());
-    assertTrue(between.config().isAutoRead());
-    for (EmbeddedChannel c : new EmbeddedChannel[] {midFrame, between}) c.finishAndReleaseAll();
-  }
+        m.release(300); // 560: everyone resumes
+        assertTrue(midFrame.config().isAutoRead());
+        assertTrue(between.config().isAutoRead());
+        for (EmbeddedChannel c : new EmbeddedChannel[] {midFrame, between}) c.finishAndReleaseAll();
+    }
 }

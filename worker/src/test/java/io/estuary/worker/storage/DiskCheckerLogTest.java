@@ -24,67 +24,68 @@ import org.junit.jupiter.api.io.TempDir;
  * after and why; a recovery is an INFO.
  */
 class DiskCheckerLogTest {
-  @TempDir Path tmp;
+    @TempDir
+    Path tmp;
 
-  /** Keeps every event logged to the logger it is added to. */
-  private static final class Capture extends AbstractAppender {
-    final List<LogEvent> events = new CopyOnWriteArrayList<>();
+    /** Keeps every event logged to the logger it is added to. */
+    private static final class Capture extends AbstractAppender {
+        final List<LogEvent> events = new CopyOnWriteArrayList<>();
 
-    Capture() {
-      super("disk-checker-capture", null, null, true, Property.EMPTY_ARRAY);
-    }
-
-    @Override
-    public void append(LogEvent event) {
-      events.add(event.toImmutable());
-    }
-
-    LogEvent awaitEvent(String containing) throws InterruptedException {
-      long deadline = System.currentTimeMillis() + 20_000;
-      while (System.currentTimeMillis() < deadline) {
-        for (LogEvent e : events) {
-          if (e.getMessage().getFormattedMessage().contains(containing)) return e;
+        Capture() {
+            super("disk-checker-capture", null, null, true, Property.EMPTY_ARRAY);
         }
-        Thread.sleep(5);
-      }
-      throw new AssertionError("no log line containing '" + containing + "' in " + events.size() + " events");
+
+        @Override
+        public void append(LogEvent event) {
+            events.add(event.toImmutable());
+        }
+
+        LogEvent awaitEvent(String containing) throws InterruptedException {
+            long deadline = System.currentTimeMillis() + 20_000;
+            while (System.currentTimeMillis() < deadline) {
+                for (LogEvent e : events) {
+                    if (e.getMessage().getFormattedMessage().contains(containing)) return e;
+                }
+                Thread.sleep(5);
+            }
+            throw new AssertionError("no log line containing '" + containing + "' in " + events.size() + " events");
+        }
     }
-  }
 
-  @Test
-  void aDiskThatFailsIsLoggedAtWarnAndItsRecoveryAtInfo() throws Exception {
-    Disk disk = new Disk(Files.createDirectory(tmp.resolve("logged-disk")).toFile(), 1, 1);
-    AtomicReference<DiskProbe.Outcome> next = new AtomicReference<>(
-        new DiskProbe.Outcome(DiskStatus.DISK_HEALTHY, 1L << 30, 1000, "fine"));
-    DiskChecker checker = new DiskChecker(Collections.singletonList(disk), d -> next.get(), 20, 1000);
-    Logger logger = (Logger) LogManager.getLogger(DiskChecker.class);
-    Capture capture = new Capture();
-    capture.start();
-    logger.addAppender(capture);
-    try {
-      checker.start();
-      next.set(new DiskProbe.Outcome(DiskStatus.DISK_FAILED, 0, 1000, "Input/output error (test)"));
-      LogEvent failed = capture.awaitEvent("FAILED");
-      assertEquals(Level.WARN, failed.getLevel());
-      String text = failed.getMessage().getFormattedMessage();
-      assertTrue(text.contains(disk.mountPoint()), text);
-      assertTrue(text.contains("was " + DiskStatus.DISK_HEALTHY), text);
-      assertTrue(text.contains("Input/output error (test)"), text);
+    @Test
+    void aDiskThatFailsIsLoggedAtWarnAndItsRecoveryAtInfo() throws Exception {
+        Disk disk = new Disk(Files.createDirectory(tmp.resolve("logged-disk")).toFile(), 1, 1);
+        AtomicReference<DiskProbe.Outcome> next =
+                new AtomicReference<>(new DiskProbe.Outcome(DiskStatus.DISK_HEALTHY, 1L << 30, 1000, "fine"));
+        DiskChecker checker = new DiskChecker(Collections.singletonList(disk), d -> next.get(), 20, 1000);
+        Logger logger = (Logger) LogManager.getLogger(DiskChecker.class);
+        Capture capture = new Capture();
+        capture.start();
+        logger.addAppender(capture);
+        try {
+            checker.start();
+            next.set(new DiskProbe.Outcome(DiskStatus.DISK_FAILED, 0, 1000, "Input/output error (test)"));
+            LogEvent failed = capture.awaitEvent("FAILED");
+            assertEquals(Level.WARN, failed.getLevel());
+            String text = failed.getMessage().getFormattedMessage();
+            assertTrue(text.contains(disk.mountPoint()), text);
+            assertTrue(text.contains("was " + DiskStatus.DISK_HEALTHY), text);
+            assertTrue(text.contains("Input/output error (test)"), text);
 
-      next.set(new DiskProbe.Outcome(DiskStatus.DISK_HEALTHY, 1L << 30, 1000, "fine again"));
-      LogEvent recovered = capture.awaitEvent("healthy again");
-      assertEquals(Level.INFO, recovered.getLevel());
-      assertTrue(recovered.getMessage().getFormattedMessage().contains("was " + DiskStatus.DISK_FAILED));
+            next.set(new DiskProbe.Outcome(DiskStatus.DISK_HEALTHY, 1L << 30, 1000, "fine again"));
+            LogEvent recovered = capture.awaitEvent("healthy again");
+            assertEquals(Level.INFO, recovered.getLevel());
+            assertTrue(recovered.getMessage().getFormattedMessage().contains("was " + DiskStatus.DISK_FAILED));
 
-      next.set(new DiskProbe.Outcome(DiskStatus.DISK_FULL, 10, 1000, "below the reserve (test)"));
-      LogEvent full = capture.awaitEvent("below the reserve (test)");
-      assertEquals(Level.WARN, full.getLevel());
-      assertTrue(full.getMessage().getFormattedMessage().contains(DiskStatus.DISK_FULL.toString()));
-    } finally {
-      logger.removeAppender(capture);
-      capture.stop();
-      checker.close();
-      disk.close();
+            next.set(new DiskProbe.Outcome(DiskStatus.DISK_FULL, 10, 1000, "below the reserve (test)"));
+            LogEvent full = capture.awaitEvent("below the reserve (test)");
+            assertEquals(Level.WARN, full.getLevel());
+            assertTrue(full.getMessage().getFormattedMessage().contains(DiskStatus.DISK_FULL.toString()));
+        } finally {
+            logger.removeAppender(capture);
+            capture.stop();
+            checker.close();
+            disk.close();
+        }
     }
-  }
 }

@@ -5,6 +5,6 @@ import io.estuary.network.layeringfixture.b.Below;
 
 /** Imports its root package (a cycle and a forbidden import) and package b. */
 public class UsesRoot {
-  Root root;
-  Below below;
+    Root root;
+    Below below;
 }

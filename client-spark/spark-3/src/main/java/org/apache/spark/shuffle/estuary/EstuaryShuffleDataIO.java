@@ -19,65 +19,65 @@ import org.apache.spark.shuffle.api.ShuffleMapOutputWriter;
  * to start in that case. Stateless and thread-safe.
  */
 public final class EstuaryShuffleDataIO implements ShuffleDataIO {
-  private final SparkConf conf;
-
-  /** Spark instantiates the plugin by this constructor. */
-  public EstuaryShuffleDataIO(SparkConf conf) {
-    this.conf = conf;
-  }
-
-  @Override
-  public ShuffleDriverComponents driver() {
-    return new DriverComponents(conf);
-  }
-
-  @Override
-  public ShuffleExecutorComponents executor() {
-    return new ExecutorComponents();
-  }
-
-  static String misuse() {
-    return EstuaryShuffleDataIO.class.getName() + " only works with spark.shuffle.manager="
-        + EstuaryShuffleManager.class.getName() + " (it declares that map outputs survive their executors, "
-        + "which is only true when Estuary holds them); unset spark.shuffle.sort.io.plugin.class";
-  }
-
-  /** Declares reliable storage; registers and removes nothing (the shuffle manager does that with Estuary). */
-  static final class DriverComponents implements ShuffleDriverComponents {
     private final SparkConf conf;
 
-    DriverComponents(SparkConf conf) {
-      this.conf = conf;
+    /** Spark instantiates the plugin by this constructor. */
+    public EstuaryShuffleDataIO(SparkConf conf) {
+        this.conf = conf;
     }
 
     @Override
-    public Map<String, String> initializeApplication() {
-      if (!EstuaryShuffleManager.class.getName().equals(conf.get("spark.shuffle.manager", ""))) {
-        throw new IllegalStateException(misuse());
-      }
-      return Collections.emptyMap();
+    public ShuffleDriverComponents driver() {
+        return new DriverComponents(conf);
     }
 
     @Override
-    public void cleanupApplication() {}
-
-    /**
-     * Spark 3.5+ asks this; older Spark has no such method and never calls it (hence no {@code @Override}, so the
-     * class also compiles against 3.3 and 3.4).
-     */
-    public boolean supportsReliableStorage() {
-      return true;
+    public ShuffleExecutorComponents executor() {
+        return new ExecutorComponents();
     }
-  }
 
-  /** Never used by Estuary's shuffle manager; refuses to write if another manager tries. */
-  static final class ExecutorComponents implements ShuffleExecutorComponents {
-    @Override
-    public void initializeExecutor(String appId, String execId, Map<String, String> extraConfigs) {}
-
-    @Override
-    public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions) {
-      throw new IllegalStateException(misuse());
+    static String misuse() {
+        return EstuaryShuffleDataIO.class.getName() + " only works with spark.shuffle.manager="
+                + EstuaryShuffleManager.class.getName() + " (it declares that map outputs survive their executors, "
+                + "which is only true when Estuary holds them); unset spark.shuffle.sort.io.plugin.class";
     }
-  }
+
+    /** Declares reliable storage; registers and removes nothing (the shuffle manager does that with Estuary). */
+    static final class DriverComponents implements ShuffleDriverComponents {
+        private final SparkConf conf;
+
+        DriverComponents(SparkConf conf) {
+            this.conf = conf;
+        }
+
+        @Override
+        public Map<String, String> initializeApplication() {
+            if (!EstuaryShuffleManager.class.getName().equals(conf.get("spark.shuffle.manager", ""))) {
+                throw new IllegalStateException(misuse());
+            }
+            return Collections.emptyMap();
+        }
+
+        @Override
+        public void cleanupApplication() {}
+
+        /**
+         * Spark 3.5+ asks this; older Spark has no such method and never calls it (hence no {@code @Override}, so the
+         * class also compiles against 3.3 and 3.4).
+         */
+        public boolean supportsReliableStorage() {
+            return true;
+        }
+    }
+
+    /** Never used by Estuary's shuffle manager; refuses to write if another manager tries. */
+    static final class ExecutorComponents implements ShuffleExecutorComponents {
+        @Override
+        public void initializeExecutor(String appId, String execId, Map<String, String> extraConfigs) {}
+
+        @Override
+        public ShuffleMapOutputWriter createMapOutputWriter(int shuffleId, long mapTaskId, int numPartitions) {
+            throw new IllegalStateException(misuse());
+        }
+    }
 }

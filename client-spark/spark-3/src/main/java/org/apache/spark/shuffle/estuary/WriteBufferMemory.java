@@ -15,56 +15,57 @@ import org.apache.spark.memory.TaskMemoryManager;
  * happens between records.
  */
 final class WriteBufferMemory extends MemoryConsumer {
-  private static final long STEP = 1L << 20;
+    private static final long STEP = 1L << 20;
 
-  private final long maxBuffered;
-  /** Pushes everything buffered and frees the buffers. */
-  private final Runnable pushAll;
-  private long granted;
-  private long peak;
-  private long spills;
+    private final long maxBuffered;
+    /** Pushes everything buffered and frees the buffers. */
+    private final Runnable pushAll;
 
-  WriteBufferMemory(TaskMemoryManager memory, long maxBuffered, Runnable pushAll) {
-    super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
-    this.maxBuffered = maxBuffered;
-    this.pushAll = pushAll;
-  }
+    private long granted;
+    private long peak;
+    private long spills;
 
-  /** The writer holds {@code bytes} now; called between records. */
-  void holding(long bytes) {
-    if (bytes > peak) peak = bytes;
-    if (bytes <= granted) return;
-    if (bytes > maxBuffered) {
-      pushAndFree();
-      return;
+    WriteBufferMemory(TaskMemoryManager memory, long maxBuffered, Runnable pushAll) {
+        super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
+        this.maxBuffered = maxBuffered;
+        this.pushAll = pushAll;
     }
-    long spillsBefore = spills;
-    granted += acquireMemory(Math.max(STEP, bytes - granted)); // may spill this very consumer
-    if (spills == spillsBefore && bytes > granted) pushAndFree();
-  }
 
-  private long pushAndFree() {
-    pushAll.run();
-    spills++;
-    long freed = granted;
-    if (freed > 0) freeMemory(freed);
-    granted = 0;
-    return freed;
-  }
+    /** The writer holds {@code bytes} now; called between records. */
+    void holding(long bytes) {
+        if (bytes > peak) peak = bytes;
+        if (bytes <= granted) return;
+        if (bytes > maxBuffered) {
+            pushAndFree();
+            return;
+        }
+        long spillsBefore = spills;
+        granted += acquireMemory(Math.max(STEP, bytes - granted)); // may spill this very consumer
+        if (spills == spillsBefore && bytes > granted) pushAndFree();
+    }
 
-  @Override
-  public long spill(long size, MemoryConsumer trigger) {
-    return granted == 0 ? 0 : pushAndFree();
-  }
+    private long pushAndFree() {
+        pushAll.run();
+        spills++;
+        long freed = granted;
+        if (freed > 0) freeMemory(freed);
+        granted = 0;
+        return freed;
+    }
 
-  /** The most the writer held at once. */
-  long peak() {
-    return peak;
-  }
+    @Override
+    public long spill(long size, MemoryConsumer trigger) {
+        return granted == 0 ? 0 : pushAndFree();
+    }
 
-  /** Gives everything back to Spark; the task is done writing. */
-  void release() {
-    if (granted > 0) freeMemory(granted);
-    granted = 0;
-  }
+    /** The most the writer held at once. */
+    long peak() {
+        return peak;
+    }
+
+    /** Gives everything back to Spark; the task is done writing. */
+    void release() {
+        if (granted > 0) freeMemory(granted);
+        granted = 0;
+    }
 }

@@ -13,14 +13,14 @@ import scala.runtime.BoxedUnit;
  * reducer. Optional: Estuary shuffles correctly without it. Stateless.
  */
 public final class EstuarySqlExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
-  @Override
-  public BoxedUnit apply(SparkSessionExtensions extensions) {
-    extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
-      @Override
-      public Rule<LogicalPlan> apply(SparkSession session) {
-        return new LocalLimitUnderGlobalLimit();
-      }
-    });
-    return BoxedUnit.UNIT;
-  }
+    @Override
+    public BoxedUnit apply(SparkSessionExtensions extensions) {
+        extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+            @Override
+            public Rule<LogicalPlan> apply(SparkSession session) {
+                return new LocalLimitUnderGlobalLimit();
+            }
+        });
+        return BoxedUnit.UNIT;
+    }
 }

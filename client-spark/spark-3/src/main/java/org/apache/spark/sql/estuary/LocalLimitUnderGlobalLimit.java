@@ -21,37 +21,38 @@ import scala.runtime.AbstractPartialFunction;
  * the local limit again, and the two rules would undo each other forever). Stateless.
  */
 public final class LocalLimitUnderGlobalLimit extends Rule<LogicalPlan> {
-  @Override
-  public LogicalPlan apply(LogicalPlan plan) {
-    return plan.transformUp(new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
-      @Override
-      public boolean isDefinedAt(LogicalPlan p) {
-        return p instanceof GlobalLimit && lacksLocalLimit((GlobalLimit) p);
-      }
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+        return plan.transformUp(new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
+            @Override
+            public boolean isDefinedAt(LogicalPlan p) {
+                return p instanceof GlobalLimit && lacksLocalLimit((GlobalLimit) p);
+            }
 
-      @Override
-      public <A1 extends LogicalPlan, B1> B1 applyOrElse(A1 p, Function1<A1, B1> otherwise) {
-        if (!isDefinedAt(p)) return otherwise.apply(p);
-        GlobalLimit g = (GlobalLimit) p;
-        @SuppressWarnings("unchecked")
-        B1 out = (B1) g.copy(g.limitExpr(), new LocalLimit(g.limitExpr(), g.child()));
-        return out;
-      }
-    });
-  }
-
-  static boolean lacksLocalLimit(GlobalLimit g) {
-    LogicalPlan child = g.child();
-    if (child instanceof LocalLimit || "Offset".equals(child.nodeName())) return false;
-    Expression limit = g.limitExpr();
-    if (limit.foldable()) {
-      Object n = limit.eval(null);
-      Option<Object> perPartition = child.maxRowsPerPartition();
-      if (n instanceof Number && perPartition.isDefined()
-          && ((Number) perPartition.get()).longValue() <= ((Number) n).longValue()) {
-        return false;
-      }
+            @Override
+            public <A1 extends LogicalPlan, B1> B1 applyOrElse(A1 p, Function1<A1, B1> otherwise) {
+                if (!isDefinedAt(p)) return otherwise.apply(p);
+                GlobalLimit g = (GlobalLimit) p;
+                @SuppressWarnings("unchecked")
+                B1 out = (B1) g.copy(g.limitExpr(), new LocalLimit(g.limitExpr(), g.child()));
+                return out;
+            }
+        });
     }
-    return true;
-  }
+
+    static boolean lacksLocalLimit(GlobalLimit g) {
+        LogicalPlan child = g.child();
+        if (child instanceof LocalLimit || "Offset".equals(child.nodeName())) return false;
+        Expression limit = g.limitExpr();
+        if (limit.foldable()) {
+            Object n = limit.eval(null);
+            Option<Object> perPartition = child.maxRowsPerPartition();
+            if (n instanceof Number
+                    && perPartition.isDefined()
+                    && ((Number) perPartition.get()).longValue() <= ((Number) n).longValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
 }

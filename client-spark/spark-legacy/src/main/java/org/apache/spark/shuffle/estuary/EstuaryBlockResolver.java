@@ -9,12 +9,12 @@ import org.apache.spark.storage.ShuffleBlockId;
  * Stateless, so safe from any thread.
  */
 final class EstuaryBlockResolver implements ShuffleBlockResolver {
-  @Override
-  public ManagedBuffer getBlockData(ShuffleBlockId blockId) {
-    throw new UnsupportedOperationException("Estuary shuffle data is served by Estuary workers, not by Spark's "
-        + "block manager; " + blockId + " was asked for there. Is a component bypassing the shuffle manager?");
-  }
+    @Override
+    public ManagedBuffer getBlockData(ShuffleBlockId blockId) {
+        throw new UnsupportedOperationException("Estuary shuffle data is served by Estuary workers, not by Spark's "
+                + "block manager; " + blockId + " was asked for there. Is a component bypassing the shuffle manager?");
+    }
 
-  @Override
-  public void stop() {}
+    @Override
+    public void stop() {}
 }

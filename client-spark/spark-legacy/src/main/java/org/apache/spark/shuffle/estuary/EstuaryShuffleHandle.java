@@ -15,34 +15,38 @@ import org.apache.spark.shuffle.BaseShuffleHandle;
  * rest is immutable.
  */
 public final class EstuaryShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C> {
-  private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-  private final ShuffleSpec spec;
-  private final boolean indeterminate;
-  private volatile int generation;
+    private final ShuffleSpec spec;
+    private final boolean indeterminate;
+    private volatile int generation;
 
-  public EstuaryShuffleHandle(int shuffleId, int numMaps, ShuffleDependency<K, V, C> dependency, ShuffleSpec spec,
-      boolean indeterminate) {
-    super(shuffleId, numMaps, dependency);
-    this.spec = spec;
-    this.indeterminate = indeterminate;
-  }
+    public EstuaryShuffleHandle(
+            int shuffleId,
+            int numMaps,
+            ShuffleDependency<K, V, C> dependency,
+            ShuffleSpec spec,
+            boolean indeterminate) {
+        super(shuffleId, numMaps, dependency);
+        this.spec = spec;
+        this.indeterminate = indeterminate;
+    }
 
-  public ShuffleSpec spec() {
-    return spec;
-  }
+    public ShuffleSpec spec() {
+        return spec;
+    }
 
-  public boolean indeterminate() {
-    return indeterminate;
-  }
+    public boolean indeterminate() {
+        return indeterminate;
+    }
 
-  /** The generation this stage attempt's maps write: 0, then one more after each loss. */
-  public int generation() {
-    return generation;
-  }
+    /** The generation this stage attempt's maps write: 0, then one more after each loss. */
+    public int generation() {
+        return generation;
+    }
 
-  /** Driver only: the shuffle was lost, the next stage attempt writes a fresh generation. */
-  synchronized void nextGeneration() {
-    generation++;
-  }
+    /** Driver only: the shuffle was lost, the next stage attempt writes a fresh generation. */
+    synchronized void nextGeneration() {
+        generation++;
+    }
 }

@@ -5,6 +5,6 @@ package org.apache.spark.shuffle.estuary;
  * counting what every Spark line counts ({@link SparkReadMetrics}). Used by the task's thread only.
  */
 interface ReadMetrics extends SparkReadMetrics {
-  /** The task is over: hands what was counted to the task's metrics where Spark wants that done explicitly. */
-  void complete();
+    /** The task is over: hands what was counted to the task's metrics where Spark wants that done explicitly. */
+    void complete();
 }
