@@ -156,6 +156,7 @@ else
   # shellcheck source=build/lib/cluster.sh
   . build/lib/cluster.sh
   ESTUARY_HOME=$home
+  # shellcheck source=/dev/null # each pod's environment, written by the render step above
   CLUSTER_MASTER_HTTP=$(for i in 0 1 2; do (. "$smoke/pods/estuary-master-$i/pod.sh" && echo "$ESTUARY_HOST:39095"); done \
     | paste -sd,)
   ok=0
