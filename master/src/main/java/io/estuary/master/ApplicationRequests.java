@@ -1,0 +1,251 @@
+package io.estuary.master;
+
+import static io.estuary.master.LoggedChanges.after;
+import static io.estuary.master.LoggedChanges.cause;
+import static io.estuary.master.LoggedChanges.command;
+
+import io.estuary.common.protocol.ApplicationRegistered;
+import io.estuary.common.protocol.ApplicationRemoved;
+import io.estuary.common.protocol.Empty;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.ReportWorkerFailuresRequest;
+import io.estuary.common.protocol.RequestSlotsRequest;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.ReviveSlotsRequest;
+import io.estuary.common.protocol.ShuffleUnregistered;
+import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.master.admin.MasterMetrics;
+import io.estuary.master.state.PlacementEntries;
+import io.estuary.master.state.StateLog;
+import io.estuary.master.state.WorkerId;
+import io.estuary.network.rpc.ControlRpcHandler.Reply;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The application-facing requests of {@link MasterRpcHandler}: heartbeats, slot requests and revives, worker failure
+ * reports, unregistering shuffles and applications. A shuffle's placement is decided once and logged (concurrent
+ * retries of one shuffle share the decision); revived slots are chosen from the current view and not logged (the
+ * driver owns the epochs). Placement sees workers through {@link WorkerRequests#placementView()}. Only the leader
+ * calls this. Thread-safe: request threads call it concurrently; decisions under way are a concurrent map.
+ */
+final class ApplicationRequests {
+    private static final Logger LOG = LoggerFactory.getLogger(ApplicationRequests.class);
+
+    private final StateLog log;
+    private final SlotPlanner planner;
+    private final WorkerRequests workers;
+    private final WorkerFailureTracker failures;
+    private final LivenessTracker appLiveness;
+    private final MasterMetrics metrics;
+    /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
+    private final AtomicLong placementIds = new AtomicLong(System.nanoTime() ^ System.currentTimeMillis() << 20);
+    /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
+    private final Map<String, CompletableFuture<List<PartitionLocation>>> allocating = new ConcurrentHashMap<>();
+
+    ApplicationRequests(
+            StateLog log,
+            SlotPlanner planner,
+            WorkerRequests workers,
+            WorkerFailureTracker failures,
+            LivenessTracker appLiveness,
+            MasterMetrics metrics) {
+        this.log = log;
+        this.planner = planner;
+        this.workers = workers;
+        this.failures = failures;
+        this.appLiveness = appLiveness;
+        this.metrics = metrics;
+    }
+
+    void heartbeat(String app, Reply reply, long now) {
+        appLiveness.touch(app, now);
+        after(ensureApplication(app), reply, Empty::getDefaultInstance);
+    }
+
+    void reportWorkerFailures(ReportWorkerFailuresRequest r, Reply reply, long now) {
+        if (r.getAppId().isEmpty()) throw new IllegalArgumentException("a worker failure report needs an app_id");
+        metrics.workerFailureReport();
+        appLiveness.touch(r.getAppId(), now);
+        after(failures.report(r.getAppId(), r.getWorkersList(), r.getReason()), reply, Empty::getDefaultInstance);
+    }
+
+    void unregisterShuffle(String app, int shuffle, Reply reply) {
+        after(
+                log.submit(command(c -> c.setShuffleUnregistered(
+                        ShuffleUnregistered.newBuilder().setAppId(app).setShuffleId(shuffle)))),
+                reply,
+                Empty::getDefaultInstance);
+    }
+
+    void unregisterApplication(String app, Reply reply) {
+        appLiveness.forget(app);
+        LOG.info("Application {} unregistered", app);
+        after(
+                log.submit(command(c ->
+                        c.setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app)))),
+                reply,
+                Empty::getDefaultInstance);
+    }
+
+    void requestSlots(RequestSlotsRequest r, Reply reply, long now) {
+        if (r.getNumPartitions() <= 0) {
+            throw new IllegalArgumentException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " asks for "
+                    + r.getNumPartitions() + " partitions; need at least 1");
+        }
+        appLiveness.touch(r.getAppId(), now);
+        long t0 = System.nanoTime();
+        decide(r, 0).whenComplete((locs, e) -> {
+            metrics.slotRequest(System.nanoTime() - t0, e != null);
+            if (e != null) reply.fail(cause(e));
+            else
+                reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+        });
+    }
+
+    /**
+     * One decision per shuffle at a time, so concurrent retries get the same answer. A caller that joins another's
+     * decision but excluded a worker it uses decides again once that one is done.
+     */
+    private CompletableFuture<List<PartitionLocation>> decide(RequestSlotsRequest r, int round) {
+        String key = r.getAppId() + "/" + r.getShuffleId();
+        CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
+        CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
+        if (f == null) {
+            CompletableFuture<Void> registered;
+            try {
+                registered = ensureApplication(r.getAppId());
+            } catch (RuntimeException e) {
+                registered = new CompletableFuture<>();
+                registered.completeExceptionally(e);
+            }
+            registered.thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
+                allocating.remove(key, mine);
+                if (e != null) mine.completeExceptionally(e);
+                else mine.complete(locs);
+            });
+            return mine;
+        }
+        Predicate<WorkerAddress> excluded = SlotPlanner.excludedBy(r.getExcludedWorkersList());
+        return f.thenCompose(locs -> {
+            if (!SlotPlanner.touches(locs, excluded)) return CompletableFuture.completedFuture(locs);
+            if (round >= 10) {
+                throw new StatusException(
+                        StatusCode.RETRY_LATER,
+                        "shuffle " + r.getShuffleId() + " of " + r.getAppId()
+                                + " is being placed by many concurrent requests; try again");
+            }
+            return decide(r, round + 1);
+        });
+    }
+
+    /**
+     * The shuffle's locations: a new placement, or the logged one; either way with no copy on a worker that is lost,
+     * not ACTIVE or excluded by the caller. A logged placement that had such copies is repaired and logged again.
+     */
+    private CompletableFuture<List<PartitionLocation>> allocate(RequestSlotsRequest r) {
+        List<PartitionLocation> existing = log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId()));
+        if (existing != null && existing.size() != r.getNumPartitions()) {
+            throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
+                    + existing.size() + " partitions, not " + r.getNumPartitions());
+        }
+        List<WorkerInfo> usable =
+                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        List<PartitionLocation> chosen;
+        if (existing == null) {
+            chosen = planner.placeAll(
+                    r.getAppId(),
+                    r.getShuffleId(),
+                    r.getNumPartitions(),
+                    r.getReplicate(),
+                    appWorkers(r.getAppId()),
+                    usable);
+        } else {
+            chosen = planner.repair(
+                    r.getAppId(), r.getShuffleId(), existing, r.getReplicate(), appWorkers(r.getAppId()), usable);
+            if (chosen == existing) return CompletableFuture.completedFuture(existing);
+            LOG.info(
+                    "Shuffle {} of {}: partitions on lost, inactive or excluded workers placed anew",
+                    r.getShuffleId(),
+                    r.getAppId());
+        }
+        return logPlacement(r.getAppId(), r.getShuffleId(), chosen).thenApply(v -> {
+            if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
+                throw new EstuaryException("application " + r.getAppId() + " expired while shuffle " + r.getShuffleId()
+                        + " was being placed; it registers again with its next request");
+            }
+            return chosen;
+        });
+    }
+
+    /** Logs a placement, in as many entries as its size needs, each after the previous one committed. */
+    private CompletableFuture<Void> logPlacement(String app, int shuffleId, List<PartitionLocation> chosen) {
+        CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+        long placementId = placementIds.incrementAndGet();
+        for (SlotsAllocated part :
+                PlacementEntries.split(app, shuffleId, chosen, PlacementEntries.MAX_ENTRY_BYTES, placementId)) {
+            done = done.thenCompose(v -> log.submit(command(c -> c.setSlotsAllocated(part))));
+        }
+        return done;
+    }
+
+    /**
+     * New locations for some partitions of a running shuffle. Not logged: the driver owns the epochs and records
+     * every location it hands out; the master only chooses where, from its current view.
+     */
+    void reviveSlots(ReviveSlotsRequest r, Reply reply, long now) {
+        metrics.reviveSlotRequest();
+        for (int id : r.getPartitionIdsList()) {
+            if (id < 0)
+                throw new IllegalArgumentException(
+                        "revive of shuffle " + r.getShuffleId() + " of " + r.getAppId() + " names partition " + id);
+        }
+        if (r.getPartitionIdsCount() == 0) {
+            reply.ok(RequestSlotsResponse.getDefaultInstance());
+            return;
+        }
+        appLiveness.touch(r.getAppId(), now);
+        List<WorkerInfo> usable =
+                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        List<PartitionLocation> locs = planner.place(
+                r.getAppId(),
+                r.getShuffleId(),
+                r.getPartitionIdsList(),
+                0,
+                r.getReplicate(),
+                appWorkers(r.getAppId()),
+                usable);
+        reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+    }
+
+    /** WorkerIds holding the application's shuffles, so its placements stay within maxWorkersPerApplication. */
+    private Set<String> appWorkers(String app) {
+        return log.stateMachine().read(s -> {
+            Set<String> ids = new HashSet<>();
+            for (List<PartitionLocation> locs : s.shuffles(app).values()) {
+                for (PartitionLocation l : locs) ids.add(WorkerId.of(l.getWorker()));
+            }
+            return ids;
+        });
+    }
+
+    private CompletableFuture<Void> ensureApplication(String app) {
+        if (log.stateMachine().read(s -> s.hasApplication(app))) return CompletableFuture.completedFuture(null);
+        LOG.info("Application {} registered", app);
+        return log.submit(command(c ->
+                c.setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app))));
+    }
+}
