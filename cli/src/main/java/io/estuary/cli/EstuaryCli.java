@@ -1,29 +1,23 @@
 package io.estuary.cli;
 
-import io.estuary.cli.CliViews.MasterRow;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
-import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
-import io.estuary.server.admin.AdminViews.MasterStatus;
-import io.estuary.server.admin.AdminViews.Worker;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * {@code bin/estuary}: the operator's command line over the masters' admin API (docs/rest-api.md). Asks any master
  * and follows the leader for changes; prints tables, or with {@code --json} the API's JSON ({@link AdminViews}, or
  * {@link CliViews} for what it joins from several masters); exits 0 on success,
  * 1 when a master refuses or something named does not exist, 2 on a bad command line, 3 when no master answers or
- * leads. Warns when nodes run different versions (a rolling upgrade under way). Stateless between runs.
+ * leads. Warns when nodes run different versions (a rolling upgrade under way). Stateless between runs. This class
+ * parses the command line and dispatches; {@link ClusterCommands} runs the commands.
  */
 public final class EstuaryCli {
     static final String USAGE = String.join(
@@ -45,8 +39,6 @@ public final class EstuaryCli {
 
     private final PrintStream out;
     private final PrintStream err;
-    private boolean json;
-    private MasterHttp masters;
 
     private EstuaryCli(PrintStream out, PrintStream err) {
         this.out = out;
@@ -72,6 +64,7 @@ public final class EstuaryCli {
 
     private void execute(String[] args) throws CliException {
         List<String> words = new ArrayList<>();
+        boolean json = false;
         String masterList = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -92,320 +85,48 @@ public final class EstuaryCli {
             }
         }
         if (words.isEmpty()) throw usage("give a command");
-        masters = new MasterHttp(masterList != null ? split(masterList) : defaultMasters());
+        MasterHttp masters = new MasterHttp(masterList != null ? split(masterList) : defaultMasters());
+        ClusterCommands commands = new ClusterCommands(masters, json, out, err);
         String cmd = words.get(0);
         List<String> rest = words.subList(1, words.size());
         switch (cmd) {
             case "status":
                 args(cmd, rest, 0, 0);
-                status();
+                commands.status();
                 break;
             case "masters":
                 args(cmd, rest, 0, 0);
-                masters();
+                commands.masters();
                 break;
             case "workers":
                 args(cmd, rest, 0, 0);
-                workers();
+                commands.workers();
                 break;
             case "apps":
             case "applications":
                 args(cmd, rest, 0, 0);
-                apps();
+                commands.apps();
                 break;
             case "shuffles":
                 args(cmd, rest, 0, 1);
-                shuffles(rest.isEmpty() ? null : rest.get(0));
+                commands.shuffles(rest.isEmpty() ? null : rest.get(0));
                 break;
             case "exclude":
             case "activate":
             case "decommission":
                 args(cmd, rest, 1, 1);
-                setState(cmd, rest.get(0));
+                commands.setState(cmd, rest.get(0));
                 break;
             case "transfer-leadership":
                 args(cmd, rest, 1, 1);
-                transfer(rest.get(0));
+                commands.transfer(rest.get(0));
                 break;
             default:
                 throw usage("unknown command '" + cmd + "'");
         }
     }
 
-    // ---- commands ----
-
-    private void status() throws CliException {
-        List<MasterRow> ms = masterRows();
-        List<Worker> workers =
-                masters.read("/api/workers", AdminViews.Workers.class).workers();
-        int apps = masters.read("/api/applications", AdminViews.Applications.class)
-                .applications()
-                .size();
-        Map<String, Integer> byState = new TreeMap<>();
-        for (Worker w : workers) byState.merge(String.valueOf(w.state()), 1, Integer::sum);
-        MasterRow leader = null;
-        for (MasterRow m : ms) if ("leader".equals(m.role()) || "single".equals(m.role())) leader = m;
-        Map<String, List<String>> versions = versions(ms, workers);
-        if (json) {
-            out.println(AdminJson.write(new CliViews.ClusterStatus(
-                    leader == null ? null : leader.id(),
-                    leader == null ? null : leader.term(),
-                    ms,
-                    byState,
-                    workers.size(),
-                    apps,
-                    versions,
-                    versions.size() > 1)));
-            warnMixed(versions, err);
-            return;
-        }
-        out.println(
-                "leader:       " + (leader == null ? "none" : display(leader.id()) + " (term " + leader.term() + ")"));
-        long reachable =
-                ms.stream().filter(m -> !"unreachable".equals(m.role())).count();
-        out.println("masters:      " + ms.size() + " (" + reachable + " answering)");
-        out.println("workers:      " + workers.size() + (byState.isEmpty() ? "" : " " + byState));
-        out.println("applications: " + apps);
-        out.println("versions:     " + String.join(", ", versions.keySet()));
-        warnMixed(versions, out);
-    }
-
-    private void masters() throws CliException {
-        List<MasterRow> ms = masterRows();
-        Map<String, List<String>> versions = versions(ms, List.of());
-        if (json) {
-            out.println(AdminJson.write(new CliViews.MasterRows(ms)));
-            warnMixed(versions, err);
-            return;
-        }
-        Table t = new Table("ID", "ROLE", "TERM", "VERSION", "HTTP", "RPC");
-        for (MasterRow m : ms) t.row(display(m.id()), m.role(), m.term(), m.version(), m.http(), m.rpc());
-        t.print(out);
-        warnMixed(versions, out);
-    }
-
-    private void workers() throws CliException {
-        AdminViews.Workers ws = masters.read("/api/workers", AdminViews.Workers.class);
-        List<Worker> workers = ws.workers();
-        Map<String, List<String>> versions = versions(List.of(), workers);
-        if (json) {
-            out.println(AdminJson.write(ws));
-            warnMixed(versions, err);
-            return;
-        }
-        Table t = new Table("WORKER", "STATE", "VERSION", "DISK", "DISK STATUS", "USABLE", "SLOTS");
-        for (Worker w : workers) {
-            if (w.disks().isEmpty()) t.row(w.id(), w.state(), w.version(), "-");
-            boolean first = true;
-            for (AdminViews.Disk disk : w.disks()) {
-                t.row(
-                        first ? w.id() : "",
-                        first ? w.state() : "",
-                        first ? w.version() : "",
-                        disk.mountPoint(),
-                        String.valueOf(disk.status()).replace("DISK_", ""),
-                        bytes(disk.usableBytes()),
-                        disk.activeSlots());
-                first = false;
-            }
-        }
-        t.print(out);
-        if (workers.isEmpty()) out.println("(no registered workers)");
-        warnMixed(versions, out);
-    }
-
-    private void apps() throws CliException {
-        AdminViews.Applications as = masters.read("/api/applications", AdminViews.Applications.class);
-        if (json) {
-            out.println(AdminJson.write(as));
-            return;
-        }
-        Table t = new Table("APPLICATION", "SHUFFLES");
-        for (AdminViews.Application a : as.applications())
-            t.row(a.id(), a.shuffles().size());
-        t.print(out);
-    }
-
-    private void shuffles(String app) throws CliException {
-        AdminViews.Shuffles as = masters.read(
-                "/api/shuffles" + (app == null ? "" : "?app=" + MasterHttp.encode(app)), AdminViews.Shuffles.class);
-        if (json) {
-            out.println(AdminJson.write(as));
-            return;
-        }
-        Table t = new Table("APPLICATION", "SHUFFLE", "PARTITIONS", "LOCATIONS", "WORKERS");
-        for (AdminViews.ApplicationShuffles a : as.applications()) {
-            for (AdminViews.ShuffleDetail sh : a.shuffles()) {
-                t.row(a.id(), sh.id(), sh.partitions(), sh.locations(), String.join(",", sh.workers()));
-            }
-        }
-        t.print(out);
-    }
-
-    private void setState(String action, String worker) throws CliException {
-        String id = resolveWorker(worker);
-        AdminViews.WorkerStateSet r = masters.write(
-                "/api/workers/" + action + "?id=" + MasterHttp.encode(id), AdminViews.WorkerStateSet.class);
-        if (json) out.println(AdminJson.write(r));
-        else out.println("worker " + id + " is now " + r.state());
-    }
-
-    private void transfer(String to) throws CliException {
-        AdminViews.LeadershipTransfer r = masters.write(
-                "/api/leadership/transfer?to=" + MasterHttp.encode(to), AdminViews.LeadershipTransfer.class);
-        // Wait (bounded) until the masters say so, so that the next command finds the new leader.
-        long deadline = System.currentTimeMillis() + 15_000;
-        while (System.currentTimeMillis() < deadline) {
-            Map<String, MasterStatus> st = masters.freshStatuses();
-            String leader = MasterHttp.leader(st);
-            MasterStatus s = leader == null ? null : st.get(leader);
-            if (s != null && to.equals(s.id())) break;
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        if (json) out.println(AdminJson.write(r));
-        else out.println(!r.changed() ? to + " already leads" : to + " leads now");
-    }
-
     // ---- helpers ----
-
-    /** The worker's full id from a full id or an unambiguous prefix (host:rpcPort). */
-    private String resolveWorker(String given) throws CliException {
-        List<String> ids = new ArrayList<>();
-        for (Worker w : masters.read("/api/workers", AdminViews.Workers.class).workers()) ids.add(w.id());
-        if (ids.contains(given)) return given;
-        List<String> matches = new ArrayList<>();
-        for (String id : ids) if (id.startsWith(given + ":")) matches.add(id);
-        if (matches.size() == 1) return matches.get(0);
-        if (matches.isEmpty()) {
-            throw new CliException(
-                    CliException.FAILED,
-                    "unknown worker '" + given + "'; registered workers: "
-                            + (ids.isEmpty() ? "none" : String.join(", ", ids)));
-        }
-        throw new CliException(
-                CliException.FAILED, "'" + given + "' names several workers: " + String.join(", ", matches));
-    }
-
-    /** A {@link MasterRow} being joined from several answers. */
-    private static final class Row {
-        String id;
-        String role = "unreachable";
-        Long term;
-        String version;
-        String http;
-        String rpc;
-
-        MasterRow done() {
-            return new MasterRow(id, role, term, version, http, rpc);
-        }
-    }
-
-    /**
-     * One row per master: every master of the group (from any master's /api/masters) joined with what each master
-     * given on the command line says of itself; masters that do not answer show as unreachable.
-     */
-    private List<MasterRow> masterRows() throws CliException {
-        Map<String, MasterStatus> statuses = masters.statuses();
-        if (statuses.values().stream().allMatch(s -> s == null)) {
-            throw new CliException(
-                    CliException.UNREACHABLE,
-                    "no master answered at " + String.join(", ", masters.endpoints())
-                            + " (give the masters' HTTP addresses with --master)");
-        }
-        Map<String, Row> rows = new LinkedHashMap<>();
-        for (AdminViews.MasterEntry m :
-                masters.read("/api/masters", AdminViews.Masters.class).masters()) {
-            Row row = new Row();
-            row.id = m.id();
-            row.rpc = m.rpc();
-            rows.put(String.valueOf(m.id()), row);
-        }
-        List<String> silent = new ArrayList<>();
-        for (Map.Entry<String, MasterStatus> e : statuses.entrySet()) {
-            MasterStatus s = e.getValue();
-            if (s == null) {
-                silent.add(e.getKey());
-                continue;
-            }
-            Row row = rows.computeIfAbsent(String.valueOf(s.id()), k -> {
-                Row r = new Row();
-                r.id = s.id();
-                return r;
-            });
-            row.role = s.role();
-            row.term = s.term();
-            row.version = s.version();
-            row.http = e.getKey();
-        }
-        // A master that does not answer has no id we could learn: pin its address on the one group member left
-        // unmatched on that host, or list it on its own.
-        for (String endpoint : silent) {
-            String host = endpoint.substring(0, endpoint.lastIndexOf(':'));
-            List<Row> candidates = new ArrayList<>();
-            for (Row r : rows.values())
-                if (r.http == null && r.rpc != null && r.rpc.startsWith(host + ":")) candidates.add(r);
-            if (candidates.size() == 1) {
-                candidates.get(0).http = endpoint;
-            } else {
-                Row r = new Row();
-                r.http = endpoint;
-                rows.put("?" + endpoint, r);
-            }
-        }
-        List<MasterRow> out = new ArrayList<>();
-        for (Row r : rows.values()) out.add(r.done());
-        return out;
-    }
-
-    /** Which nodes run which version: version -> node names (master ids, worker ids). */
-    private static Map<String, List<String>> versions(List<MasterRow> masterRows, List<Worker> workers) {
-        Map<String, List<String>> out = new TreeMap<>();
-        for (MasterRow m : masterRows) {
-            if (m.version() != null)
-                out.computeIfAbsent(m.version(), v -> new ArrayList<>()).add("master " + display(m.id()));
-        }
-        for (Worker w : workers) {
-            out.computeIfAbsent(String.valueOf(w.version()), v -> new ArrayList<>())
-                    .add("worker " + w.id());
-        }
-        return out;
-    }
-
-    private static void warnMixed(Map<String, List<String>> versions, PrintStream to) {
-        if (versions.size() <= 1) return;
-        List<String> parts = new ArrayList<>();
-        for (Map.Entry<String, List<String>> e : versions.entrySet()) {
-            List<String> nodes = e.getValue();
-            String named = String.join(", ", nodes.subList(0, Math.min(nodes.size(), 4)))
-                    + (nodes.size() > 4
-                            ? " and " + (nodes.size() - 4) + " more"
-                            : ""); // thousands of workers: a sample
-            parts.add(
-                    e.getKey() + " on " + nodes.size() + " node" + (nodes.size() == 1 ? "" : "s") + " (" + named + ")");
-        }
-        to.println("WARNING: nodes run different versions: " + String.join("; ", parts));
-    }
-
-    private static String display(Object masterId) {
-        return masterId == null ? "?" : masterId.toString().isEmpty() ? "master" : masterId.toString();
-    }
-
-    private static String bytes(long b) {
-        if (b < 1024) return b + " B";
-        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-        double v = b;
-        int u = -1;
-        while (v >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return String.format(java.util.Locale.ROOT, "%.1f %s", v, units[u]);
-    }
 
     private static void args(String cmd, List<String> rest, int min, int max) throws CliException {
         if (rest.size() < min || rest.size() > max) {
