@@ -9,8 +9,6 @@ import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.Request;
-import io.estuary.common.protocol.RequestSlotsRequest;
-import io.estuary.common.protocol.RequestSlotsResponse;
 import io.estuary.common.protocol.UnregisterApplicationRequest;
 import io.estuary.common.protocol.UnregisterShuffleRequest;
 import io.estuary.common.protocol.WorkerAddress;
@@ -24,13 +22,11 @@ import io.estuary.network.server.TransportServer;
 import java.io.Closeable;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
@@ -57,7 +53,6 @@ public final class LifecycleManager implements Closeable {
     private final TransportClientFactory connections;
     private final MasterClient master;
     private final long masterWaitMs;
-    private final boolean replicate;
     private final TransportServer server;
     private final String host;
     /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
@@ -78,10 +73,9 @@ public final class LifecycleManager implements Closeable {
             Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
     private final ShuffleGenerations generations = new ShuffleGenerations();
     private final FailedWorkers failedWorkers;
-    private final SlotReserver reserver;
+    private final ShuffleRegistrar registrar;
     private final ShuffleCommitter committer;
     private final EpochAllocator epochs;
-    private final AtomicBoolean warnedSingleCopy = new AtomicBoolean();
     private volatile IntConsumer shuffleLostListener = id -> {};
 
     /**
@@ -103,11 +97,13 @@ public final class LifecycleManager implements Closeable {
         this.connections = new TransportClientFactory(conf, "estuary-driver");
         this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
-        this.replicate = conf.get(ClientConfig.PUSH_REPLICATE);
+        boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
         String user = conf.get(ClientConfig.USER);
         this.failedWorkers = new FailedWorkers(clock::millis);
-        this.reserver =
+        SlotReserver reserver =
                 new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
+        this.registrar = new ShuffleRegistrar(
+                appId, master, masterWaitMs, replicate, reserver, failedWorkers, this::reportFailedWorkers, work);
         this.committer = new ShuffleCommitter(
                 connections,
                 appId,
@@ -146,7 +142,7 @@ public final class LifecycleManager implements Closeable {
                 new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
                     @Override
                     public CompletableFuture<EpochTable> register(ShuffleState s) {
-                        return LifecycleManager.this.register(s);
+                        return registrar.register(s);
                     }
 
                     @Override
@@ -254,72 +250,6 @@ public final class LifecycleManager implements Closeable {
                 LOG.warn("Reporting failed workers {} to the master failed: {}", workers, e.getMessage());
             }
         });
-    }
-
-    // ------------------------------------------------------------------ register
-
-    private CompletableFuture<EpochTable> register(ShuffleState s) {
-        synchronized (s) {
-            CompletableFuture<EpochTable> slots = s.slots;
-            if (slots == null) {
-                CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
-                s.slots = slots = created;
-                created.whenComplete((v, e) -> {
-                    if (e != null) {
-                        synchronized (s) {
-                            if (s.slots == created) s.slots = null; // let a later task try again
-                        }
-                    }
-                });
-            }
-            return slots;
-        }
-    }
-
-    /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
-    private EpochTable allocate(ShuffleState s) {
-        String last = "";
-        for (int attempt = 0; attempt < 3; attempt++) {
-            List<PartitionLocation> locations;
-            try {
-                RequestSlotsResponse r = master.ask(
-                        Request.newBuilder()
-                                .setRequestSlots(RequestSlotsRequest.newBuilder()
-                                        .setAppId(appId)
-                                        .setShuffleId(s.shuffleId)
-                                        .setNumPartitions(s.numPartitions)
-                                        .setReplicate(replicate)
-                                        .addAllExcludedWorkers(failedWorkers.ids())),
-                        RequestSlotsResponse.parser(),
-                        masterWaitMs);
-                locations = r.getLocationsList();
-            } catch (RemoteException e) {
-                throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
-            }
-            if (replicate
-                    && !locations.isEmpty()
-                    && !locations.get(0).hasPeer()
-                    && warnedSingleCopy.compareAndSet(false, true)) {
-                LOG.warn(
-                        "{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy",
-                        appId);
-            }
-            Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
-            if (refused.isEmpty()) {
-                LOG.info(
-                        "{}: {} partitions on {} workers",
-                        s,
-                        s.numPartitions,
-                        WorkerCalls.copiesByWorker(locations).size());
-                return new EpochTable(locations);
-            }
-            last = refused.toString();
-            LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
-            List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
-            if (!fresh.isEmpty()) reportFailedWorkers(fresh);
-        }
-        throw new EstuaryException(
-                "cannot register " + s + " of " + appId + ": workers kept refusing the slots: " + last);
     }
 
     // ------------------------------------------------------------------ commit

@@ -3,22 +3,15 @@ package io.estuary.client.read;
 import io.estuary.client.batch.BatchCodec;
 import io.estuary.client.batch.BatchHeader;
 import io.estuary.client.batch.CorruptBatchException;
-import io.estuary.client.retry.UnreachableBackoff;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.protocol.EpochFiles;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
-import io.estuary.common.protocol.OpenStreamRequest;
 import io.estuary.common.protocol.PartitionFiles;
-import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.Request;
-import io.estuary.common.protocol.StreamHandle;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.RemoteException;
-import io.estuary.network.client.TransportClient;
-import io.estuary.network.rpc.ControlClient;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -52,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With integrity checking on, the batches, records and checksums read per partition are compared with what the
  * winning map attempts reported. When an epoch cannot be read from any copy, or the counts differ, the reader throws
- * {@link ShuffleDataLostException}: the engine reruns the maps. Confined to one thread.
+ * {@link ShuffleDataLostException}: the engine reruns the maps. Copies are opened by a {@link CopyOpener}, and
+ * {@link CopyRetries} decides what a failure costs. Confined to one thread.
  */
 public final class ShuffleBatchReader implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ShuffleBatchReader.class);
@@ -64,13 +58,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
     private final int endPartition;
     private final int startMap;
     private final int endMap;
-    private final int maxChunksInFlight;
     private final boolean verify;
     private final BatchCodec codec;
-    private final int retriesPerCopy;
-    private final int retriesPerPartition;
-    /** Waits before trying failed copies again; reset whenever a chunk arrives. */
-    private final UnreachableBackoff unreachableWait;
+    private final CopyOpener opener;
+    private final CopyRetries retries;
 
     private final Deque<EpochRead> pending = new ArrayDeque<>();
     private final Map<Integer, PartitionCounts> counts = new HashMap<>();
@@ -103,12 +94,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
         this.endPartition = endPartition;
         this.startMap = startMap;
         this.endMap = endMap;
-        this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
         this.verify = client.conf().get(ClientConfig.INTEGRITY_CHECK);
         this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
-        this.unreachableWait = new UnreachableBackoff(client.conf().get(ClientConfig.FETCH_UNREACHABLE_TIMEOUT));
-        this.retriesPerCopy = client.conf().get(ClientConfig.FETCH_RETRIES_PER_COPY);
-        this.retriesPerPartition = client.conf().get(ClientConfig.FETCH_RETRIES_PER_PARTITION);
+        this.opener = new CopyOpener(client, spec, startMap, endMap);
+        this.retries = new CopyRetries(client.conf(), clock);
     }
 
     private void init() throws RemoteException {
@@ -234,7 +223,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
             }
             chunkLen = chunk.readableBytes();
             chunkPos = 0;
-            unreachableWait.reset();
+            retries.chunkReceived();
             bytesFetched += chunkLen;
             chunksFetched++;
             return true;
@@ -255,11 +244,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
         closeStream();
         releaseChunk();
         StatusCode status = cause instanceof RemoteException ? ((RemoteException) cause).status() : null;
-        if (progressed
-                && (status == StatusCode.UNKNOWN_STREAM
-                        || (status == StatusCode.CONNECTION_FAILED && closedWhileAway))) {
-            // Dropped on the worker (the stream, or its idle connection) while this task was busy elsewhere: nothing is
-            // lost, go on where it stopped. A worker that died meanwhile fails the reopen, which counts as usual.
+        if (CopyRetries.droppedWhileAway(status, progressed, closedWhileAway)) {
             LOG.info(
                     "{} was dropped on its worker ({}); opening it again at chunk {}",
                     streamName,
@@ -269,25 +254,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
             current.copies.addFirst(copy);
             return;
         }
-        String givenUp = null;
-        if (status == StatusCode.CONNECTION_FAILED
-                || status == StatusCode.RETRY_LATER
-                || status == StatusCode.UNKNOWN_STREAM) {
-            if (afterOpen) {
-                copy.failures++;
-                current.counts.failures++;
-                copy.resumeChunk = stoppedAt;
-                if (copy.failures > retriesPerCopy) {
-                    givenUp = "it failed " + copy.failures + " times, more than "
-                            + ClientConfig.FETCH_RETRIES_PER_COPY.key() + " (" + retriesPerCopy + ") allows";
-                } else if (current.counts.failures > retriesPerPartition) {
-                    givenUp = "partition " + current.partition + " failed " + current.counts.failures
-                            + " times, more than " + ClientConfig.FETCH_RETRIES_PER_PARTITION.key() + " ("
-                            + retriesPerPartition + ") allows";
-                }
-            }
-            if (givenUp == null) current.retry.add(copy);
-        }
+        String givenUp = retries.failed(current, copy, status, afterOpen, stoppedAt);
         if (!current.copies.isEmpty()) {
             LOG.warn(
                     "Reading {} failed ({}){}; reading its other copy",
@@ -296,19 +263,13 @@ public final class ShuffleBatchReader implements AutoCloseable {
                     givenUp == null ? "" : ", given up: " + givenUp);
             return;
         }
-        long wait = current.retry.isEmpty() ? -1 : unreachableWait.nextWait(clock.millis());
+        long wait = retries.nextWait(current);
         if (wait < 0) {
-            String why = givenUp != null
-                    ? "; " + givenUp
-                    : current.retry.isEmpty()
-                            ? ""
-                            : "; the copies left kept failing for " + ClientConfig.FETCH_UNREACHABLE_TIMEOUT.key()
-                                    + " without a chunk received";
             throw lost(
                     current.partition,
                     current.epoch,
                     "no copy of " + streamName + " could be read; the last failed " + "with: " + cause.getMessage()
-                            + why,
+                            + CopyRetries.whyLost(current, givenUp),
                     cause);
         }
         LOG.warn(
@@ -350,42 +311,14 @@ public final class ShuffleBatchReader implements AutoCloseable {
     }
 
     private void open(EpochRead.CopyRead copy) throws RemoteException {
-        PartitionLocation loc = copy.location;
-        streamName = "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of "
-                + spec + " on " + loc.getWorker().getHost() + ":"
-                + loc.getWorker().getFetchPort();
-        StreamHandle h;
-        TransportClient c;
+        streamName = opener.describe(copy.location);
         long t0 = clock.nanos();
         try {
-            c = client.fetchClient(loc.getWorker());
-            OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
-                    .setAppId(spec.appId)
-                    .setShuffleId(shuffleId)
-                    .setPartitionId(loc.getPartitionId())
-                    .setEpoch(loc.getEpoch());
-            if (startMap > 0 || endMap < spec.numMappers) {
-                // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
-                // that
-                // come along are skipped below, as they are from a worker that serves the whole file).
-                open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
-            }
-            h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
-        } catch (RemoteException e) {
-            throw new RemoteException("cannot open " + streamName + ": " + e.getMessage(), e);
+            stream = opener.open(shuffleId, copy, streamName);
         } finally {
             fetchWaitNanos += clock.nanos() - t0;
         }
-        if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
-            copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)
-        }
-        copy.numChunks = h.getNumChunks();
-        copy.totalBytes = h.getTotalBytes();
-        if (h.getNumChunks() > copy.resumeChunk) {
-            stream = new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
-        } else {
-            current.done = true; // an empty file: nothing to read in this epoch
-        }
+        if (stream == null) current.done = true; // an empty file: nothing to read in this epoch
     }
 
     public long bytesFetched() {

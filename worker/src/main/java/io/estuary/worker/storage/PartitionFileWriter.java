@@ -5,15 +5,12 @@ import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -21,11 +18,11 @@ import java.util.concurrent.RejectedExecutionException;
  * Merges the pushes of one partition (one epoch) into one file. Pushed bytes are gathered in an off-heap flush
  * buffer; once it holds a flush buffer's worth it goes to the disk's flusher, which writes it at the file offset
  * fixed when it was queued (so several flusher threads may write one file safely). Chunk boundaries fall between
- * pushes, and a push holds only whole batches, so every chunk starts on a batch.
+ * pushes, and a push holds only whole batches, so every chunk starts on a batch ({@link FileLayout}).
  *
- * <p>Copying a push into the flush buffer (one memcpy) frees the network buffer at once: a small push can never
- * pin a large frame. The memory tracker counts the flush buffer's capacity (what is really held) from allocation
- * until its write is done. A partly filled buffer can be written early ({@link #flushBuffered}) under memory
+ * <p>Copying a push into the {@link FlushBuffer} (one memcpy) frees the network buffer at once: a small push can
+ * never pin a large frame. The memory tracker counts the flush buffer's capacity (what is really held) from
+ * allocation until its write is done. A partly filled buffer can be written early ({@link #flushBuffered}) under memory
  * pressure or when it grows old; chunk boundaries do not depend on when flushes happen.
  *
  * <p>The committed file carries its {@link FileContents}: batches and records counted from the batch headers as
@@ -48,34 +45,19 @@ import java.util.concurrent.RejectedExecutionException;
  * at once.
  */
 public final class PartitionFileWriter {
-    private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
-    private static final int INITIAL_BUFFER = 16 * 1024;
-
     private final String name;
     private final File file;
     private final Disk disk;
     private final MemoryTracker memory;
-    private final int flushThreshold;
-    private final long chunkSize;
-    /** Null when map indexing is off. */
-    private final MapIndex.Builder mapIndex;
     /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
     private final Object fileLock = new Object();
 
     /** The disk's failure count when this partition was reserved: any failure since then makes this file suspect. */
     private final int diskFailuresAtStart;
 
-    private ByteBuf pending;
-    /** Capacity of {@code pending} counted in the memory tracker. */
-    private int pendingCounted;
-
-    private long pendingSinceNanos;
-    private final io.estuary.common.time.Clock clock;
-    private long appended;
+    private final FlushBuffer pending;
+    private final FileLayout layout;
     private long flushAssigned;
-    private long lastChunkStart;
-    private final List<Long> chunkOffsets = new ArrayList<>();
-    private final FileContents.Tally contents = new FileContents.Tally();
     private int flushesInFlight;
     private Throwable error;
     private CompletableFuture<CommittedFile> commit;
@@ -120,14 +102,12 @@ public final class PartitionFileWriter {
             long chunkSize,
             long mapIndexGranularity,
             io.estuary.common.time.Clock clock) {
-        this.clock = clock;
-        this.mapIndex = mapIndexGranularity > 0 ? new MapIndex.Builder(mapIndexGranularity) : null;
         this.name = name;
         this.file = file;
         this.disk = disk;
         this.memory = memory;
-        this.flushThreshold = (int) flushThreshold;
-        this.chunkSize = chunkSize;
+        this.pending = new FlushBuffer(name, memory, (int) flushThreshold, clock);
+        this.layout = new FileLayout(chunkSize, mapIndexGranularity);
         this.diskFailuresAtStart = disk.failures();
     }
 
@@ -137,7 +117,7 @@ public final class PartitionFileWriter {
 
     /** Bytes appended so far: the size the file will have. */
     public synchronized long size() {
-        return appended;
+        return layout.length();
     }
 
     /** Appends {@code data} (whole batches) and releases it. Fails for a committed, destroyed or failed partition. */
@@ -167,59 +147,24 @@ public final class PartitionFileWriter {
                 checkDisk();
                 int n = data.readableBytes();
                 if (n == 0) return;
-                try {
-                    if (pending == null) {
-                        // Small at first: with thousands of partitions open, buffers sized for a full flush would hold
-                        // the
-                        // memory limit before any fills. It doubles as data arrives.
-                        pending = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
-                        pendingSinceNanos = clock.nanos();
-                    }
-                    pending.ensureWritable(n);
-                } catch (OutOfMemoryError e) { // Netty's direct memory is exhausted: this push waits, the worker lives
-                    throw new StatusException(
-                            StatusCode.RETRY_LATER,
-                            name + ": no direct memory for " + n + " more bytes (" + memory.held() + " held): "
-                                    + e.getMessage());
-                } finally {
-                    countCapacity();
-                }
-                boolean chunkStart = false;
-                if (appended == 0) {
-                    chunkOffsets.add(0L);
-                    chunkStart = true;
-                } else if (appended > lastChunkStart && appended - lastChunkStart + n > chunkSize) {
-                    chunkOffsets.add(appended); // a chunk never grows past chunkSize unless one push alone is larger
-                    lastChunkStart = appended;
-                    chunkStart = true;
-                }
-                if (mapIndex != null) mapIndex.add(appended, data, chunkStart);
-                contents.countBatches(data);
-                appended += n;
-                pending.writeBytes(data);
-                if (pending.readableBytes() >= flushThreshold) flushPending();
+                pending.reserve(n);
+                layout.append(data);
+                pending.write(data);
+                if (pending.full()) flushPending();
             }
         } finally {
             data.release();
         }
     }
 
-    private void countCapacity() {
-        int cap = pending == null ? 0 : pending.capacity();
-        if (cap != pendingCounted) {
-            memory.add(cap - pendingCounted);
-            pendingCounted = cap;
-        }
-    }
-
     /** Bytes in the partly filled buffer, not yet queued for a write. */
     public synchronized int bufferedBytes() {
-        return pending == null ? 0 : pending.readableBytes();
+        return pending.readable();
     }
 
     /** When the oldest byte in the buffer arrived (the clock's nanos), or 0 when nothing is buffered. */
     public synchronized long bufferedSinceNanos() {
-        return pending == null || pending.readableBytes() == 0 ? 0 : pendingSinceNanos;
+        return pending.sinceNanos();
     }
 
     /** Whether the writer takes no more data (committed, deleted or failed), so it never needs an early flush. */
@@ -232,10 +177,8 @@ public final class PartitionFileWriter {
      * free once written (0 when nothing was buffered or the writer is retired).
      */
     public synchronized long flushBuffered() {
-        if (pending == null || pending.readableBytes() == 0 || commit != null || destroyed || error != null || closed) {
-            return 0;
-        }
-        long freed = pendingCounted;
+        if (pending.readable() == 0 || commit != null || destroyed || error != null || closed) return 0;
+        long freed = pending.counted();
         flushPending();
         return freed;
     }
@@ -258,13 +201,11 @@ public final class PartitionFileWriter {
     }
 
     private void flushPending() {
-        ByteBuf buf = pending;
-        int counted = pendingCounted;
-        pending = null;
-        pendingCounted = 0;
+        int counted = pending.counted();
+        ByteBuf buf = pending.take();
         long position = flushAssigned;
         flushAssigned += buf.readableBytes();
-        contents.written(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
+        layout.queued(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
         flushesInFlight++;
         memory.flushQueued(counted);
         QueuedWrite w = new BufferWrite(buf, counted, position);
@@ -341,13 +282,7 @@ public final class PartitionFileWriter {
         if (error == null)
             error = new StatusException(
                     StatusCode.DISK_FAILED, name + ": its disk " + disk.mountPoint() + " failed: " + why);
-        if (pending != null) {
-            dropped += pending.readableBytes();
-            memory.release(pendingCounted);
-            pendingCounted = 0;
-            pending.release();
-            pending = null;
-        }
+        dropped += pending.drop();
         finishCommitIfDone();
     }
 
@@ -367,7 +302,7 @@ public final class PartitionFileWriter {
     public synchronized CompletableFuture<CommittedFile> commit() {
         if (commit != null) return commit;
         commit = new CompletableFuture<>();
-        if (pending != null && pending.readableBytes() > 0) flushPending();
+        if (pending.readable() > 0) flushPending();
         finishCommitIfDone();
         return commit;
     }
@@ -387,10 +322,7 @@ public final class PartitionFileWriter {
             commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
             return;
         }
-        long[] offsets = new long[chunkOffsets.size()];
-        for (int i = 0; i < offsets.length; i++) offsets[i] = chunkOffsets.get(i);
-        commit.complete(new CommittedFile(
-                file, offsets, appended, disk, mapIndex == null ? null : mapIndex.build(appended), contents.result()));
+        commit.complete(layout.committed(file, disk));
     }
 
     /**
@@ -401,13 +333,7 @@ public final class PartitionFileWriter {
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        if (pending != null) {
-            dropped += pending.readableBytes();
-            memory.release(pendingCounted);
-            pendingCounted = 0;
-            pending.release();
-            pending = null;
-        }
+        dropped += pending.drop();
     }
 
     /** Drops buffered data and deletes the file (later, on the disk's cleaner thread). */
@@ -415,12 +341,7 @@ public final class PartitionFileWriter {
         synchronized (this) {
             if (destroyed) return;
             destroyed = true;
-            if (pending != null) {
-                memory.release(pendingCounted);
-                pendingCounted = 0;
-                pending.release();
-                pending = null;
-            }
+            pending.drop();
         }
         // The file goes on the disk's own thread: a hung disk must not hold up the caller (a heartbeat).
         disk.deleteLater(() -> {

@@ -1,0 +1,125 @@
+package io.estuary.client.lifecycle;
+
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsRequest;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.util.EstuaryException;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.rpc.MasterClient;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Registers shuffles for the {@link LifecycleManager}: slots from the master, reserved on their workers. A worker
+ * that refuses is avoided (and reported to the master) and the slots are asked again, a few times. The first task of
+ * a shuffle starts its registration; the others wait for the same one; a failed one is dropped, so a later task tries
+ * again. Thread-safe.
+ */
+final class ShuffleRegistrar {
+    private static final Logger LOG = LoggerFactory.getLogger(ShuffleRegistrar.class);
+    private static final int ATTEMPTS = 3;
+
+    private final String appId;
+    private final MasterClient master;
+    private final long masterWaitMs;
+    private final boolean replicate;
+    private final SlotReserver reserver;
+    private final FailedWorkers failedWorkers;
+    private final Consumer<List<WorkerAddress>> reportFailedWorkers;
+    /** Where registrations run: they call the master, so never on a caller's (an RPC handler's) thread. */
+    private final Executor work;
+
+    private final AtomicBoolean warnedSingleCopy = new AtomicBoolean();
+
+    ShuffleRegistrar(
+            String appId,
+            MasterClient master,
+            long masterWaitMs,
+            boolean replicate,
+            SlotReserver reserver,
+            FailedWorkers failedWorkers,
+            Consumer<List<WorkerAddress>> reportFailedWorkers,
+            Executor work) {
+        this.appId = appId;
+        this.master = master;
+        this.masterWaitMs = masterWaitMs;
+        this.replicate = replicate;
+        this.reserver = reserver;
+        this.failedWorkers = failedWorkers;
+        this.reportFailedWorkers = reportFailedWorkers;
+        this.work = work;
+    }
+
+    /** The shuffle's slots: registered on {@code work} once; the registration running or done, when there is one. */
+    CompletableFuture<EpochTable> register(ShuffleState s) {
+        synchronized (s) {
+            CompletableFuture<EpochTable> slots = s.slots;
+            if (slots == null) {
+                CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
+                s.slots = slots = created;
+                created.whenComplete((v, e) -> {
+                    if (e != null) {
+                        synchronized (s) {
+                            if (s.slots == created) s.slots = null; // let a later task try again
+                        }
+                    }
+                });
+            }
+            return slots;
+        }
+    }
+
+    /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
+    private EpochTable allocate(ShuffleState s) {
+        String last = "";
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            List<PartitionLocation> locations;
+            try {
+                RequestSlotsResponse r = master.ask(
+                        Request.newBuilder()
+                                .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                        .setAppId(appId)
+                                        .setShuffleId(s.shuffleId)
+                                        .setNumPartitions(s.numPartitions)
+                                        .setReplicate(replicate)
+                                        .addAllExcludedWorkers(failedWorkers.ids())),
+                        RequestSlotsResponse.parser(),
+                        masterWaitMs);
+                locations = r.getLocationsList();
+            } catch (RemoteException e) {
+                throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
+            }
+            if (replicate
+                    && !locations.isEmpty()
+                    && !locations.get(0).hasPeer()
+                    && warnedSingleCopy.compareAndSet(false, true)) {
+                LOG.warn(
+                        "{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy",
+                        appId);
+            }
+            Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
+            if (refused.isEmpty()) {
+                LOG.info(
+                        "{}: {} partitions on {} workers",
+                        s,
+                        s.numPartitions,
+                        WorkerCalls.copiesByWorker(locations).size());
+                return new EpochTable(locations);
+            }
+            last = refused.toString();
+            LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
+            List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
+            if (!fresh.isEmpty()) reportFailedWorkers.accept(fresh);
+        }
+        throw new EstuaryException(
+                "cannot register " + s + " of " + appId + ": workers kept refusing the slots: " + last);
+    }
+}

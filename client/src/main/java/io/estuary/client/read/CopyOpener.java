@@ -1,0 +1,72 @@
+package io.estuary.client.read;
+
+import io.estuary.client.spec.ShuffleSpec;
+import io.estuary.common.config.ClientConfig;
+import io.estuary.common.protocol.OpenStreamRequest;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.StreamHandle;
+import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
+import io.estuary.network.rpc.ControlClient;
+
+/**
+ * Opens the stream of one copy of an epoch on its worker, limited to the maps the reader reads, and goes on from the
+ * chunk where an earlier read of the copy stopped when the worker serves the same stream again. Thread-safe; the
+ * copy it is given is confined to its reader's thread.
+ */
+final class CopyOpener {
+    private final ReaderPort client;
+    private final ShuffleSpec spec;
+    private final int startMap;
+    private final int endMap;
+    private final int maxChunksInFlight;
+
+    CopyOpener(ReaderPort client, ShuffleSpec spec, int startMap, int endMap) {
+        this.client = client;
+        this.spec = spec;
+        this.startMap = startMap;
+        this.endMap = endMap;
+        this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
+    }
+
+    /** How logs and errors name the stream of a copy. */
+    String describe(PartitionLocation loc) {
+        return "partition " + loc.getPartitionId() + " epoch " + loc.getEpoch() + " (" + loc.getRole() + ") of " + spec
+                + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
+    }
+
+    /**
+     * Opens {@code copy} of the generation {@code shuffleId} (the Estuary shuffle id); {@code name} is its
+     * {@link #describe description}. Returns its stream from the chunk to read next, or null when the copy has
+     * nothing left to read (an empty file).
+     */
+    ChunkStream open(int shuffleId, EpochRead.CopyRead copy, String name) throws RemoteException {
+        PartitionLocation loc = copy.location;
+        StreamHandle h;
+        TransportClient c;
+        try {
+            c = client.fetchClient(loc.getWorker());
+            OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
+                    .setAppId(spec.appId)
+                    .setShuffleId(shuffleId)
+                    .setPartitionId(loc.getPartitionId())
+                    .setEpoch(loc.getEpoch());
+            if (startMap > 0 || endMap < spec.numMappers) {
+                // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
+                // that come along are skipped by the reader, as they are from a worker that serves the whole file).
+                open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+            }
+            h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
+        } catch (RemoteException e) {
+            throw new RemoteException("cannot open " + name + ": " + e.getMessage(), e);
+        }
+        if (h.getNumChunks() != copy.numChunks || h.getTotalBytes() != copy.totalBytes) {
+            copy.resumeChunk = 0; // not the stream read before: read it all (what was returned already is skipped)
+        }
+        copy.numChunks = h.getNumChunks();
+        copy.totalBytes = h.getTotalBytes();
+        if (h.getNumChunks() <= copy.resumeChunk) return null;
+        return new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
+    }
+}

@@ -1,0 +1,115 @@
+package io.estuary.worker.storage;
+
+import io.estuary.common.status.StatusCode;
+import io.estuary.common.status.StatusException;
+import io.estuary.common.time.Clock;
+import io.estuary.network.netty.NettyUtils;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+
+/**
+ * The off-heap buffer where one partition's pushes gather before they go to the disk's flusher, and its accounting:
+ * the memory tracker counts the buffer's capacity (what is really held) as it grows, and the buffer dates its oldest
+ * byte. It is handed over whole ({@link #take}) or dropped ({@link #drop}); the next push starts a new one.
+ *
+ * <p>Not thread-safe: its {@link PartitionFileWriter} calls it under the writer's lock.
+ */
+final class FlushBuffer {
+    private static final PooledByteBufAllocator ALLOC = NettyUtils.allocator();
+    private static final int INITIAL_BUFFER = 16 * 1024;
+
+    private final String name;
+    private final MemoryTracker memory;
+    private final int flushThreshold;
+    private final Clock clock;
+
+    private ByteBuf buf;
+    /** Capacity of {@code buf} counted in the memory tracker. */
+    private int counted;
+
+    private long sinceNanos;
+
+    FlushBuffer(String name, MemoryTracker memory, int flushThreshold, Clock clock) {
+        this.name = name;
+        this.memory = memory;
+        this.flushThreshold = flushThreshold;
+        this.clock = clock;
+    }
+
+    /**
+     * Makes room for {@code n} more bytes, counting any growth in the memory tracker. Fails with {@code RETRY_LATER}
+     * when Netty's direct memory is exhausted: the push waits, the worker lives.
+     */
+    void reserve(int n) {
+        try {
+            if (buf == null) {
+                // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
+                // memory limit before any fills. It doubles as data arrives.
+                buf = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
+                sinceNanos = clock.nanos();
+            }
+            buf.ensureWritable(n);
+        } catch (OutOfMemoryError e) {
+            throw new StatusException(
+                    StatusCode.RETRY_LATER,
+                    name + ": no direct memory for " + n + " more bytes (" + memory.held() + " held): "
+                            + e.getMessage());
+        } finally {
+            countCapacity();
+        }
+    }
+
+    private void countCapacity() {
+        int cap = buf == null ? 0 : buf.capacity();
+        if (cap != counted) {
+            memory.add(cap - counted);
+            counted = cap;
+        }
+    }
+
+    /** Copies {@code data} in (room {@link #reserve reserved} first); the caller still owns {@code data}. */
+    void write(ByteBuf data) {
+        buf.writeBytes(data);
+    }
+
+    /** Whether it holds a flush buffer's worth and should go to the flusher. */
+    boolean full() {
+        return readable() >= flushThreshold;
+    }
+
+    /** Bytes buffered, not yet handed over. */
+    int readable() {
+        return buf == null ? 0 : buf.readableBytes();
+    }
+
+    /** The memory the buffer holds, as counted in the memory tracker. */
+    int counted() {
+        return counted;
+    }
+
+    /** When the oldest byte buffered arrived (the clock's nanos), or 0 when nothing is buffered. */
+    long sinceNanos() {
+        return readable() == 0 ? 0 : sinceNanos;
+    }
+
+    /**
+     * Hands the buffer over (null when none): the caller takes its {@link #counted} memory with it and releases both.
+     */
+    ByteBuf take() {
+        ByteBuf b = buf;
+        buf = null;
+        counted = 0;
+        return b;
+    }
+
+    /** Releases the buffer and its memory; returns the bytes it held, now lost. */
+    long drop() {
+        if (buf == null) return 0;
+        long lost = buf.readableBytes();
+        memory.release(counted);
+        counted = 0;
+        buf.release();
+        buf = null;
+        return lost;
+    }
+}
