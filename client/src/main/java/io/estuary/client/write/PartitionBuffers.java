@@ -5,8 +5,9 @@ import io.netty.buffer.ByteBuf;
 /**
  * One map attempt's serialized records not yet in a batch, one growable buffer per partition, and the bytes those
  * buffers hold (their capacity: what is really allocated). A buffer grows by doubling up to the buffer size (or to
- * one record, when a record is bigger), and is dropped after a batch that outgrew the buffer size. Confined to the
- * task's thread.
+ * one record, when a record is bigger), and is dropped after a batch that outgrew the buffer size. The buffers are
+ * heap arrays, so nothing here needs releasing; the batch {@link #take} encodes belongs to the caller, whose push then
+ * owns it. Confined to the task's thread.
  */
 final class PartitionBuffers {
     private final int bufferSize;
