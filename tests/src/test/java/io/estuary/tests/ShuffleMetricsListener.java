@@ -81,6 +81,14 @@ public final class ShuffleMetricsListener extends SparkListener {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException("Spark's listener bus did not drain in 60 s", e);
         }
+        // A full queue drops events, and dropped task ends would read as metrics Estuary failed to report.
+        long dropped = spark.sparkContext().listenerBus().metrics().metricRegistry().getCounters().entrySet().stream()
+                .filter(c -> c.getKey().endsWith("numDroppedEvents"))
+                .mapToLong(c -> c.getValue().getCount())
+                .sum();
+        if (dropped > 0)
+            throw new IllegalStateException("Spark's listener bus dropped " + dropped
+                    + " events: the sums would be short (raise spark.scheduler.listenerbus.eventqueue.capacity)");
         synchronized (this) {
             return new Totals(sums.clone());
         }

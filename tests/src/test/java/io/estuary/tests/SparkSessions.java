@@ -16,6 +16,9 @@ public final class SparkSessions {
                 .set("spark.driver.host", "127.0.0.1")
                 .set("spark.driver.bindAddress", "127.0.0.1")
                 .set("spark.ui.enabled", "false")
+                // Tests sum task metrics through a listener: a job of 20,000 tasks posts more events than the
+                // default queue (10,000) holds, and Spark drops the overflow, which reads as missing records.
+                .set("spark.scheduler.listenerbus.eventqueue.capacity", "100000")
                 .set("spark.sql.shuffle.partitions", "16")
                 .set("spark.sql.adaptive.enabled", "true")
                 .set("spark.sql.autoBroadcastJoinThreshold", "-1")
