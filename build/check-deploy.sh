@@ -98,6 +98,52 @@ else
   echo "== misspelt-key: refused as it should be"; checked=$((checked + 1))
 fi
 
+# Upgrade: `helm upgrade` from the previous release's chart (the commit CHANGELOG.md names) to this one, for each
+# values file, rendered both ways and compared (build/check_helm_upgrade.py: nothing deleted, no immutable field
+# changed, volumes kept, one pod at a time under PodDisruptionBudgets, time for the Raft leader to hand over).
+# shellcheck source=build/lib/releases.sh
+. build/lib/releases.sh
+previous=$(previous_release_commit)
+if [ -z "$previous" ]; then
+  echo "== upgrade: skipped (CHANGELOG.md names no earlier release)"
+elif ! git cat-file -e "$previous^{commit}" 2>/dev/null; then
+  echo "== upgrade: skipped (release commit $previous is not in this clone: shallow?)"
+else
+  up=$out/upgrade
+  mkdir -p "$up/previous"
+  git archive "$previous" charts/estuary | tar -x -C "$up/previous"
+  old_chart=$up/previous/charts/estuary
+  for values in default "$chart"/ci/*-values.yaml; do
+    name=$(basename "$values" -values.yaml)
+    args=()
+    [ "$values" = default ] || args=(-f "$values")
+    old_args=("${args[@]}")
+    # A values file may use settings the previous chart lacks: render the old chart with its own copy then.
+    if ! "$helm" template estuary "$old_chart" --namespace shuffle "${args[@]}" >"$up/$name-old.yaml" 2>"$up/$name-old.err"; then
+      if [ -f "$up/previous/$values" ]; then old_args=(-f "$up/previous/$values"); else old_args=(); fi
+      if [ "$values" != default ] && [ ${#old_args[@]} = 0 ]; then
+        echo "== upgrade $name: skipped (no such values file in release ${previous:0:10})"; continue
+      fi
+      "$helm" template estuary "$old_chart" --namespace shuffle "${old_args[@]}" >"$up/$name-old.yaml"
+    fi
+    "$helm" template estuary "$chart" --namespace shuffle "${args[@]}" >"$up/$name-new.yaml"
+    echo "== upgrade $name: chart of ${previous:0:10} -> this tree"
+    if "$venv/bin/python" build/check_helm_upgrade.py "$up/$name-old.yaml" "$up/$name-new.yaml"; then
+      checked=$((checked + 1))
+    else
+      echo "FAIL upgrade $name: helm upgrade from ${previous:0:10} would not roll safely"; failed=$((failed + 1))
+    fi
+  done
+  # The comparison must bite: an immutable field changed and a budget that breaks the quorum are refused.
+  sed -e 's/podManagementPolicy: Parallel/podManagementPolicy: OrderedReady/' -e 's/maxUnavailable: 1/maxUnavailable: 2/' \
+    "$up/ha3-pvc-new.yaml" >"$up/broken-new.yaml"
+  if "$venv/bin/python" build/check_helm_upgrade.py "$up/ha3-pvc-old.yaml" "$up/broken-new.yaml" >"$up/broken.txt"; then
+    echo "FAIL upgrade-broken: a changed podManagementPolicy and a quorum-breaking budget were accepted"; failed=$((failed + 1))
+  else
+    echo "== upgrade-broken: refused as it should be ($(grep -c BROKEN "$up/broken.txt") problems)"; checked=$((checked + 1))
+  fi
+fi
+
 # Start: the servers of the three-master values, from the release tarball, each as its container would run
 # (the pod's environment and args with the image's entrypoint, the rendered configuration), pod names mapped to
 # loopback addresses of their own. Needs build/make-dist.sh first; skipped without its tarball.
