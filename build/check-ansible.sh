@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# CI proof of deploy/ansible: a rolling upgrade of a live cluster while Spark jobs run.
+# CI proof of deploy/ansible: a rolling upgrade of a live cluster from the previous release to this build, and a
+# rolling downgrade back, while Spark jobs run.
 #
 # 1. ansible-lint on deploy/ansible (ansible-core and ansible-lint are installed into a venv if missing);
-# 2. builds dist/ if needed; version A is this build, version B the same build repackaged as a release tarball
-#    under another version string (VERSION and the jars' estuary-version.properties rewritten);
+# 2. version A is the previous release, built from the commit CHANGELOG.md names (build/previous-release.sh, cached
+#    by commit); version B is this build (dist/, built if needed). Without an earlier release (CHANGELOG.md names
+#    only HEAD) A is this build and B the same build repackaged under another version string, and no downgrade runs;
 # 3. an inventory of 3 masters (a Raft group) and 3 workers, all on loopback (ansible_connection=local), each
 #    with its own install root, conf, log, pid and data directories and its own ports;
-# 4. install.yml + start.yml with version A (from dist/), then Spark jobs back to back in the background
+# 4. install.yml + start.yml with version A, then Spark jobs back to back in the background
 #    (io.estuary.bench.ChaosJob: a TeraSort-like sort with replication, checked by count and an order-independent
-#    checksum against the generator's), then rolling-upgrade.yml to version B (from its tarball);
-# 5. checks: every job ok (0 failed, 0 wrong), at least one job ran during the upgrade, every master and worker
-#    reports version B in GET /api/status and runs from estuary-B; prints the figures.
+#    checksum against the generator's), their client jar alternating between A's and B's; rolling-upgrade.yml to
+#    version B; once a job that started after the upgrade has ended, rolling-upgrade.yml back to version A;
+# 5. checks: every job ok (0 failed, 0 wrong, 0 stage reruns), jobs ran before, during and after the upgrade and
+#    during the downgrade, every master and worker reports the version it was rolled to in GET /api/status and runs
+#    from its folder; prints the figures.
 #
 # Usage: build/check-ansible.sh
 # Environment: ANSIBLE_VENV (default ~/.cache/estuary/ansible-venv), CHECK_ANSIBLE_PORT_BASE (19800: master i on
 # base+10i..+2, worker i on base+30+10i..+3), CHECK_ANSIBLE_GB (0.2 GB per job), DRIVER_MEMORY (1g),
-# CHECK_ANSIBLE_KEEP=1 keeps the work directory.
+# CHECK_ANSIBLE_KEEP=1 keeps the work directory, CHECK_ANSIBLE_SAME_BUILD=1 skips the previous release.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -36,9 +40,8 @@ export ANSIBLE_CONFIG=$root/deploy/ansible/ansible.cfg
 echo "ansible-lint: clean"
 
 [ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 \
+  && ls dist/estuary-*-bin.tar.gz >/dev/null 2>&1 \
   && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] || build/make-dist.sh
-version_a=$(cat dist/VERSION)
-version_b=$version_a-upgrade
 
 work=$(mktemp -d /tmp/estuary-ansible.XXXXXX)
 mkdir -p "$work/drivers" "$work/tmp"
@@ -74,31 +77,48 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- version B: the same build repackaged under another version string -------------------------------------
-# Where a build keeps its version: dist/VERSION and estuary-version.properties in a server jar. Without such a
-# resource (an older build), the servers are told their version through estuary_version_override instead.
-stage=$work/stage/estuary-$version_b
-mkdir -p "$stage"
-(cd dist && tar --exclude='./*.tar.gz' -cf - .) | tar -C "$stage" -xf -
-echo "$version_b" > "$stage/VERSION"
+# --- versions A and B -------------------------------------------------------------------------------------------
 override=""
-stamped=0
-mkdir -p "$work/props"
-for jar in "$stage"/jars/estuary-*.jar; do
-  if unzip -p "$jar" estuary-version.properties > "$work/props/estuary-version.properties" 2>/dev/null \
-      && grep -q '^version=' "$work/props/estuary-version.properties"; then
-    sed -i "s/^version=.*/version=$version_b/" "$work/props/estuary-version.properties"
-    (cd "$work/props" && jar uf "$jar" estuary-version.properties)
-    stamped=$((stamped + 1))
-  fi
-done
-if [ "$stamped" -eq 0 ]; then
-  override=yes
-  echo "no jar carries estuary-version.properties: the servers are given their version by estuary_version_override"
+dist_b=$root/dist
+version_b=$(cat dist/VERSION)
+tarball_b=$(ls "$dist_b"/estuary-"$version_b"-bin.tar.gz)
+dist_a=""
+if [ -z "${CHECK_ANSIBLE_SAME_BUILD:-}" ]; then
+  rc=0
+  dist_a=$(build/previous-release.sh) || rc=$?
+  if [ "$rc" = 3 ]; then dist_a=""; elif [ "$rc" != 0 ]; then exit "$rc"; fi
 fi
-tar -C "$work/stage" -czf "$work/estuary-$version_b-bin.tar.gz" "estuary-$version_b"
-rm -rf "$work/stage"
-echo "version A: $version_a (dist/), version B: $version_b ($work/estuary-$version_b-bin.tar.gz)"
+if [ -n "$dist_a" ]; then
+  version_a=$(cat "$dist_a/VERSION")
+  tarball_a=$(ls "$dist_a"/estuary-"$version_a"-bin.tar.gz)
+  downgrade=yes
+else
+  # The same build under two version strings: dist/VERSION and estuary-version.properties in the server jars.
+  dist_a=$dist_b
+  version_a=$version_b
+  tarball_a=$tarball_b
+  version_b=$version_a-upgrade
+  downgrade=""
+  stage=$work/stage/estuary-$version_b
+  mkdir -p "$stage"
+  (cd dist && tar --exclude='./*.tar.gz' -cf - .) | tar -C "$stage" -xf -
+  echo "$version_b" > "$stage/VERSION"
+  stamped=0
+  mkdir -p "$work/props"
+  for jar in "$stage"/jars/estuary-*.jar; do
+    if unzip -p "$jar" estuary-version.properties > "$work/props/estuary-version.properties" 2>/dev/null \
+        && grep -q '^version=' "$work/props/estuary-version.properties"; then
+      sed -i "s/^version=.*/version=$version_b/" "$work/props/estuary-version.properties"
+      (cd "$work/props" && jar uf "$jar" estuary-version.properties)
+      stamped=$((stamped + 1))
+    fi
+  done
+  [ "$stamped" -gt 0 ] || override=yes
+  tarball_b=$work/estuary-$version_b-bin.tar.gz
+  tar -C "$work/stage" -czf "$tarball_b" "estuary-$version_b"
+  rm -rf "$work/stage"
+fi
+echo "version A: $version_a ($dist_a), version B: $version_b ($tarball_b)${downgrade:+, then back to A}"
 
 # --- inventory: 3 masters and 3 workers on loopback -------------------------------------------------------------
 inv=$work/inventory.yml
@@ -161,31 +181,34 @@ playbook() { # log name, playbook, extra args
 
 # --- version A up ----------------------------------------------------------------------------------------------
 t0=$(date +%s)
-playbook install install.yml -e "estuary_version=$version_a" -e "estuary_release_dir=$root/dist" \
+playbook install install.yml -e "estuary_version=$version_a" -e "estuary_release_dir=$dist_a" \
   ${override:+-e "estuary_version_override=$version_a"}
 playbook start start.yml
 echo "cluster up with $version_a: 3 masters, 3 workers ($(($(date +%s) - t0)) s)"
 
 # --- jobs in the background -------------------------------------------------------------------------------------
-SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" io.estuary.bench.ChaosJob expect "$gb" \
-  > "$work/drivers/expected.log" 2>&1 || { cat "$work/drivers/expected.log" >&2; exit 1; }
+ESTUARY_HOME=$dist_b SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" \
+  io.estuary.bench.ChaosJob expect "$gb" > "$work/drivers/expected.log" 2>&1 \
+  || { cat "$work/drivers/expected.log" >&2; exit 1; }
 expected=$(sed -n 's/^EXPECTED //p' "$work/drivers/expected.log")
 [ -n "$expected" ] || { cat "$work/drivers/expected.log" >&2; exit 1; }
 echo "each job: $gb GB sorted, expected (count checksum): $expected"
 
-# One job after another until $work/stop exists; per job: "<n> <start s> <end s> RESULT ...".
+# One job after another until $work/stop exists, odd ones with A's client jar and even ones with B's;
+# per job: "<n> <start s> <end s> <client version> RESULT ...".
 job_loop() {
-  local n=0 out line s
+  local n=0 out line s home client
   while [ ! -f "$work/stop" ]; do
     n=$((n + 1))
+    if [ $((n % 2)) = 1 ]; then home=$dist_a; client=$version_a; else home=$dist_b; client=$version_b; fi
     out=$work/drivers/job-$n.log
     s=$(date +%s)
     # shellcheck disable=SC2086
-    SPARK_LOCAL_IP=127.0.0.1 timeout 600 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" \
+    ESTUARY_HOME=$home SPARK_LOCAL_IP=127.0.0.1 timeout 600 build/spark-driver.sh -Djava.io.tmpdir="$work/tmp" \
       io.estuary.bench.ChaosJob "$masters_ep" "$gb" true $expected > "$out" 2>&1 || true
     line=$(grep '^RESULT' "$out" | tail -1 || true)
     [ -n "$line" ] || line="RESULT failed (driver died or hung; see $out)"
-    echo "$n $s $(date +%s) $line" >> "$work/jobs.txt"
+    echo "$n $s $(date +%s) $client $line" >> "$work/jobs.txt"
   done
 }
 touch "$work/jobs.txt"
@@ -198,18 +221,18 @@ for _ in $(seq 1 120); do
 done
 grep -q JOB_START "$work/drivers/job-1.log" || { echo "the first job did not start" >&2; exit 1; }
 
-# --- the rolling upgrade ----------------------------------------------------------------------------------------
-u0=$(date +%s)
-playbook upgrade rolling-upgrade.yml -e "estuary_version=$version_b" \
-  -e "estuary_release_tarball=$work/estuary-$version_b-bin.tar.gz" ${override:+-e "estuary_version_override=$version_b"}
-u1=$(date +%s)
-touch "$work/stop"
-wait "$loop_pid" || true
-loop_pid=""
+# rolling_to VERSION TARBALL: the rolling upgrade playbook to that release.
+rolling_to() {
+  playbook "to-$1" rolling-upgrade.yml -e "estuary_version=$1" -e "estuary_release_tarball=$2" \
+    ${override:+-e "estuary_version_override=$1"}
+}
+# jobs_between A B: how many jobs ran for part of [A, B].
+jobs_between() { awk -v a="$1" -v b="$2" '$2 <= b && $3 >= a' "$work/jobs.txt" | wc -l; }
 
-# --- checks -----------------------------------------------------------------------------------------------------
-fail=0
-versions=$(python3 - "$port" "$version_b" <<'EOF'
+# check_versions WANT: every server reports WANT and runs from estuary-WANT.
+check_versions() {
+  local want=$1 versions off h target bad=0
+  versions=$(python3 - "$port" "$want" <<'PY'
 import json, sys, urllib.request
 port, want = int(sys.argv[1]), sys.argv[2]
 bad = 0
@@ -224,30 +247,64 @@ for kind, first in (("master", port + 11), ("worker", port + 43)):
         print("  %s%d: %s" % (kind, i + 1, v))
         bad += v != want
 print("NODES_OFF_VERSION %d" % bad)
-EOF
+PY
 )
-echo "versions reported after the upgrade:"
-echo "$versions" | grep -v NODES_OFF_VERSION
-off=$(echo "$versions" | sed -n 's/^NODES_OFF_VERSION //p')
-[ "$off" = 0 ] || { echo "FAIL: $off nodes do not report $version_b" >&2; fail=1; }
-for h in m1 m2 m3 w1 w2 w3; do
-  target=$(readlink "$work/$h/install/current")
-  [ "$target" = "$work/$h/install/estuary-$version_b" ] || { echo "FAIL: $h current -> $target" >&2; fail=1; }
-done
+  echo "versions reported after rolling to $want:"
+  echo "$versions" | grep -v NODES_OFF_VERSION
+  off=$(echo "$versions" | sed -n 's/^NODES_OFF_VERSION //p')
+  [ "$off" = 0 ] || { echo "FAIL: $off nodes do not report $want" >&2; bad=1; }
+  for h in m1 m2 m3 w1 w2 w3; do
+    target=$(readlink "$work/$h/install/current")
+    [ "$target" = "$work/$h/install/estuary-$want" ] || { echo "FAIL: $h current -> $target" >&2; bad=1; }
+  done
+  return "$bad"
+}
 
+fail=0
+# --- the rolling upgrade ----------------------------------------------------------------------------------------
+u0=$(date +%s)
+rolling_to "$version_b" "$tarball_b"
+u1=$(date +%s)
+check_versions "$version_b" || fail=1
+if [ -n "$downgrade" ]; then
+  # A job that started on the upgraded cluster must end before the downgrade (jobs "after" the upgrade).
+  for _ in $(seq 1 600); do
+    [ "$(awk -v u="$u1" '$2 >= u' "$work/jobs.txt" | wc -l)" -ge 1 ] && break
+    sleep 1
+  done
+  # --- the rolling downgrade ------------------------------------------------------------------------------------
+  d0=$(date +%s)
+  rolling_to "$version_a" "$tarball_a"
+  d1=$(date +%s)
+  check_versions "$version_a" || fail=1
+fi
+touch "$work/stop"
+wait "$loop_pid" || true
+loop_pid=""
+
+# --- checks -----------------------------------------------------------------------------------------------------
 jobs_total=$(wc -l < "$work/jobs.txt")
 jobs_ok=$(grep -c ' RESULT ok ' "$work/jobs.txt" || true)
 jobs_wrong=$(grep -c ' RESULT wrong ' "$work/jobs.txt" || true)
 jobs_failed=$((jobs_total - jobs_ok - jobs_wrong))
-during=$(awk -v a="$u0" -v b="$u1" '$2 <= b && $3 >= a' "$work/jobs.txt" | wc -l)
+before=$(awk -v a="$u0" '$2 < a' "$work/jobs.txt" | wc -l)
+during=$(jobs_between "$u0" "$u1")
+after=$(awk -v u="$u1" '$2 >= u' "$work/jobs.txt" | wc -l)
 reruns=$(grep -o 'reruns=[0-9]*' "$work/jobs.txt" | awk -F= '{ s += $2 } END { print s + 0 }')
 sed 's/^/  job /' "$work/jobs.txt"
 [ "$jobs_failed" -eq 0 ] && [ "$jobs_wrong" -eq 0 ] || { echo "FAIL: $jobs_failed failed, $jobs_wrong wrong jobs" >&2; fail=1; }
-[ "$during" -ge 1 ] || { echo "FAIL: no job ran during the upgrade" >&2; fail=1; }
+[ "$reruns" -eq 0 ] || { echo "FAIL: $reruns stage reruns" >&2; fail=1; }
+[ "$before" -ge 1 ] && [ "$during" -ge 1 ] || { echo "FAIL: no job started before, or ran during, the upgrade" >&2; fail=1; }
+[ -z "$downgrade" ] || [ "$after" -ge 1 ] || { echo "FAIL: no job started after the upgrade" >&2; fail=1; }
 
-echo "rolling upgrade $version_a -> $version_b: nodes upgraded 6 (3 masters, 3 workers), took $((u1 - u0)) s;" \
-  "jobs during it $during (of $jobs_total run), ok $jobs_ok, failed $jobs_failed, wrong $jobs_wrong," \
-  "stage reruns $reruns"
+echo "rolling upgrade $version_a -> $version_b: nodes upgraded 6 (3 masters, 3 workers), took $((u1 - u0)) s" \
+  "($(( (u1 - u0) / 6 )) s per node); jobs started before it $before, ran during it $during, started after it $after"
+if [ -n "$downgrade" ]; then
+  echo "rolling downgrade $version_b -> $version_a: 6 nodes, took $((d1 - d0)) s ($(( (d1 - d0) / 6 )) s per node);" \
+    "jobs during it $(jobs_between "$d0" "$d1")"
+fi
+echo "jobs: $jobs_total run (clients alternating $version_a and $version_b), ok $jobs_ok, failed $jobs_failed," \
+  "wrong $jobs_wrong, stage reruns $reruns"
 [ "$fail" -eq 0 ] || exit 1
 ok=1
 echo "check-ansible: OK"

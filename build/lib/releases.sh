@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # Releases as CHANGELOG.md names them, for scripts that build or render an earlier release.
 # Source it; the repository root is the current directory.
-#   release_commits           each release's commit, newest first (the first hex id of 7 to 40 digits on or under
-#                             its "## <version>" heading, up to the next heading)
-#   previous_release_commit   the newest release commit that is not HEAD itself (empty when there is none)
+#   releases                  "<version> <commit>" per release, newest first: the version of each "## <version>"
+#                             heading and the first hex id of 7 to 40 digits from that heading to the next one
+#   release_commits           each release's commit, newest first
+#   previous_release_commit   the newest release commit that is not HEAD itself, in full (empty when none)
+#   release_version COMMIT    the version CHANGELOG.md gives that commit
 
-release_commits() {
+releases() {
   [ -f CHANGELOG.md ] || return 0
-  local line in_release=0 found=0 id
+  local line version="" id
   while IFS= read -r line; do
     case $line in
       '## '*)
-        in_release=0; found=0
-        if printf '%s\n' "$line" | grep -qE '^## \[?v?[0-9]+\.[0-9]+\.[0-9]+'; then in_release=1; fi
+        version=$(printf '%s\n' "$line" | grep -oE '^## \[?v?[0-9]+\.[0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' || true)
         ;;
     esac
-    if [ "$in_release" = 1 ] && [ "$found" = 0 ]; then
+    if [ -n "$version" ]; then
       id=$(printf '%s\n' "$line" | grep -oE '\b[0-9a-f]{7,40}\b' | head -1 || true)
-      if [ -n "$id" ]; then echo "$id"; found=1; fi
+      if [ -n "$id" ]; then echo "$version $id"; version=""; fi
     fi
   done <CHANGELOG.md
+}
+
+release_commits() {
+  releases | cut -d' ' -f2
 }
 
 previous_release_commit() {
@@ -29,4 +34,11 @@ previous_release_commit() {
     full=$(git rev-parse --verify -q "$c^{commit}" || echo "$c")
     if [ "$full" != "$head" ]; then echo "$full"; return 0; fi
   done
+}
+
+release_version() {
+  local v c
+  while read -r v c; do
+    if [[ "$1" == "$c"* ]] || [[ "$c" == "$1"* ]]; then echo "$v"; return 0; fi
+  done < <(releases)
 }
