@@ -84,7 +84,7 @@ public final class Master implements AdministeredMaster, Closeable {
         if (nodes.isEmpty()) {
             this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
             port = conf.get(MasterConfig.PORT);
-            this.log = new LocalStateLog();
+            this.log = new LocalStateLog(conf);
         } else {
             MasterNodes.Node self = nodes.get(conf.get(MasterConfig.HA_ID));
             this.host = self.host;

@@ -78,7 +78,7 @@ class LongLivedApplicationTest {
             int afterTenThousand = m.log().stateMachine().snapshot().getSerializedSize();
             int remembered = m.state(st -> st.unregisteredShuffleCount());
             System.out.printf(
-                    "LONG-LIVED: snapshot %d bytes after 1,000 shuffles, %d after 10,000; %d unregistered ids "
+                    "LONG-LIVED: snapshot %d bytes after 1,000 shuffles, %d after 10,000; %d entries of unregistered ids "
                             + "remembered%n",
                     afterThousand, afterTenThousand, remembered);
             assertTrue(remembered <= 1_000, remembered + " unregistered shuffle ids remembered");
@@ -145,5 +145,62 @@ class LongLivedApplicationTest {
             assertTrue(System.currentTimeMillis() - t0 >= 3_000, "expired before a whole application timeout");
             assertFalse(expired.contains(live));
         }
+    }
+
+    /**
+     * A worker away while its application unregistered more than the bound of 1,000 remembered entries comes back
+     * holding the oldest of those shuffles: each is expired at its first heartbeat, with a single master (which keeps
+     * a live application's unknown shuffles) as with three, and a shuffle still live among them never is.
+     */
+    @Test
+    void aWorkerBackFromAwayLearnsEveryUnregisteredShuffleIsGoneWithOneMaster() throws Exception {
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.PORT, "0")
+                .set(MasterConfig.HTTP_PORT, "0")
+                .set(MasterConfig.HOST, "127.0.0.1");
+        try (Master m = new Master(conf, () -> {});
+                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+            MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
+            workerComesBackAfterManyUnregistrations(c, 2_500);
+            int remembered = m.state(st -> st.unregisteredShuffleCount());
+            assertTrue(remembered <= 1_000, remembered + " entries remembered of unregistered shuffles");
+        }
+    }
+
+    @Test
+    void aWorkerBackFromAwayLearnsEveryUnregisteredShuffleIsGoneWithThreeMasters() throws Exception {
+        try (MasterGroup g = new MasterGroup(c -> c)) {
+            g.awaitLeader();
+            workerComesBackAfterManyUnregistrations(g.client(), 1_100);
+        }
+    }
+
+    /**
+     * Shuffles 0 .. {@code shuffles - 1} are placed while the worker holds them; all but 0 and 700 (still live) are
+     * unregistered while the worker is away (it sends no heartbeat). Back, it reports every one.
+     */
+    private static void workerComesBackAfterManyUnregistrations(MasterClient c, int shuffles) throws Exception {
+        c.ask(registerWorker(), Empty.parser(), 30_000);
+        Set<Integer> live = Set.of(0, 700);
+        for (int s = 0; s < shuffles; s++) c.ask(slots("notebook", s), RequestSlotsResponse.parser(), 30_000);
+        for (int s = 0; s < shuffles; s++) {
+            if (!live.contains(s)) c.ask(unregister("notebook", s), Empty.parser(), 30_000);
+        }
+        WorkerHeartbeatRequest.Builder back =
+                WorkerHeartbeatRequest.newBuilder().setWorker(WORKER);
+        for (int s = 0; s < shuffles; s++) back.addShuffleKeys(ShuffleKey.of("notebook", s));
+        WorkerHeartbeatResponse r =
+                c.ask(Request.newBuilder().setWorkerHeartbeat(back), WorkerHeartbeatResponse.parser(), 30_000);
+        Set<String> expired = new HashSet<>(r.getExpiredShuffleKeysList());
+        int kept = 0;
+        for (int s = 0; s < shuffles; s++) {
+            boolean gone = expired.contains(ShuffleKey.of("notebook", s));
+            if (live.contains(s)) assertFalse(gone, "live shuffle " + s + " was expired");
+            else if (!gone) kept++;
+        }
+        System.out.printf(
+                "WORKER-BACK: %d of %d unregistered shuffles expired at the first heartbeat, %d kept%n",
+                expired.size(), shuffles - live.size(), kept);
+        assertEquals(0, kept, kept + " unregistered shuffles kept on the worker, the oldest first");
     }
 }

@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Stage end: asks every worker to commit every copy it holds, asks again for copies not confirmed (a worker that
- * answered: up to a retry count; a worker that could not be reached, e.g. restarting: with a back-off, for a bounded
+ * answered that they are still being written: as long as the deadline allows; one that answered they failed: up to a
+ * retry count; a worker that could not be reached, e.g. restarting: with a back-off, for a bounded
  * time; all within a deadline), and reports what was committed: per partition, each epoch with its committed copies
  * (primary first). An epoch none of whose copies committed marks its partition incomplete; whether that lost data
  * is for readers to decide with the integrity counts (an epoch nobody pushed to holds nothing). Never skips a
@@ -181,11 +182,21 @@ final class ShuffleCommitter {
                     .add(l.toBuilder().clearPeer().build());
         }
         if (byKey.isEmpty()) return false;
-        problems.add(w.worker + ": " + byKey.size() + " locations not committed: " + r.getFailureReason());
-        // A location the worker does not know stays unknown: asking again only helps with transient failures.
+        // A location the worker does not know stays unknown: asking again only helps with transient failures. One
+        // still being written (a slow disk at work) is waited for again, within the commit timeout, at no cost to
+        // the retry count: only failures use that up.
         List<PartitionLocation> retry = new ArrayList<>();
-        for (PartitionLocation l : byKey.values()) if (!unknownOn(r, l)) retry.add(l);
-        if (retry.isEmpty() || w.refusalsLeft-- <= 0) return false;
+        List<PartitionLocation> failed = new ArrayList<>();
+        for (PartitionLocation l : byKey.values()) {
+            if (listed(r.getPendingList(), l)) retry.add(l);
+            else if (!listed(r.getUnknownList(), l)) failed.add(l);
+        }
+        if (retry.size() < byKey.size()) {
+            problems.add(w.worker + ": " + (byKey.size() - retry.size()) + " locations not committed: "
+                    + r.getFailureReason());
+        }
+        if (!failed.isEmpty() && w.refusalsLeft-- > 0) retry.addAll(failed);
+        if (retry.isEmpty()) return false;
         w.todo = retry;
         w.dueMs = now;
         return true;
@@ -214,8 +225,8 @@ final class ShuffleCommitter {
         }
     }
 
-    private static boolean unknownOn(CommitFilesResponse r, PartitionLocation l) {
-        for (PartitionLocation f : r.getUnknownList()) {
+    private static boolean listed(List<PartitionLocation> listed, PartitionLocation l) {
+        for (PartitionLocation f : listed) {
             if (f.getPartitionId() == l.getPartitionId() && f.getEpoch() == l.getEpoch()) return true;
         }
         return false;

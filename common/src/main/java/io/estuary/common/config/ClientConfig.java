@@ -155,9 +155,11 @@ public final class ClientConfig {
             .defaultValue("2")
             .scope(CLIENT)
             .check(ConfigType.nonNegative())
-            .doc("How often the driver asks a worker again to commit the locations it answered for but did not "
-                    + "confirm (within estuary.client.commit.timeout). A worker that could not be reached at all is asked "
-                    + "again as long as estuary.client.commit.unreachableTimeout allows, not counted here.")
+            .doc("How often the driver asks a worker again to commit the locations it answered failed for (within "
+                    + "estuary.client.commit.timeout). Locations whose writes were still under way when the worker "
+                    + "answered (a slow disk, after estuary.worker.commit.maxWait) are waited for again as long as the "
+                    + "commit timeout allows, not counted here; nor is a worker that could not be reached at all, asked "
+                    + "again as long as estuary.client.commit.unreachableTimeout allows.")
             .build();
 
     public static final ConfigEntry<Long> COMMIT_UNREACHABLE_TIMEOUT = ConfigEntry.builder(

@@ -52,6 +52,30 @@ public final class MasterConfig {
             .doc("An application that has not sent a heartbeat for this long is expired; workers delete its data.")
             .build();
 
+    public static final ConfigEntry<Integer> MAX_REMOVED_APPLICATIONS = ConfigEntry.builder(
+                    "estuary.master.state.maxRemovedApplications", ConfigType.INT)
+            .defaultValue("10000")
+            .check(ConfigType.positive())
+            .doc("How many removed (ended or expired) applications the masters remember, newest first, so workers "
+                    + "that report their data are told at once to delete it. Data of an application dropped from this "
+                    + "record is deleted too, once workers have reported it unknown for estuary.master.application.timeout "
+                    + "(with replicated masters; a single master's state starts empty at each restart). Part of the "
+                    + "replicated state: give every master the same value.")
+            .build();
+
+    public static final ConfigEntry<Integer> MAX_UNREGISTERED_SHUFFLE_RANGES = ConfigEntry.builder(
+                    "estuary.master.state.maxUnregisteredShuffleRanges", ConfigType.INT)
+            .defaultValue("1000")
+            .check(ConfigType.positive())
+            .doc(
+                    "How many ranges of consecutive unregistered shuffle ids the masters remember per live application, so "
+                            + "workers that report a shuffle of one (even after being away) are told at once to delete it. A range "
+                            + "holds any number of shuffles; only shuffles still live among unregistered ones split ranges. Past "
+                            + "the bound the lowest ranges are dropped, and their shuffles are deleted once workers have reported "
+                            + "them unknown for estuary.master.application.timeout (with replicated masters) or when the "
+                            + "application ends (a single master). Part of the replicated state: give every master the same value.")
+            .build();
+
     public static final ConfigEntry<Long> LIVENESS_CHECK_INTERVAL = ConfigEntry.builder(
                     "estuary.master.liveness.checkInterval", ConfigType.DURATION_MS)
             .defaultValue("5s")

@@ -179,6 +179,15 @@ public final class WorkerConfig {
             .doc("The sliding window over which push rates per application and per user are measured.")
             .build();
 
+    public static final ConfigEntry<Long> CONGESTION_FORGET_IDLE_APPLICATION = ConfigEntry.builder(
+                    "estuary.worker.congestion.forgetIdleApplicationAfter", ConfigType.DURATION_MS)
+            .defaultValue("10min")
+            .check(ConfigType.positive())
+            .doc("The worker forgets who runs an application (for per-user rates) once it has neither reserved slots "
+                    + "nor pushed for this long: long enough to outlast pauses between an application's stages, short "
+                    + "enough that the per-application state of departed (or long-lived, idle) applications goes.")
+            .build();
+
     public static final ConfigEntry<Long> CONGESTION_APP_MAX_RATE = ConfigEntry.builder(
                     "estuary.worker.congestion.appMaxRate", ConfigType.BYTES)
             .defaultValue("0")
@@ -283,8 +292,9 @@ public final class WorkerConfig {
             .defaultValue("60s")
             .check(ConfigType.positive())
             .doc("A commit is answered within this long with what is on disk by then; locations whose writes have not "
-                    + "finished are reported failed (the driver asks again within estuary.client.commit.timeout, and a "
-                    + "location that never commits is read from its replica, or its stage reruns). Writes waiting for a "
+                    + "finished are reported pending (the driver waits on them, asking again, within "
+                    + "estuary.client.commit.timeout; a location that never commits is read from its replica, or its "
+                    + "stage reruns). Writes waiting for a "
                     + "disk declared failed or hung are given up at once. Keep it below estuary.network.rpc.timeout, so "
                     + "the driver gets an answer rather than a timeout.")
             .build();

@@ -5,8 +5,16 @@ import java.util.concurrent.CompletableFuture;
 
 /** The log of a single master: a command is committed as soon as it is applied. */
 public final class LocalStateLog implements StateLog {
-    private final MasterStateMachine stateMachine = new MasterStateMachine();
+    private final MasterStateMachine stateMachine;
     private volatile String endpoint;
+
+    public LocalStateLog() {
+        this(new io.estuary.common.config.EstuaryConf());
+    }
+
+    public LocalStateLog(io.estuary.common.config.EstuaryConf conf) {
+        this.stateMachine = new MasterStateMachine(conf);
+    }
 
     /** Set once the master's port is bound. */
     public void setEndpoint(String endpoint) {

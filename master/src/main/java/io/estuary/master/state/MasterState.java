@@ -30,27 +30,35 @@ public final class MasterState {
     /** Application ids currently registered. */
     final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
     /**
-     * Applications removed recently, the newest {@link #MAX_RECENTLY_REMOVED}: workers are told at once to delete
-     * their data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows
-     * nothing of, and those expire after the application timeout (see the leader's UnknownShuffles).
+     * Applications removed recently, the newest {@link #maxRemovedApps}: workers are told at once to delete their
+     * data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows nothing of,
+     * and those expire after the application timeout (see the leader's UnknownShuffles).
      */
     final Map<String, Boolean> recentlyRemoved = new LinkedHashMap<String, Boolean>() {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
-            return size() > MAX_RECENTLY_REMOVED;
+            return size() > maxRemovedApps;
         }
     };
 
-    static final int MAX_RECENTLY_REMOVED = 10_000;
+    /** Bound of {@link #recentlyRemoved} ({@code estuary.master.state.maxRemovedApplications}). */
+    final int maxRemovedApps;
     /**
-     * Shuffles unregistered while their application lives on, the {@link #MAX_UNREGISTERED_PER_APP} highest ids of
-     * each (the newest: ids grow): workers are told at their next heartbeat to delete the data. An id dropped from
-     * here expires as an unknown shuffle does, after the application timeout, so a long-lived application's state
-     * stays bounded without leaking worker data.
+     * Shuffles unregistered while their application lives on, as ranges of ids (at most {@link #maxUnregisteredRanges}
+     * per application, see {@link ShuffleIdRanges}): workers are told at their next heartbeat, or when they come back,
+     * to delete the data. A range dropped from here expires as an unknown shuffle does (replicated masters), so a
+     * long-lived application's state stays bounded without leaking worker data.
      */
-    final Map<String, java.util.TreeSet<Integer>> unregisteredShuffles = new HashMap<>();
+    final Map<String, ShuffleIdRanges> unregisteredShuffles = new HashMap<>();
 
-    static final int MAX_UNREGISTERED_PER_APP = 1_000;
+    /** Bound of each {@link #unregisteredShuffles} entry ({@code estuary.master.state.maxUnregisteredShuffleRanges}). */
+    final int maxUnregisteredRanges;
+
+    MasterState(int maxRemovedApps, int maxUnregisteredRanges) {
+        this.maxRemovedApps = maxRemovedApps;
+        this.maxUnregisteredRanges = maxUnregisteredRanges;
+    }
+
     /**
      * Placements logged in several entries whose last part has not been applied yet, by application and shuffle. An
      * interrupted one (the leader failed between parts) stays until the shuffle is placed again, unregistered or its
@@ -120,7 +128,7 @@ public final class MasterState {
     }
 
     public boolean isShuffleUnregistered(String appId, int shuffleId) {
-        java.util.Set<Integer> s = unregisteredShuffles.get(appId);
+        ShuffleIdRanges s = unregisteredShuffles.get(appId);
         return s != null && s.contains(shuffleId);
     }
 
@@ -133,10 +141,13 @@ public final class MasterState {
         return p != null && p.containsKey(shuffleId);
     }
 
-    /** Unregistered shuffle ids remembered, over all applications (bounded per application). */
+    /**
+     * Entries remembered of unregistered shuffles, over all applications: ranges of consecutive ids (bounded per
+     * application).
+     */
     public int unregisteredShuffleCount() {
         int n = 0;
-        for (java.util.Set<Integer> ids : unregisteredShuffles.values()) n += ids.size();
+        for (ShuffleIdRanges ids : unregisteredShuffles.values()) n += ids.rangeCount();
         return n;
     }
 

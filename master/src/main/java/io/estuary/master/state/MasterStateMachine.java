@@ -1,5 +1,7 @@
 package io.estuary.master.state;
 
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.ApplicationSlots;
 import io.estuary.common.protocol.MasterCommand;
@@ -25,8 +27,22 @@ import java.util.function.Function;
  * command carries their outcome.
  */
 public final class MasterStateMachine {
-    private final MasterState state = new MasterState();
+    private final MasterState state;
     private long appliedCommands;
+
+    /** With the default bounds of the remembered removals. */
+    public MasterStateMachine() {
+        this(new EstuaryConf());
+    }
+
+    /** With the bounds configured; every master of a group must be given the same ones. */
+    public MasterStateMachine(EstuaryConf conf) {
+        this(conf.get(MasterConfig.MAX_REMOVED_APPLICATIONS), conf.get(MasterConfig.MAX_UNREGISTERED_SHUFFLE_RANGES));
+    }
+
+    MasterStateMachine(int maxRemovedApps, int maxUnregisteredRanges) {
+        this.state = new MasterState(maxRemovedApps, maxUnregisteredRanges);
+    }
 
     /**
      * Applies one command. Commands that no longer make sense (a lost worker already gone) are no-ops. A command this
@@ -151,11 +167,11 @@ public final class MasterStateMachine {
                 if (shuffles == null) break; // the application is gone, and its data with it
                 shuffles.remove(c.getShuffleId());
                 dropPartial(c.getAppId(), c.getShuffleId());
-                java.util.TreeSet<Integer> ids =
-                        state.unregisteredShuffles.computeIfAbsent(c.getAppId(), a -> new java.util.TreeSet<>());
-                ids.add(c.getShuffleId());
-                // The oldest are forgotten; workers still holding them are told once the master finds them unknown.
-                while (ids.size() > MasterState.MAX_UNREGISTERED_PER_APP) ids.pollFirst();
+                // Past the bound the oldest ranges are forgotten; workers still holding them are told once the
+                // master finds them unknown.
+                state.unregisteredShuffles
+                        .computeIfAbsent(c.getAppId(), a -> new ShuffleIdRanges())
+                        .add(c.getShuffleId(), state.maxUnregisteredRanges);
                 break;
             }
             case BATCH:
@@ -239,9 +255,12 @@ public final class MasterStateMachine {
         }
         b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
         for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
-            b.addUnregistered(UnregisteredShuffles.newBuilder()
-                    .setAppId(app)
-                    .addAllShuffleIds(state.unregisteredShuffles.get(app)));
+            UnregisteredShuffles.Builder u = UnregisteredShuffles.newBuilder().setAppId(app);
+            for (java.util.Map.Entry<Integer, Integer> r :
+                    state.unregisteredShuffles.get(app).ranges().entrySet()) {
+                u.addShuffleIds(r.getKey()).addRangeEnds(r.getValue());
+            }
+            b.addUnregistered(u);
         }
         return b.build();
     }
@@ -276,7 +295,12 @@ public final class MasterStateMachine {
         }
         for (String app : snap.getRecentlyRemovedAppsList()) state.recentlyRemoved.put(app, Boolean.TRUE);
         for (UnregisteredShuffles u : snap.getUnregisteredList()) {
-            state.unregisteredShuffles.put(u.getAppId(), new java.util.TreeSet<>(u.getShuffleIdsList()));
+            // A snapshot of an older master lists single ids, without range ends.
+            boolean ranges = u.getRangeEndsCount() == u.getShuffleIdsCount();
+            ShuffleIdRanges ids = state.unregisteredShuffles.computeIfAbsent(u.getAppId(), a -> new ShuffleIdRanges());
+            for (int i = 0; i < u.getShuffleIdsCount(); i++) {
+                ids.addRange(u.getShuffleIds(i), ranges ? u.getRangeEnds(i) : u.getShuffleIds(i));
+            }
         }
     }
 

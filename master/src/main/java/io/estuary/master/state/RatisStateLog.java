@@ -51,7 +51,7 @@ public final class RatisStateLog implements StateLog {
     /** One group per Estuary master cluster; fixed so every master agrees on it. */
     static final RaftGroupId GROUP_ID = RaftGroupId.valueOf(UUID.fromString("6e0e3c1a-5e57-4a7a-9d0b-e57ae2a0e001"));
 
-    private final MasterStateMachine stateMachine = new MasterStateMachine();
+    private final MasterStateMachine stateMachine;
     private final MasterNodes nodes;
     private final RaftServer server;
     private final ClientId clientId = ClientId.randomId();
@@ -73,6 +73,7 @@ public final class RatisStateLog implements StateLog {
      */
     public RatisStateLog(EstuaryConf conf, MasterNodes nodes, String selfId, Runnable onRaftLost) throws IOException {
         this.nodes = nodes;
+        this.stateMachine = new MasterStateMachine(conf);
         this.submitTimeoutMs = conf.get(MasterConfig.HA_SUBMIT_TIMEOUT);
         MasterNodes.Node self = nodes.get(selfId);
         List<RaftPeer> peers = new ArrayList<>();

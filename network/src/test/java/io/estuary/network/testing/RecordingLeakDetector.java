@@ -40,7 +40,7 @@ public final class RecordingLeakDetector<T> extends ResourceLeakDetector<T> {
      * Null when buffers are tracked by a detector of this class, else why not: Netty made its buffer detector before
      * {@link #install()} ran (something touched a buffer first), so leaks would go unnoticed.
      */
-    static String notInstalledReason() {
+    public static String notInstalledReason() {
         try {
             Class<?> c = Class.forName("io.netty.buffer.AbstractByteBuf");
             Field f = c.getDeclaredField("leakDetector");

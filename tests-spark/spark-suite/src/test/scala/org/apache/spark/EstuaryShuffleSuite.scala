@@ -3,6 +3,7 @@ package org.apache.spark
 import java.io.File
 
 import _root_.io.estuary.common.config.EstuaryConf
+import _root_.io.estuary.network.testing.{LeakCheckExtension, RecordingLeakDetector}
 import _root_.io.estuary.worker.MiniCluster
 import org.scalatest.BeforeAndAfterAll
 
@@ -12,9 +13,11 @@ import org.apache.spark.internal.config.SHUFFLE_MANAGER
  * Spark's own [[ShuffleSuite]] (from Spark's spark-core test jar) with Estuary as the shuffle manager, against a real
  * master and worker on loopback. Its jobs run in local mode and on local-cluster executors (separate JVMs given this
  * JVM's class path). Every test of the suite runs except those that look for Spark's own shuffle files on the local
- * disk, which Estuary never writes (see [[excluded]]).
+ * disk, which Estuary never writes (see [[excluded]]). A Netty buffer leaked (paranoid detection, the JUnit tests'
+ * RecordingLeakDetector) fails the suite, as it fails a JUnit test class.
  */
 class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
+  EstuaryShuffleSuite.leakDetection
   private val manager = "org.apache.spark.shuffle.estuary.EstuaryShuffleManager"
   private var cluster: MiniCluster = _
 
@@ -30,6 +33,8 @@ class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
     "SPARK-36206: shuffle checksum detect disk corruption")
 
   override def beforeAll(): Unit = {
+    val why = RecordingLeakDetector.notInstalledReason()
+    if (why != null) throw new IllegalStateException("leak detection is not working: " + why)
     super.beforeAll()
     cluster = new MiniCluster(1, 1, new EstuaryConf())
     // local-cluster's workers start executors from SPARK_HOME, which needs only a jars/ folder here.
@@ -49,6 +54,7 @@ class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
     } finally {
       super.afterAll()
     }
+    EstuaryShuffleSuite.failOnLeaks("EstuaryShuffleSuite")
   }
 
   test("the suite's shuffles go through Estuary") {
@@ -57,5 +63,19 @@ class EstuaryShuffleSuite extends ShuffleSuite with BeforeAndAfterAll {
     val counts = sc.parallelize(1 to 1000, 4).map(x => (x % 10, x)).reduceByKey(_ + _).collect().toMap
     assert(counts === (1 to 1000).groupBy(_ % 10).map { case (k, v) => k -> v.sum })
     assert(cluster.dataFileCount() > 0, "no partition file on the worker: Estuary did not shuffle")
+  }
+}
+
+object EstuaryShuffleSuite {
+  /** Installs the recording detector: before Netty makes its own, i.e. before the first buffer class is loaded. */
+  lazy val leakDetection: Unit = RecordingLeakDetector.install()
+
+  /** Throws naming the first Netty buffer leaked so far (after a garbage collection), if any. */
+  def failOnLeaks(where: String): Unit = {
+    val leaks = LeakCheckExtension.leaksNow()
+    if (!leaks.isEmpty) {
+      throw new AssertionError(leaks.size() + " Netty buffer leak(s) found after " + where +
+        " (paranoid leak detection); the first:\n" + leaks.get(0))
+    }
   }
 }

@@ -24,8 +24,9 @@ import java.util.concurrent.TimeoutException;
  * first read, not here: a commit never reads files.
  *
  * <p>The answer comes within {@code maxWaitMs}: a location whose writes have not finished by then (a slow or hung
- * disk) is reported failed, not waited for; its commit goes on, and a later ask finds it committed. Writes waiting
- * for a disk declared failed or hung are given up by the storage layer, so such locations fail at once.
+ * disk) is reported failed and pending, not waited for; its commit goes on, and a later ask finds it committed (or
+ * waits again). Writes waiting for a disk declared failed or hung are given up by the storage layer, so such
+ * locations fail at once, and are not pending.
  * Thread-safe; answers are written from whichever thread completes the last write.
  */
 public final class CommitHandler {
@@ -94,7 +95,8 @@ public final class CommitHandler {
             pending.add(commit.handle((CommittedFile f, Throwable e) -> {
                 synchronized (resp) {
                     if (e instanceof TimeoutException || e != null && e.getCause() instanceof TimeoutException) {
-                        resp.addFailed(loc);
+                        // Failed for drivers that know no better; pending for those that wait on.
+                        resp.addFailed(loc).addPending(loc);
                         reasons.append("partition ")
                                 .append(loc.getPartitionId())
                                 .append(" epoch ")

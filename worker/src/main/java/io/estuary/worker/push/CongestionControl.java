@@ -40,10 +40,10 @@ public final class CongestionControl {
     private final MemoryTracker memory;
     private final Map<String, PushRateWindow> apps = new ConcurrentHashMap<>();
     private final Map<String, PushRateWindow> users = new ConcurrentHashMap<>();
-    /** Who runs each application; forgotten once it has neither reserved nor pushed for {@link #FORGET_USER_MS}. */
+    /** Who runs each application; forgotten once it has neither reserved nor pushed for {@link #forgetUserMs}. */
     private final Map<String, AppUser> userOfApp = new ConcurrentHashMap<>();
-    /** Long enough to outlast pauses between an application's stages, short enough that departed ones go. */
-    static final long FORGET_USER_MS = 10 * 60_000;
+    /** {@code estuary.worker.congestion.forgetIdleApplicationAfter}. */
+    private final long forgetUserMs;
 
     private volatile Set<String> congestedApps = Collections.emptySet();
     private final java.util.concurrent.ScheduledExecutorService timer;
@@ -62,6 +62,7 @@ public final class CongestionControl {
         this.appMaxRate = conf.get(WorkerConfig.CONGESTION_APP_MAX_RATE);
         this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
         this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
+        this.forgetUserMs = conf.get(WorkerConfig.CONGESTION_FORGET_IDLE_APPLICATION);
         this.memory = memory;
         this.timer = enabled ? new io.estuary.common.util.GuardedScheduledExecutor("worker-congestion") : null;
         if (timer != null) {
@@ -146,7 +147,7 @@ public final class CongestionControl {
 
     void evaluate(long now) {
         if (!enabled) return;
-        userOfApp.values().removeIf(u -> now - u.lastActiveMs > FORGET_USER_MS);
+        userOfApp.values().removeIf(u -> now - u.lastActiveMs > forgetUserMs);
         Map<String, Long> appRates = rates(apps, now);
         Map<String, Long> userRates = rates(users, now);
         boolean loaded = memory.held() >= memory.watermarks().resume();

@@ -9,8 +9,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * Test hook: makes the file operations of a storage directory hang, as on a disk whose I/O never completes (a
  * dead device under a hard NFS mount, a suspended device-mapper target). Partition writes, disk probes and deletions
  * under a hung directory block until it is healed, or until their thread is interrupted (then they fail as an
- * interrupted I/O would). Off unless a test calls {@link #hang}: the write path then pays one volatile read.
- * Thread-safe.
+ * interrupted I/O would). Can also make a directory's partition writes slow but working ({@link #slowWrites}), as
+ * on an overloaded disk. Off unless a test calls {@link #hang} or {@link #slowWrites}: the write path then pays one
+ * volatile read. Thread-safe.
  */
 public final class DiskHangInjection {
     private DiskHangInjection() {}
@@ -18,6 +19,17 @@ public final class DiskHangInjection {
     private static final Object LOCK = new Object();
     private static final Set<String> HUNG = ConcurrentHashMap.newKeySet();
     private static volatile boolean any;
+    /** Directory prefix to the delay of each partition write under it. */
+    private static final java.util.Map<String, Long> SLOW = new ConcurrentHashMap<>();
+
+    private static volatile boolean anySlow;
+
+    /** From now on, each partition write under {@code dir} takes {@code delayMs} longer (0: normal again). */
+    public static void slowWrites(File dir, long delayMs) {
+        if (delayMs > 0) SLOW.put(prefix(dir), delayMs);
+        else SLOW.remove(prefix(dir));
+        anySlow = !SLOW.isEmpty();
+    }
 
     /** From now on, file operations under {@code dir} hang. */
     public static void hang(File dir) {
@@ -34,8 +46,10 @@ public final class DiskHangInjection {
         }
     }
 
-    /** Heals every directory. */
+    /** Heals every directory, and makes every slow one normal. */
     public static void healAll() {
+        SLOW.clear();
+        anySlow = false;
         synchronized (LOCK) {
             HUNG.clear();
             any = false;
@@ -56,6 +70,22 @@ public final class DiskHangInjection {
                     throw new InterruptedIOException("interrupted while " + file + " hangs (test hook)");
                 }
             }
+        }
+    }
+
+    /** Waits as long as a partition write of {@code file} is made slow to take. Called before each such write. */
+    static void delayWrite(File file) throws InterruptedIOException {
+        if (!anySlow) return;
+        String path = prefix(file);
+        for (java.util.Map.Entry<String, Long> e : SLOW.entrySet()) {
+            if (!path.startsWith(e.getKey())) continue;
+            try {
+                Thread.sleep(e.getValue());
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("interrupted while writing " + file + " slowly (test hook)");
+            }
+            return;
         }
     }
 

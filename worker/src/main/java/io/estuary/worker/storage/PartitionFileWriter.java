@@ -238,6 +238,7 @@ public final class PartitionFileWriter {
         @Override
         void write() throws IOException {
             DiskHangInjection.await(file);
+            DiskHangInjection.delayWrite(file);
             try (FileChannel ch = open()) {
                 long p = position;
                 for (ByteBuffer b : buf.nioBuffers()) {

@@ -95,7 +95,7 @@ class CongestionControlTest {
             c.evaluate(t);
             assertEquals(10_001, c.applicationsTracked());
             // Ten minutes and more later, only the application still pushing is known, with its user.
-            long later = t + CongestionControl.FORGET_USER_MS + 1;
+            long later = t + new EstuaryConf().get(WorkerConfig.CONGESTION_FORGET_IDLE_APPLICATION) + 1;
             c.recordPush("busy-3", 1_000, later - 1_000);
             c.recordPush("busy-3", 1_000, later);
             c.evaluate(later);
