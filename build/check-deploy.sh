@@ -10,6 +10,8 @@
 # Installs what it needs when missing, into caches kept between runs: helm v3.22.0 into $(go env GOPATH)/bin (built
 # from the Go module proxy: about 10 minutes the first time on this machine), kubernetes-validate 1.37.0 into a venv
 # under ~/.cache/estuary. Output of the last run: target/check-deploy/.
+# Usage: build/check-deploy.sh [--tools-only]   (--tools-only: install what is missing, check nothing; .ci/run
+# starts it first, at low priority, so that a cold machine builds helm while Maven runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -38,6 +40,8 @@ if ! "$venv/bin/kubernetes-validate" --version 2>/dev/null | grep -q "$KV_VERSIO
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "kubernetes-validate==$KV_VERSION"
 fi
+
+[ "${1:-}" = --tools-only ] && { echo "check-deploy: helm and kubernetes-validate ready"; exit 0; }
 
 # Estuary's config parser: the common module's classes (built by the test run before this; compiled if missing).
 classes=common/target/classes

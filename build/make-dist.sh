@@ -3,12 +3,19 @@
 # (the CLI), charts/ (the Helm chart), docs/, README.md, VERSION; then the release tarball of it all, dist/estuary-<version>-bin.tar.gz, whose top folder is
 # estuary-<version>/.
 # Usage: build/make-dist.sh [extra maven args]
+# ESTUARY_DIST_PREBUILT=<this tree's root>: its modules were just built and installed (CI runs build/test.sh with
+# ESTUARY_TEST_PHASE=install), so they are packaged as they are instead of being compiled and shaded a second time.
+# A path, not a flag, so that another tree built under the same environment (an older release) still builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 
-mvn -B -q -DskipTests "$@" install
+if [ "${ESTUARY_DIST_PREBUILT:-}" = "$root" ]; then
+  echo "make-dist: packaging the build already installed (ESTUARY_DIST_PREBUILT=$root)"
+else
+  mvn -B -q -DskipTests "$@" install
+fi
 rm -rf dist
 mkdir -p dist/jars dist/spark dist/mr dist/conf dist/sbin
 # jars/ holds the servers and the CLI (bin/estuary runs it from there).

@@ -7,7 +7,7 @@
 #      executors dying with ClassNotFoundException and being relaunched without end.
 # Needs a build first (build/test.sh, or mvn verify -pl client-spark/spark-3-shaded,tests-spark/servers -am
 # -DskipTests). Usage: build/spark-submit/check.sh   (ESTUARY_PYSPARK_VENV: where the venv is kept; created on
-# first use, about 320 MB from PyPI)
+# first use, about 320 MB from PyPI; --tools-only creates it and checks nothing, so CI can fetch it during the build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -15,13 +15,14 @@ version=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' "$root/pom.xml" | head -
 jar="$root/client-spark/spark-3-shaded/target/estuary-client-spark-3-shaded_2.12-$version.jar"
 cpfile="$root/tests-spark/servers/target/server.classpath"
 venv=${ESTUARY_PYSPARK_VENV:-$HOME/.cache/estuary/pyspark-3.5.8}
-for f in "$jar" "$cpfile"; do
-  [[ -f $f ]] || { echo "missing $f: build first (see the header of this script)" >&2; exit 2; }
-done
 if [[ ! -x $venv/bin/spark-submit ]]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q pyspark==3.5.8
 fi
+[[ ${1:-} == --tools-only ]] && { echo "spark-submit check: PySpark ready in $venv"; exit 0; }
+for f in "$jar" "$cpfile"; do
+  [[ -f $f ]] || { echo "missing $f: build first (see the header of this script)" >&2; exit 2; }
+done
 export SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$venv/bin/python"
 unset SPARK_HOME
 work=$(mktemp -d)

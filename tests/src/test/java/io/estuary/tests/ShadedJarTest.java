@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The jar users deploy: a Spark job in a separate JVM with Spark's class path plus only the shaded client jar
- * (no unshaded Estuary classes), through a real cluster.
+ * (no unshaded Estuary classes), through a real cluster. Every Spark 3/4 test module runs it on its Spark with its
+ * line's jar ({@code estuary.shaded.jar}): spark-3-shaded for Scala 2.12 here and in tests-spark/spark-3.3 and 3.4, for
+ * 2.13 in tests-spark/spark-3.5-scala-2.13, spark-4-shaded in tests-spark/spark-4 and 4.1. The Spark 1.6 and 2.4
+ * modules run all their jobs on their shaded jars.
  */
 class ShadedJarTest {
 
@@ -26,8 +29,10 @@ class ShadedJarTest {
         List<String> cp = new ArrayList<>();
         for (String entry : testCp.split(File.pathSeparator)) {
             String name = new File(entry).getName();
+            // Module jars, or their class folders when the reactor ran no package phase (any Spark line's adapter).
             boolean estuaryModule = name.startsWith("estuary-")
-                    || entry.matches(".*/(common|network|master|worker|client|" + "spark-3)/target/(test-)?classes/?");
+                    || entry.matches(".*/(common|network|server-common|master|worker|cli|client|test-support"
+                            + "|client-spark/[^/]+)/target/(test-)?classes/?");
             if (!estuaryModule) cp.add(entry);
         }
         cp.add(shaded.getAbsolutePath());
