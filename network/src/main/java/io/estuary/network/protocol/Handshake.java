@@ -41,6 +41,13 @@ public final class Handshake {
     public static final int HELLO_SIZE = 8;
     public static final int ANSWER_SIZE = 9;
 
+    /**
+     * On a server's channel, the version the connection agreed on, set before the first frame is read: handlers send
+     * a field introduced in a later version only to a peer whose agreed version has it.
+     */
+    public static final io.netty.util.AttributeKey<Integer> AGREED_VERSION =
+            io.netty.util.AttributeKey.valueOf("estuary.protocolVersion");
+
     public static final byte REFUSED = 0;
     public static final byte ACCEPTED = 1;
     public static final byte ACCEPTED_AT = 2;

@@ -12,18 +12,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server's side of the {@link Handshake}: reads the client's hello, answers with the version the connection
- * uses ({@link Handshake#answer}), records it on the channel ({@link Handshake#answer}, attribute
- * {@link #VERSION}), and either removes itself (frames follow) or closes the connection. Bytes that arrive after the
+ * uses ({@link Handshake#answer}), records it on the channel ({@link Handshake#AGREED_VERSION}), and either removes itself (frames follow) or closes the connection. Bytes that arrive after the
  * hello in the same read pass on to the frame decoder. Something that is not a hello (no magic: a client of a release
  * before the handshake, or not Estuary at all) is closed without an answer, since it would misread one. Confined to
  * the channel's event loop.
  */
 final class ServerHandshake extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(ServerHandshake.class);
-
-    /** The protocol version a connection agreed on; set before the first frame is read. */
-    static final io.netty.util.AttributeKey<Integer> VERSION =
-            io.netty.util.AttributeKey.valueOf("estuary.protocolVersion");
 
     private final String serverName;
     private final ProtocolRange speaks;
@@ -52,7 +47,7 @@ final class ServerHandshake extends ByteToMessageDecoder {
         ByteBuf bytes = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
         Handshake.writeAnswer(bytes, answer);
         if (answer.accepted()) {
-            ctx.channel().attr(VERSION).set(answer.version);
+            ctx.channel().attr(Handshake.AGREED_VERSION).set(answer.version);
             ctx.writeAndFlush(bytes);
             ctx.pipeline().remove(this); // what follows the hello goes to the frame decoder
         } else {

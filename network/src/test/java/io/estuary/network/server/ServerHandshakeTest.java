@@ -43,7 +43,7 @@ class ServerHandshakeTest {
             ByteBuf in = hello(v).writeInt(42); // the first frame's bytes in the same read
             ch.writeInbound(in);
             assertArrayEquals(new int[] {v, Handshake.ACCEPTED}, answer(ch));
-            assertEquals(v, ch.attr(ServerHandshake.VERSION).get());
+            assertEquals(v, ch.attr(Handshake.AGREED_VERSION).get());
             assertNull(ch.pipeline().get(ServerHandshake.class), "the handshake leaves the pipeline");
             ByteBuf rest = ch.readInbound();
             assertEquals(42, rest.readInt(), "bytes after the hello go on to the frame decoder");
@@ -58,7 +58,7 @@ class ServerHandshakeTest {
         EmbeddedChannel ch = channel();
         ch.writeInbound(hello(9));
         assertArrayEquals(new int[] {6, Handshake.ACCEPTED_AT}, answer(ch));
-        assertEquals(6, ch.attr(ServerHandshake.VERSION).get());
+        assertEquals(6, ch.attr(Handshake.AGREED_VERSION).get());
         assertTrue(ch.isOpen());
         assertFalse(ch.finishAndReleaseAll());
     }
@@ -68,7 +68,7 @@ class ServerHandshakeTest {
         EmbeddedChannel ch = channel();
         ch.writeInbound(hello(4).writeLong(7)); // bytes after a refused hello are dropped, never read as a frame
         assertArrayEquals(new int[] {6, Handshake.REFUSED}, answer(ch));
-        assertNull(ch.attr(ServerHandshake.VERSION).get());
+        assertNull(ch.attr(Handshake.AGREED_VERSION).get());
         assertFalse(ch.isOpen());
         assertNull(ch.readInbound());
         ch.finishAndReleaseAll();
