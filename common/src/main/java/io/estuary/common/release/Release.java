@@ -26,6 +26,11 @@ public final class Release implements Comparable<Release> {
         return commit;
     }
 
+    /** The release line, {@code major.minor}: patch releases of one line change no format and no key. */
+    public String line() {
+        return parts[0] + "." + parts[1];
+    }
+
     /** Compares by version number. */
     @Override
     public int compareTo(Release o) {
