@@ -18,12 +18,20 @@ public final class EngineConf {
      */
     public static EstuaryConf fromEngineKeys(
             EngineSettings settings, String enginePrefix, Supplier<String> defaultUser) {
+        return fromEngineKeys(settings, enginePrefix, defaultUser, new EstuaryConf());
+    }
+
+    /**
+     * As {@link #fromEngineKeys(EngineSettings, String, Supplier)}, into {@code conf}. A key renamed in this release
+     * is accepted under its old name with a WARN that names both as the engine spells them ({@code DeprecatedKeys}).
+     */
+    public static EstuaryConf fromEngineKeys(
+            EngineSettings settings, String enginePrefix, Supplier<String> defaultUser, EstuaryConf conf) {
         String prefix = enginePrefix + EstuaryConf.PREFIX;
-        EstuaryConf conf = new EstuaryConf();
         for (String key : settings.keys()) {
-            if (key.startsWith(prefix)) conf.set(key.substring(enginePrefix.length()), settings.get(key));
+            if (key.startsWith(prefix)) conf.set(key.substring(enginePrefix.length()), settings.get(key), key);
         }
-        if (settings.get(enginePrefix + ClientConfig.USER.key()) == null) {
+        if (!conf.contains(ClientConfig.USER)) { // set under its own name or, once renamed, under its old one
             conf.set(ClientConfig.USER.key(), defaultUser.get());
         }
         return conf;

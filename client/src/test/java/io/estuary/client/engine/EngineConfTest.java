@@ -75,4 +75,30 @@ class EngineConfTest {
         assertThrows(
                 RuntimeException.class, () -> EngineConf.fromEngineKeys(EngineSettings.of(spark), "spark.", () -> "u"));
     }
+
+    @Test
+    void aRenamedKeyIsAcceptedUnderItsOldEngineNameAndRefusedOnceTooOld() {
+        String old = "estuary.masterEndpoints";
+        io.estuary.common.release.Release r2 = new io.estuary.common.release.Release("0.2.0", null);
+        io.estuary.common.config.DeprecatedKeys table = new io.estuary.common.config.DeprecatedKeys(
+                java.util.Collections.singletonList(
+                        io.estuary.common.config.DeprecatedKeys.Entry.renamed(old, MASTERS, r2)),
+                r2);
+        for (String prefix : new String[] {"spark.", ""}) { // Spark, and MapReduce job keys
+            Map<String, String> set = new HashMap<>();
+            set.put(prefix + old, "m:9097");
+            EstuaryConf conf =
+                    EngineConf.fromEngineKeys(EngineSettings.of(set), prefix, () -> "u", new EstuaryConf(table));
+            assertEquals("m:9097", conf.toMap().get(MASTERS), prefix);
+        }
+        io.estuary.common.config.DeprecatedKeys later = new io.estuary.common.config.DeprecatedKeys(
+                table.entries(), new io.estuary.common.release.Release("0.3.0", null));
+        Map<String, String> set = new HashMap<>();
+        set.put("spark." + old, "m:9097");
+        io.estuary.common.config.ConfigException e = assertThrows(
+                io.estuary.common.config.ConfigException.class,
+                () -> EngineConf.fromEngineKeys(EngineSettings.of(set), "spark.", () -> "u", new EstuaryConf(later)));
+        org.junit.jupiter.api.Assertions.assertTrue(
+                e.getMessage().contains("spark." + old) && e.getMessage().contains("spark." + MASTERS), e.getMessage());
+    }
 }

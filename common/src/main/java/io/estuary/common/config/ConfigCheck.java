@@ -46,10 +46,10 @@ public final class ConfigCheck {
         Set<String> refused = new HashSet<>();
         for (Map.Entry<String, String> e : read.inOrder.entrySet()) {
             String key = e.getKey().trim();
-            if (ConfigRegistry.get(key) == null) {
+            if (ConfigRegistry.get(key) == null && DeprecatedKeys.CURRENT.find(key) == null) {
                 problems.add("unknown configuration key: " + key);
                 continue;
-            }
+            } // a renamed or removed key is accepted (with a WARN) while DeprecatedKeys says so, refused after
             try {
                 conf.set(key, e.getValue().trim());
             } catch (ConfigException ex) {

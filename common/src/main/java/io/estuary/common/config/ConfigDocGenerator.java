@@ -21,7 +21,9 @@ public final class ConfigDocGenerator {
                 .append(
                         "Servers read `conf/estuary-defaults.conf` (`key value` per line) and `-Dkey=value` overrides. ")
                 .append("In Spark, set client keys with a `spark.` prefix, e.g. `spark.estuary.master.endpoints`. ")
-                .append("An unknown `estuary.*` key or a malformed value is refused with a message naming the key.\n\n")
+                .append("An unknown `estuary.*` key or a malformed value is refused with a message naming the key ")
+                .append(
+                        "(a key an earlier release had is accepted for one release: see *Renamed and removed keys*).\n\n")
                 .append("Sizes take a unit (`64k`, `8m`, `2g`); durations take one too (`200ms`, `30s`, `5min`).\n\n");
         for (ConfigEntry.Scope scope : ConfigEntry.Scope.values()) {
             sb.append("## ").append(title(scope)).append("\n\n");
@@ -39,6 +41,32 @@ public final class ConfigDocGenerator {
                         .append(def)
                         .append(" | ")
                         .append(e.doc().replace("|", "\\|"))
+                        .append(" |\n");
+            }
+            sb.append('\n');
+        }
+        sb.append("## Renamed and removed keys\n\n")
+                .append("A key renamed or removed in a release is still accepted during that release (and its patch ")
+                .append("releases), with a WARN naming its replacement; a renamed key's value is read as its ")
+                .append(
+                        "replacement's unless that is set too. From the next release it is refused with a message naming ")
+                .append("its replacement. The same holds for `spark.estuary.*` and MapReduce job keys. ")
+                .append("Declared in `DeprecatedKeys`.\n\n");
+        if (DeprecatedKeys.CURRENT.entries().isEmpty()) {
+            sb.append("None: no key has been renamed or removed since release ")
+                    .append(io.estuary.common.release.Releases.V0_1_0)
+                    .append(".\n\n");
+        } else {
+            sb.append("| Old key | Replacement | Since release | Accepted through |\n|---|---|---|---|\n");
+            for (DeprecatedKeys.Entry e : DeprecatedKeys.CURRENT.entries()) {
+                sb.append("| `")
+                        .append(e.key())
+                        .append("` | ")
+                        .append(e.replacement() == null ? "(removed)" : "`" + e.replacement() + "`")
+                        .append(" | ")
+                        .append(e.since())
+                        .append(" | ")
+                        .append(e.acceptedThrough())
                         .append(" |\n");
             }
             sb.append('\n');

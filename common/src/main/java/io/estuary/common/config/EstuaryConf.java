@@ -20,23 +20,57 @@ public final class EstuaryConf {
     public static final String PREFIX = "estuary.";
 
     private final Map<String, String> values = new ConcurrentHashMap<>();
+    /** Keys whose value came from a renamed key's old name: a value set under the new name replaces it. */
+    private final java.util.Set<String> fromOldNames = ConcurrentHashMap.newKeySet();
 
-    public EstuaryConf() {}
+    private final DeprecatedKeys deprecations;
+
+    public EstuaryConf() {
+        this(DeprecatedKeys.CURRENT);
+    }
+
+    /** A conf that applies {@code deprecations} to renamed and removed keys (tests play other releases with it). */
+    public EstuaryConf(DeprecatedKeys deprecations) {
+        this.deprecations = deprecations;
+    }
 
     public EstuaryConf(Map<String, String> values) {
+        this();
         values.forEach(this::set);
     }
 
-    /** Sets a value by key. Unknown {@code estuary.*} keys are refused, so a typo never goes unnoticed. */
+    /**
+     * Sets a value by key. Unknown {@code estuary.*} keys are refused, so a typo never goes unnoticed; a key a
+     * release renamed or removed is accepted with a WARN while {@link DeprecatedKeys} says so.
+     */
     public EstuaryConf set(String key, String value) {
-        if (key.startsWith(PREFIX) && ConfigRegistry.get(key) == null) {
-            throw new ConfigException("unknown configuration key: " + key + " (see docs/configuration.md)");
-        }
+        return set(key, value, key);
+    }
+
+    /**
+     * As {@link #set(String, String)}, naming the key in messages as its user wrote it ({@code asWritten}, which ends
+     * with {@code key}: e.g. {@code spark.estuary.…} for {@code estuary.…}).
+     */
+    public EstuaryConf set(String key, String value, String asWritten) {
         ConfigEntry<?> entry = ConfigRegistry.get(key);
+        if (key.startsWith(PREFIX) && entry == null) {
+            DeprecatedKeys.Entry old = deprecations.find(key);
+            if (old == null) {
+                throw new ConfigException("unknown configuration key: " + asWritten + " (see docs/configuration.md)");
+            }
+            String replacement = deprecations.resolve(old, asWritten);
+            if (replacement == null) return this; // removed: accepted, ignored
+            if (values.containsKey(replacement) && !fromOldNames.contains(replacement)) return this; // new name wins
+            ConfigRegistry.get(replacement).parse(value);
+            values.put(replacement, value);
+            fromOldNames.add(replacement);
+            return this;
+        }
         if (entry != null) {
             entry.parse(value); // validate now: a bad value is reported where it was set, not where it is first read
         }
         values.put(key, value);
+        fromOldNames.remove(key);
         return this;
     }
 
@@ -62,8 +96,9 @@ public final class EstuaryConf {
     }
 
     public EstuaryConf copy() {
-        EstuaryConf c = new EstuaryConf();
+        EstuaryConf c = new EstuaryConf(deprecations);
         c.values.putAll(values);
+        c.fromOldNames.addAll(fromOldNames);
         return c;
     }
 

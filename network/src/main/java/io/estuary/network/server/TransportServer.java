@@ -1,12 +1,12 @@
 package io.estuary.network.server;
 
-import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
+import io.estuary.network.protocol.ProtocolRange;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -47,10 +47,10 @@ public final class TransportServer implements Closeable {
     /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
     public TransportServer(
             EstuaryConf conf, String name, String host, int port, RpcHandler handler, TransportObserver observer) {
-        this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
+        this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE);
     }
 
-    /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
+    /** A server speaking only {@code protocolVersion}: tests use it to play a server of another release. */
     public TransportServer(
             EstuaryConf conf,
             String name,
@@ -59,6 +59,18 @@ public final class TransportServer implements Closeable {
             RpcHandler handler,
             TransportObserver observer,
             int protocolVersion) {
+        this(conf, name, host, port, handler, observer, ProtocolRange.only(protocolVersion));
+    }
+
+    /** A server speaking {@code speaks}: tests use it to play a server of another release. */
+    public TransportServer(
+            EstuaryConf conf,
+            String name,
+            String host,
+            int port,
+            RpcHandler handler,
+            TransportObserver observer,
+            ProtocolRange speaks) {
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
         int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
@@ -83,7 +95,7 @@ public final class TransportServer implements Closeable {
                         // Before the decoder: the versions are exchanged before any frame (after the idle timer, which
                         // must
                         // also close a connection that never says hello).
-                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, protocolVersion));
+                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, speaks));
                     }
                 });
         InetSocketAddress addr =
