@@ -21,7 +21,15 @@ public enum Format {
             Releases.V0_1_0,
             "`MasterCommand` protobuf entries in the Ratis log. A master refuses, before logging, a command it cannot "
                     + "apply; one found in the log stops that master (never skipped)."),
-    RAFT_SNAPSHOT("Raft snapshot", 1, 1, Releases.V0_1_0, "`MasterSnapshot` protobuf written by `RatisStateMachine`."),
+    RAFT_SNAPSHOT(
+            "Raft snapshot",
+            2,
+            1,
+            Releases.NEXT,
+            "`MasterSnapshot` protobuf written by `RatisStateMachine`. 0.2.0 keeps unregistered shuffles as id ranges "
+                    + "(`UnregisteredShuffles.range_ends`); a 0.1.0 master installing such a snapshot reads each range "
+                    + "as its first id, so it forgets the rest, and a worker's files of those shuffles expire through "
+                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe."),
     WORKER_METADATA(
             "Worker metadata",
             2,
