@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.WorkerState;
+import io.estuary.testing.Waits;
 import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
@@ -94,15 +95,13 @@ class RollingRestartTest {
                             long stopped = System.currentTimeMillis();
                             workers.restart(i, false);
                             String id = workers.workerId(i);
-                            long deadline = System.currentTimeMillis() + 60_000;
                             // Back when the master holds it ACTIVE again (it registered afresh after SHUTTING_DOWN).
-                            while (master.master()
-                                    .state(s ->
-                                            s.worker(id) == null || s.workerState(id) != WorkerState.WORKER_ACTIVE)) {
-                                if (System.currentTimeMillis() > deadline)
-                                    throw new IllegalStateException(id + " did not come back");
-                                Thread.sleep(50);
-                            }
+                            Waits.waitFor(
+                                    () -> master.master()
+                                            .state(s -> s.worker(id) != null
+                                                    && s.workerState(id) == WorkerState.WORKER_ACTIVE),
+                                    60_000,
+                                    id + " comes back ACTIVE");
                             System.out.println(
                                     "ROLLING RESTART: worker " + i + " stopped in " + (stopped - t0) + " ms (exit "
                                             + code + "), back after " + (System.currentTimeMillis() - t0) + " ms");
