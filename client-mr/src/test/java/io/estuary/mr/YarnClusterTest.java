@@ -1,9 +1,11 @@
 package io.estuary.mr;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.Waits;
 import io.estuary.worker.MiniCluster;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -143,11 +145,18 @@ class YarnClusterTest {
             TestJobs.setPaths(job, in, path("lost-yarn"));
             job.submit();
             java.nio.file.Path arrived = tmp.resolve("lost-gate.arrived");
-            long deadline = System.currentTimeMillis() + 180_000;
-            while (!Files.exists(arrived)) { // a reducer runs: every map has ended
-                assertTrue(System.currentTimeMillis() < deadline && !job.isComplete(), "no reducer reached the gate");
-                Thread.sleep(100);
-            }
+            Waits.waitFor( // a reducer runs: every map has ended
+                    () -> {
+                        if (Files.exists(arrived)) return true;
+                        try {
+                            assertFalse(job.isComplete(), "the job ended and no reducer reached the gate");
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                        return false;
+                    },
+                    180_000,
+                    "a reducer reaches the gate");
             int victim = workerWithData(lossy);
             lossy.workers().get(victim).close();
             Files.createFile(gate);

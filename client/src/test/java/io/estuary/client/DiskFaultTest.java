@@ -17,6 +17,7 @@ import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.WorkerId;
 import io.estuary.testing.TestConfs;
+import io.estuary.testing.Waits;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.io.File;
@@ -144,12 +145,10 @@ class DiskFaultTest {
         assertEquals(expected[1], got[1], "checksum of " + spec);
     }
 
+    /** Waits (bounded) until {@code done}; returns how long it took (printed, never asserted). */
     private static long await(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
         long t0 = System.currentTimeMillis();
-        while (!done.getAsBoolean()) {
-            if (System.currentTimeMillis() - t0 > 30_000) fail("timed out waiting until " + what);
-            Thread.sleep(10);
-        }
+        Waits.waitFor(done, 30_000, what);
         return System.currentTimeMillis() - t0;
     }
 

@@ -17,6 +17,7 @@ import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.ResponseCallback;
 import io.estuary.network.server.RpcHandler;
 import io.estuary.network.server.TransportServer;
+import io.estuary.testing.Waits;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -110,17 +111,18 @@ class ConnectionLimitsTest {
                 second.close();
                 TransportClientFactory newcomer = new TransportClientFactory(conf, "newcomer");
                 try {
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    while (true) {
-                        try {
-                            assertEquals("welcome", echo(newcomer.client("127.0.0.1", server.port()), "welcome"));
-                            break;
-                        } catch (RemoteException e) {
-                            // the server may not have seen the second connection close yet
-                            if (System.nanoTime() > deadline) throw e;
-                            Thread.sleep(50);
-                        }
-                    }
+                    Waits.waitFor(
+                            () -> {
+                                try {
+                                    assertEquals(
+                                            "welcome", echo(newcomer.client("127.0.0.1", server.port()), "welcome"));
+                                    return true;
+                                } catch (RemoteException e) {
+                                    return false; // the server may not have seen the second connection close yet
+                                }
+                            },
+                            30_000,
+                            "a newcomer is served once a connection closed");
                 } finally {
                     newcomer.close();
                 }

@@ -15,6 +15,8 @@ import io.estuary.common.protocol.WorkerState;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.testing.Waits;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +34,7 @@ class DecommissionExitTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers = new WorkerProcesses(1, master.masterEndpoint());
                 TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "decommission-test")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             MasterClient rpc = new MasterClient(clients, Collections.singletonList(master.masterEndpoint()));
             // The worker holds a shuffle: its slots are reserved on it.
             rpc.ask(
@@ -97,12 +99,29 @@ class DecommissionExitTest {
         boolean ok() throws Exception;
     }
 
+    /** Waits (bounded) until {@code condition}; fails at once, with the worker's log, when the worker exits first. */
     private static void await(Check condition, String what, Process p, WorkerProcesses workers) throws Exception {
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (!condition.ok()) {
-            if (!p.isAlive()) fail("the worker exited (" + p.exitValue() + ") before " + what + ":\n" + workers.log(0));
-            if (System.currentTimeMillis() > deadline) fail("timed out waiting until " + what + ":\n" + workers.log(0));
-            Thread.sleep(20);
+        try {
+            Waits.waitFor(
+                    () -> {
+                        try {
+                            if (condition.ok()) return true;
+                            if (!p.isAlive()) {
+                                fail("the worker exited (" + p.exitValue() + ") before " + what + ":\n"
+                                        + workers.log(0));
+                            }
+                            return false;
+                        } catch (AssertionError e) {
+                            throw e;
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    },
+                    60_000,
+                    what);
+        } catch (AssertionError e) {
+            if (e.getMessage().startsWith("the worker exited")) throw e;
+            fail(e.getMessage() + ":\n" + workers.log(0));
         }
     }
 }

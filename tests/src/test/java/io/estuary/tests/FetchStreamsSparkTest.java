@@ -62,11 +62,7 @@ class FetchStreamsSparkTest {
 
     /** A slow computation: returns once the worker holds no stream (each idle one was dropped). */
     static void awaitIdleStreamsDropped() throws InterruptedException {
-        long deadline = System.currentTimeMillis() + WAIT_MS;
-        while (worker.openFetchStreams() > 0) {
-            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("streams never idled out");
-            Thread.sleep(20);
-        }
+        waitFor(() -> worker.openFetchStreams() == 0, WAIT_MS, "the worker drops every idle stream");
     }
 
     static List<Row> limitQuery(SparkSession s, int i) {

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.WorkerState;
+import io.estuary.testing.Waits;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.List;
@@ -70,7 +72,7 @@ class RollingRestartTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers =
                         new WorkerProcesses(3, master.masterEndpoint(), "estuary.worker.shutdown.timeout=15s")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             SparkSession spark = SparkSessions.start(
                     SparkSessions.estuary(SparkSessions.base("local[2,4]", "rolling-restart"), master.masterEndpoint())
                             .set("spark.estuary.client.push.replicate", "true")
@@ -93,15 +95,13 @@ class RollingRestartTest {
                             long stopped = System.currentTimeMillis();
                             workers.restart(i, false);
                             String id = workers.workerId(i);
-                            long deadline = System.currentTimeMillis() + 60_000;
                             // Back when the master holds it ACTIVE again (it registered afresh after SHUTTING_DOWN).
-                            while (master.master()
-                                    .state(s ->
-                                            s.worker(id) == null || s.workerState(id) != WorkerState.WORKER_ACTIVE)) {
-                                if (System.currentTimeMillis() > deadline)
-                                    throw new IllegalStateException(id + " did not come back");
-                                Thread.sleep(50);
-                            }
+                            Waits.waitFor(
+                                    () -> master.master()
+                                            .state(s -> s.worker(id) != null
+                                                    && s.workerState(id) == WorkerState.WORKER_ACTIVE),
+                                    60_000,
+                                    id + " comes back ACTIVE");
                             System.out.println(
                                     "ROLLING RESTART: worker " + i + " stopped in " + (stopped - t0) + " ms (exit "
                                             + code + "), back after " + (System.currentTimeMillis() - t0) + " ms");

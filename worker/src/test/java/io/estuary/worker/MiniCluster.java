@@ -4,10 +4,12 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.master.Master;
+import io.estuary.testing.Waits;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -71,14 +73,10 @@ public final class MiniCluster implements AutoCloseable {
         if (externalMasters == null) {
             awaitWorkers(numWorkers);
         } else {
-            long deadline = System.currentTimeMillis() + 60_000;
-            for (Worker w : workers) {
-                while (!w.registeredWithMaster()) {
-                    if (System.currentTimeMillis() > deadline)
-                        throw new IllegalStateException("workers did not register");
-                    sleep(20);
-                }
-            }
+            Waits.waitUninterruptibly(
+                    () -> workers.stream().allMatch(Worker::registeredWithMaster),
+                    Duration.ofSeconds(60),
+                    "workers registered with the external masters");
         }
     }
 
@@ -126,12 +124,14 @@ public final class MiniCluster implements AutoCloseable {
 
     /** Waits (bounded) for a leader and returns its index. */
     public int awaitLeader() {
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (true) {
-            for (int i = 0; i < masters.length; i++) if (masters[i] != null && masters[i].isLeader()) return i;
-            if (System.currentTimeMillis() > deadline) throw new IllegalStateException("no leader elected in 60 s");
-            sleep(20);
-        }
+        Waits.waitUninterruptibly(() -> leader() >= 0, Duration.ofSeconds(60), "a leader elected");
+        return leader();
+    }
+
+    /** The index of a master that leads, or -1. */
+    private int leader() {
+        for (int i = 0; i < masters.length; i++) if (masters[i] != null && masters[i].isLeader()) return i;
+        return -1;
     }
 
     /** Stops master i (as a crash would, without handing leadership over). */
@@ -143,15 +143,6 @@ public final class MiniCluster implements AutoCloseable {
     /** Starts master i again on its ports and with its Raft directory. */
     public void restartMaster(int i) throws IOException {
         masters[i] = new Master(masterConf(i), () -> {});
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 
     private EstuaryConf workerConf(String dirs) {
@@ -189,23 +180,16 @@ public final class MiniCluster implements AutoCloseable {
                 .set(WorkerConfig.PUSH_PORT, String.valueOf(a.getPushPort()))
                 .set(WorkerConfig.FETCH_PORT, String.valueOf(a.getFetchPort())));
         workers.set(i, w);
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (!w.registeredWithMaster()) {
-            if (System.currentTimeMillis() > deadline)
-                throw new IllegalStateException("restarted worker did not register");
-            sleep(20);
-        }
+        Waits.waitUninterruptibly(w::registeredWithMaster, Duration.ofSeconds(60), "the restarted worker registered");
         return w;
     }
 
     /** Waits (bounded) until the leading master knows this many workers. */
     public void awaitWorkers(int n) {
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (master().state(s -> s.workers().size()) < n) {
-            if (System.currentTimeMillis() > deadline)
-                throw new IllegalStateException("workers did not register in 60 s");
-            sleep(20);
-        }
+        Waits.waitUninterruptibly(
+                () -> master().state(s -> s.workers().size()) >= n,
+                Duration.ofSeconds(60),
+                n + " workers registered with the leading master");
     }
 
     /** Every master's RPC endpoint, comma-separated: what estuary.master.endpoints should say. */

@@ -3,6 +3,7 @@ package io.estuary.worker.storage;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.protocol.DiskStatus;
+import io.estuary.testing.Waits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -41,14 +42,15 @@ class DiskCheckerLogTest {
         }
 
         LogEvent awaitEvent(String containing) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + 20_000;
-            while (System.currentTimeMillis() < deadline) {
-                for (LogEvent e : events) {
-                    if (e.getMessage().getFormattedMessage().contains(containing)) return e;
-                }
-                Thread.sleep(5);
+            Waits.waitFor(() -> find(containing) != null, 20_000, "a log line containing '" + containing + "'");
+            return find(containing);
+        }
+
+        private LogEvent find(String containing) {
+            for (LogEvent e : events) {
+                if (e.getMessage().getFormattedMessage().contains(containing)) return e;
             }
-            throw new AssertionError("no log line containing '" + containing + "' in " + events.size() + " events");
+            return null;
         }
     }
 
