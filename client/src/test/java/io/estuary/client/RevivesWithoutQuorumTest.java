@@ -88,7 +88,9 @@ class RevivesWithoutQuorumTest {
                 cluster.stopMaster((leader + 1) % 3);
                 // Every thread of the driver's master-call pool now waits for a master (up to 10 minutes).
                 for (int s = 1; s <= HANGING_MASTER_CALLS; s++) lifecycle.unregisterShuffle(s);
-                cluster.workers().get(0).close(); // as a crash: its open locations are never committed
+                // The worker holding the most of shuffle 0's files (primaries among them, so pushes must revive);
+                // closed as a crash: its open locations are never committed.
+                cluster.workers().get(busiestWorker(cluster, lifecycle.appId())).close();
                 long t0 = System.currentTimeMillis();
                 go.complete(null);
                 for (Future<?> f : maps) f.get(3, TimeUnit.MINUTES);
@@ -103,5 +105,25 @@ class RevivesWithoutQuorumTest {
                 assertEquals(expected[1], got[1], "checksum");
             }
         }
+    }
+
+    /** The index of the worker with the most partition files of shuffle 0 on its disk. */
+    private static int busiestWorker(MiniCluster cluster, String appId) throws java.io.IOException {
+        int best = 0;
+        long most = -1;
+        for (int i = 0; i < cluster.workers().size(); i++) {
+            java.nio.file.Path dir = cluster.root().resolve("worker" + i + "-disk0").resolve(appId).resolve("0");
+            long files = 0;
+            if (java.nio.file.Files.isDirectory(dir)) {
+                try (java.util.stream.Stream<java.nio.file.Path> p = java.nio.file.Files.list(dir)) {
+                    files = p.filter(f -> f.toString().endsWith(".data")).count();
+                }
+            }
+            if (files > most) {
+                most = files;
+                best = i;
+            }
+        }
+        return best;
     }
 }
