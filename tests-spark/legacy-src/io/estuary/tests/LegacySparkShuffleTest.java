@@ -3,6 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.estuary.testing.process.ProcessCluster;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -40,7 +41,7 @@ class LegacySparkShuffleTest {
     private final Map<String, LegacyShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
     private LegacyShuffleMetricsListener metrics;
     private Checksum nativeRerunJob;
-    private EstuaryProcesses cluster;
+    private ProcessCluster cluster;
     private JavaSparkContext sc;
 
     static SparkConf base(String appName) {
@@ -100,7 +101,7 @@ class LegacySparkShuffleTest {
         } finally {
             nat.stop();
         }
-        cluster = new EstuaryProcesses(3);
+        cluster = new ProcessCluster(3);
         sc = new JavaSparkContext(base("estuary")
                 .set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
                 .set("spark.estuary.master.endpoints", cluster.masterEndpoint())

@@ -21,6 +21,7 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.RatisStateLog;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.server.TransportObserver;
 import io.estuary.network.server.TransportServer;
 import java.io.Closeable;
 import java.io.IOException;
@@ -121,7 +122,7 @@ public final class Master implements AdministeredMaster, Closeable {
         });
         TransportServer rpc = null;
         try {
-            rpc = new TransportServer(conf, "master", host, port, handler);
+            rpc = new TransportServer(conf, "master", host, port, handler, TransportObserver.NONE, clock);
             this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();

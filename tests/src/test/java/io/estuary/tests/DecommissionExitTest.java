@@ -15,6 +15,7 @@ import io.estuary.common.protocol.WorkerState;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.Collections;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,7 @@ class DecommissionExitTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers = new WorkerProcesses(1, master.masterEndpoint());
                 TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "decommission-test")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             MasterClient rpc = new MasterClient(clients, Collections.singletonList(master.masterEndpoint()));
             // The worker holds a shuffle: its slots are reserved on it.
             rpc.ask(

@@ -4,7 +4,9 @@ import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
+import io.estuary.testing.process.MasterProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -222,7 +224,7 @@ class MasterFailoverTest {
             String app = spark.sparkContext().applicationId() + "-"; // plus the lifecycle manager's suffix
             waitFor(
                     () -> {
-                        AdminViews.MasterStatus st = masters.status(leader);
+                        AdminViews.MasterStatus st = status(masters, leader);
                         return st != null
                                 && st.applications().stream()
                                         .anyMatch(
@@ -239,9 +241,19 @@ class MasterFailoverTest {
             assertEquals(expectedChained, job.get(5, TimeUnit.MINUTES), "output after kill -9 of the leader");
             int next = masters.awaitLeader();
             assertNotEquals(leader, next);
-            AdminViews.MasterStatus st = masters.status(next);
+            AdminViews.MasterStatus st = status(masters, next);
             assertTrue(
                     st != null && st.applications().stream().anyMatch(a -> a.id().startsWith(app)), String.valueOf(st));
+        }
+    }
+
+    /** GET /api/status of master i as its typed view, or null while it does not answer. */
+    private static AdminViews.MasterStatus status(MasterProcesses masters, int i) {
+        String json = masters.get(i, "/api/status");
+        try {
+            return json == null ? null : AdminJson.read(json, AdminViews.MasterStatus.class);
+        } catch (IllegalArgumentException e) {
+            return null; // a master answering mid-start or mid-stop
         }
     }
 

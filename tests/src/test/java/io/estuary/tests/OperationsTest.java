@@ -18,6 +18,7 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
+import io.estuary.testing.process.FreePorts;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.io.ByteArrayOutputStream;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.WorkerState;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.List;
@@ -70,7 +71,7 @@ class RollingRestartTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers =
                         new WorkerProcesses(3, master.masterEndpoint(), "estuary.worker.shutdown.timeout=15s")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             SparkSession spark = SparkSessions.start(
                     SparkSessions.estuary(SparkSessions.base("local[2,4]", "rolling-restart"), master.masterEndpoint())
                             .set("spark.estuary.client.push.replicate", "true")

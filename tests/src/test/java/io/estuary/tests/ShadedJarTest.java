@@ -3,6 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.process.ServerProcess;
 import io.estuary.worker.MiniCluster;
 import java.io.File;
 import java.nio.charset.StandardCharsets;

@@ -12,6 +12,7 @@ import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
@@ -44,7 +45,7 @@ class StoppedWorkerCommitTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers =
                         new WorkerProcesses(3, master.masterEndpoint(), "estuary.network.rpc.timeout=10s")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             // Asks of the stopped worker go unanswered for 10 s each; the driver keeps asking it to commit for 30 s
             // more,
             // so every commit lasts about 40 s.
@@ -126,7 +127,7 @@ class StoppedWorkerCommitTest {
         try (MiniCluster master = new MiniCluster(0, 1, strict);
                 WorkerProcesses workers =
                         new WorkerProcesses(3, master.masterEndpoint(), "estuary.network.rpc.timeout=10s")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             // The commit gives the stopped worker up after one unanswered ask.
             EstuaryConf conf = master.clientConf()
                     .set(NetworkConfig.RPC_TIMEOUT, "10s")

@@ -3,6 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +37,7 @@ class StoppedWorkerSparkJobTest {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers =
                         new WorkerProcesses(3, master.masterEndpoint(), "estuary.network.rpc.timeout=10s")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             long victim = workers.process(0).pid();
             // local[4,4]: a task may fail 3 times before the job does, so failed attempts show in the count.
             SparkSession spark = SparkSessions.start(

@@ -3,6 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -79,7 +80,7 @@ class WorkerLossTest {
     private void start(int numWorkers, boolean replicate) throws Exception {
         master = new MiniCluster(0, 1, new EstuaryConf());
         workers = new WorkerProcesses(numWorkers, master.masterEndpoint());
-        workers.awaitRegistered(master);
+        workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
         spark = SparkSessions.start(
                 SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"), master.masterEndpoint())
                         .set("spark.estuary.client.push.replicate", String.valueOf(replicate))

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
+import io.estuary.testing.process.WorkerProcesses;
 import io.estuary.worker.MiniCluster;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -88,7 +89,7 @@ class WorkerMemoryPressureTest {
                         master.masterEndpoint(),
                         List.of("-XX:MaxDirectMemorySize=160m"),
                         "estuary.worker.memory.maxBuffered=64m")) {
-            workers.awaitRegistered(master);
+            workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             SparkSession spark = SparkSessions.start(
                     SparkSessions.estuary(SparkSessions.base("local[4]", "pressure"), master.masterEndpoint())
                             .set("spark.estuary.client.push.replicate", "true"));

@@ -134,7 +134,8 @@ public final class Worker implements Closeable {
                     conf.get(WorkerConfig.RPC_PORT),
                     new WorkerControlHandler(
                             registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
-                    admin.observer("rpc"));
+                    admin.observer("rpc"),
+                    clock);
             push = new TransportServer(
                     conf,
                     "worker-push",
@@ -153,14 +154,16 @@ public final class Worker implements Closeable {
                                             conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
                                             storage.memory().limit() / 4),
                                     WorkerConfig.PUSH_MAX_UNFINISHED.key())),
-                    admin.observer("push"));
+                    admin.observer("push"),
+                    clock);
             fetch = new TransportServer(
                     conf,
                     "worker-fetch",
                     host,
                     conf.get(WorkerConfig.FETCH_PORT),
                     fetchHandler,
-                    admin.observer("fetch"));
+                    admin.observer("fetch"),
+                    clock);
             admin.start(
                     host,
                     conf.get(WorkerConfig.HTTP_PORT),
@@ -194,7 +197,7 @@ public final class Worker implements Closeable {
         this.masterClients = new TransportClientFactory(conf, "worker-master-client");
         long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
         this.heartbeater = new MasterHeartbeater(
-                new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS)),
+                new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS), clock),
                 this::info,
                 registry,
                 heartbeatMs,

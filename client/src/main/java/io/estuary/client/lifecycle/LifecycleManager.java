@@ -95,7 +95,7 @@ public final class LifecycleManager implements Closeable {
         this.conf = conf;
         this.host = host;
         this.connections = new TransportClientFactory(conf, "estuary-driver");
-        this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS));
+        this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS), clock);
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
         String user = conf.get(ClientConfig.USER);

@@ -4,6 +4,7 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.status.NotLeader;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.HostNames;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
@@ -32,11 +33,20 @@ public final class MasterClient {
 
     private final TransportClientFactory clients;
     private final List<String> endpoints;
+    /** Reads the deadlines of {@link #ask}. */
+    private final Clock clock;
+
     private volatile String current;
 
     public MasterClient(TransportClientFactory clients, List<String> endpoints) {
+        this(clients, endpoints, Clock.system());
+    }
+
+    /** A client whose deadlines read {@code clock} (a test's manual clock). */
+    public MasterClient(TransportClientFactory clients, List<String> endpoints, Clock clock) {
         if (endpoints.isEmpty()) throw new IllegalArgumentException("no master endpoints configured");
         this.clients = clients;
+        this.clock = clock;
         this.endpoints = new CopyOnWriteArrayList<>(endpoints);
         this.current = endpoints.get(0);
     }
@@ -53,7 +63,7 @@ public final class MasterClient {
     /** Sends the request to the leading master, retrying over all of them for up to {@code waitMs}. */
     public <T extends MessageLite> T ask(Request.Builder request, Parser<T> parser, long waitMs)
             throws RemoteException {
-        long deadline = System.currentTimeMillis() + waitMs;
+        long deadline = clock.nanos() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         long backoff = 50;
         RemoteException last = null;
         boolean redirected = false;
@@ -72,7 +82,7 @@ public final class MasterClient {
                         if (!redirected) { // follow the first redirect at once; back off if redirects go round in
                             // circles
                             redirected = true;
-                            if (System.currentTimeMillis() < deadline) continue;
+                            if (clock.nanos() - deadline < 0) continue;
                         }
                     } else {
                         // This master knows no leader (an election, or it is cut off): ask the next one.
@@ -84,7 +94,7 @@ public final class MasterClient {
                     throw e; // the leader answered: its error is the answer
                 }
             }
-            if (System.currentTimeMillis() + backoff > deadline) {
+            if (clock.nanos() + TimeUnit.MILLISECONDS.toNanos(backoff) - deadline > 0) {
                 throw new RemoteException(
                         "no master reachable at " + endpoints + " within " + waitMs + " ms: " + last.getMessage(),
                         last);
@@ -99,10 +109,13 @@ public final class MasterClient {
         }
     }
 
-    /** One try at one master, never longer than the time left nor {@link #ATTEMPT_TIMEOUT_MS}. */
+    /**
+     * One try at one master, never longer than the time left before {@code deadline} ({@link Clock#nanos}) nor
+     * {@link #ATTEMPT_TIMEOUT_MS}.
+     */
     private <T extends MessageLite> T attempt(String endpoint, Request.Builder request, Parser<T> parser, long deadline)
             throws RemoteException {
-        long left = Math.min(ATTEMPT_TIMEOUT_MS, Math.max(1, deadline - System.currentTimeMillis()));
+        long left = Math.min(ATTEMPT_TIMEOUT_MS, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - clock.nanos())));
         try {
             return ControlClient.askAsync(
                             clients.client(HostNames.host(endpoint), HostNames.port(endpoint)), request, parser)

@@ -2,6 +2,7 @@ package io.estuary.network.server;
 
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.status.StatusCode;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.FatalErrors;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.buffer.NettyManagedBuffer;
@@ -46,6 +47,9 @@ import org.slf4j.LoggerFactory;
  * holding an unfinished frame and sending nothing more would keep its bytes, and the pause, for good). A
  * {@link VirtualMachineError} reaching this handler goes to {@link FatalErrors#check}.
  *
+ * <p>Durations reported to the observer are read from the server's {@link Clock}; whether a connection is idle is
+ * decided by the pipeline's {@code IdleStateHandler}, whose reports this handler only interprets.
+ *
  * <p>One instance per connection; its events run on the connection's event loop, answers may be written from any
  * thread (the outstanding count is atomic).
  */
@@ -57,6 +61,8 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     private final TransportObserver observer;
     private final ConnectionLimit connections;
     private final long idleMs;
+    /** Times each push and chunk fetch from arrival to answer for the observer. */
+    private final Clock clock;
     /** Requests, pushes and chunk fetches received and not yet answered. */
     private final AtomicInteger outstanding = new AtomicInteger();
     /** Whether this connection holds a place in the limit (false: refused, being closed). */
@@ -71,12 +77,14 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
             String serverName,
             TransportObserver observer,
             ConnectionLimit connections,
-            long idleMs) {
+            long idleMs,
+            Clock clock) {
         this.rpcHandler = rpcHandler;
         this.serverName = serverName;
         this.observer = observer;
         this.connections = connections;
         this.idleMs = idleMs;
+        this.clock = clock;
     }
 
     @Override
@@ -194,7 +202,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void fetch(Channel ch, ChunkFetchRequest r) {
-        long t0 = System.nanoTime();
+        long t0 = clock.nanos();
         outstanding.incrementAndGet();
         AtomicBoolean answered = new AtomicBoolean();
         StreamManager streams = rpcHandler.streamManager();
@@ -221,7 +229,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
             long bytes = chunk.size();
             answer(ch, new ChunkFetchSuccess(r.streamId, r.chunkIndex, chunk), answered)
                     .addListener(f -> {
-                        long nanos = System.nanoTime() - t0;
+                        long nanos = clock.nanos() - t0;
                         streams.chunkSent(r.streamId, r.chunkIndex, nanos, f.isSuccess());
                         if (f.isSuccess()) observer.chunkSent(bytes, nanos);
                         if (!f.isSuccess())
@@ -270,13 +278,13 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
 
     /** Answers a push and tells the observer its size, time and status. */
     private ResponseCallback pushCallback(Channel ch, long requestId, long bytes) {
-        long t0 = System.nanoTime();
+        long t0 = clock.nanos();
         outstanding.incrementAndGet();
         AtomicBoolean answered = new AtomicBoolean();
         return new ResponseCallback() {
             @Override
             public void onSuccess(ByteBuf body) {
-                observer.pushAnswered(bytes, System.nanoTime() - t0, StatusCode.OK);
+                observer.pushAnswered(bytes, clock.nanos() - t0, StatusCode.OK);
                 answer(
                         ch,
                         new RpcResponse(requestId, new NettyManagedBuffer(body == null ? Unpooled.EMPTY_BUFFER : body)),
@@ -285,7 +293,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
 
             @Override
             public void onFailure(StatusCode status, String error) {
-                observer.pushAnswered(bytes, System.nanoTime() - t0, status);
+                observer.pushAnswered(bytes, clock.nanos() - t0, status);
                 answer(ch, new RpcFailure(requestId, status, error), answered);
             }
         };

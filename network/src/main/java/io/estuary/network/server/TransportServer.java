@@ -3,6 +3,7 @@ package io.estuary.network.server;
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
@@ -50,6 +51,18 @@ public final class TransportServer implements Closeable {
         this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
     }
 
+    /** As above, reading the time (how long each push and chunk fetch took to answer) from {@code clock}. */
+    public TransportServer(
+            EstuaryConf conf,
+            String name,
+            String host,
+            int port,
+            RpcHandler handler,
+            TransportObserver observer,
+            Clock clock) {
+        this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT, clock);
+    }
+
     /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
     public TransportServer(
             EstuaryConf conf,
@@ -59,6 +72,19 @@ public final class TransportServer implements Closeable {
             RpcHandler handler,
             TransportObserver observer,
             int protocolVersion) {
+        this(conf, name, host, port, handler, observer, protocolVersion, Clock.system());
+    }
+
+    /** As above, timing answers with {@code clock}. */
+    public TransportServer(
+            EstuaryConf conf,
+            String name,
+            String host,
+            int port,
+            RpcHandler handler,
+            TransportObserver observer,
+            int protocolVersion,
+            Clock clock) {
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
         int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
@@ -79,7 +105,15 @@ public final class TransportServer implements Closeable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         initPipeline(
-                                ch.pipeline(), maxFrame, maxHeaderString, name, handler, observer, connections, idleMs);
+                                ch.pipeline(),
+                                maxFrame,
+                                maxHeaderString,
+                                name,
+                                handler,
+                                observer,
+                                connections,
+                                idleMs,
+                                clock);
                         // Before the decoder: the versions are exchanged before any frame (after the idle timer, which
                         // must
                         // also close a connection that never says hello).
@@ -109,6 +143,17 @@ public final class TransportServer implements Closeable {
             String serverName,
             RpcHandler handler,
             TransportObserver observer) {
+        initPipeline(pipeline, maxFrameSize, serverName, handler, observer, Clock.system());
+    }
+
+    /** As above, timing answers with {@code clock} (a test's manual clock). */
+    public static void initPipeline(
+            ChannelPipeline pipeline,
+            long maxFrameSize,
+            String serverName,
+            RpcHandler handler,
+            TransportObserver observer,
+            Clock clock) {
         initPipeline(
                 pipeline,
                 maxFrameSize,
@@ -117,7 +162,8 @@ public final class TransportServer implements Closeable {
                 handler,
                 observer,
                 new ConnectionLimit(serverName, Integer.MAX_VALUE),
-                0);
+                0,
+                clock);
     }
 
     /**
@@ -132,7 +178,8 @@ public final class TransportServer implements Closeable {
             RpcHandler handler,
             TransportObserver observer,
             ConnectionLimit connections,
-            long idleMs) {
+            long idleMs,
+            Clock clock) {
         // Next to the socket, so it sees every read and write.
         if (idleMs > 0) pipeline.addLast("idle", new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
         RpcHandler.FrameLimit own = handler.frameLimit();
@@ -145,7 +192,7 @@ public final class TransportServer implements Closeable {
                                 ownLimit ? own.key : NetworkConfig.MAX_FRAME_SIZE.key(),
                                 maxHeaderString,
                                 handler.receiveProgress(pipeline.channel())))
-                .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs));
+                .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs, clock));
     }
 
     /** The address the server socket is bound to. */

@@ -1,21 +1,27 @@
-package io.estuary.tests;
+package io.estuary.testing.process;
 
+import io.estuary.testing.Waits;
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 
 /**
  * Workers as separate JVMs on loopback, so a test can kill -9 one and start it again on the same ports, with its
  * disk kept or wiped. Each is started with {@code io.estuary.worker.Worker} and {@code -Destuary.*} settings, the way
- * sbin/ starts it.
+ * sbin/ starts it. The masters may be {@link MasterProcesses} or run in the test's JVM: a test says how many workers
+ * they know ({@link #awaitRegistered(IntSupplier)}). Not thread-safe.
  */
-final class WorkerProcesses implements AutoCloseable {
+public final class WorkerProcesses implements AutoCloseable {
     private final Process[] processes;
     private final int[][] ports;
     private final String masterEndpoints;
@@ -27,11 +33,12 @@ final class WorkerProcesses implements AutoCloseable {
     /** Per worker: starts that failed because a port was taken meanwhile. */
     private final int[] bindRetries;
 
-    WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
-        this(n, masterEndpoints, java.util.Collections.emptyList(), settings);
+    public WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
+        this(n, masterEndpoints, Collections.<String>emptyList(), settings);
     }
 
-    WorkerProcesses(int n, String masterEndpoints, List<String> jvmOptions, String... settings) throws IOException {
+    public WorkerProcesses(int n, String masterEndpoints, List<String> jvmOptions, String... settings)
+            throws IOException {
         this.jvmOptions = jvmOptions;
         this.dir = Files.createTempDirectory("estuary-worker-procs");
         this.processes = new Process[n];
@@ -39,22 +46,22 @@ final class WorkerProcesses implements AutoCloseable {
         this.portsFixed = new boolean[n];
         this.bindRetries = new int[n];
         this.masterEndpoints = masterEndpoints;
-        this.extraSettings = java.util.Arrays.asList(settings);
+        this.extraSettings = Arrays.asList(settings);
         int[] free = FreePorts.take(3 * n);
         for (int i = 0; i < n; i++) ports[i] = new int[] {free[3 * i], free[3 * i + 1], free[3 * i + 2]};
         for (int i = 0; i < n; i++) start(i);
     }
 
-    int size() {
+    public int size() {
         return processes.length;
     }
 
-    Path disk(int i) {
+    public Path disk(int i) {
         return dir.resolve("worker-" + i + "-disk");
     }
 
-    void start(int i) throws IOException {
-        List<String> settings = new ArrayList<>(java.util.Arrays.asList(
+    public void start(int i) throws IOException {
+        List<String> settings = new ArrayList<>(Arrays.asList(
                 "estuary.master.endpoints=" + masterEndpoints,
                 "estuary.worker.host=127.0.0.1",
                 "estuary.worker.rpc.port=" + ports[i][0],
@@ -65,37 +72,56 @@ final class WorkerProcesses implements AutoCloseable {
                 "estuary.worker.disk.reserve=0",
                 "estuary.worker.heartbeat.interval=1s"));
         settings.addAll(extraSettings);
-        processes[i] = ServerProcess.start(
-                "io.estuary.worker.Worker", "384m", jvmOptions, settings, dir.resolve("worker-" + i + ".log"), dir);
+        processes[i] = ServerProcess.start("io.estuary.worker.Worker", "384m", jvmOptions, settings, logFile(i), dir);
     }
 
     /** The worker's RPC port: with the host, its identity. */
-    int rpcPort(int i) {
+    public int rpcPort(int i) {
         return ports[i][0];
     }
 
     /**
-     * Waits (bounded) until {@code master} knows every worker; fails at once, with the worker's log, when a worker
-     * process has died instead of waiting out the time.
+     * Waits (bounded) until {@code registered} (the number of workers the master knows) reaches the number of workers;
+     * fails at once, with the worker's log, when a worker process has died instead of waiting out the time.
      */
-    void awaitRegistered(io.estuary.worker.MiniCluster master) throws IOException, InterruptedException {
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (master.master().state(s -> s.workers().size()) < processes.length) {
-            for (int i = 0; i < processes.length; i++) {
-                if (processes[i] != null && !processes[i].isAlive()) {
-                    String log = log(i);
-                    if (restartIfPortTaken(i)) continue;
-                    throw new IllegalStateException(
-                            "worker " + i + " exited (" + processes[i].exitValue() + ") before it "
-                                    + "registered; its log ends:\n" + log.substring(Math.max(0, log.length() - 4000)));
-                }
-            }
-            if (System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException("workers did not register in 60 s; worker 0's log ends:\n" + log(0));
-            }
-            Thread.sleep(20);
+    public void awaitRegistered(IntSupplier registered) throws IOException, InterruptedException {
+        awaitRegistered(registered, 60_000);
+    }
+
+    /** As {@link #awaitRegistered(IntSupplier)}, bounded by {@code timeoutMs}. */
+    public void awaitRegistered(IntSupplier registered, long timeoutMs) throws IOException, InterruptedException {
+        try {
+            Waits.waitFor(
+                    () -> {
+                        failIfDied();
+                        return registered.getAsInt() >= processes.length;
+                    },
+                    timeoutMs,
+                    "every worker registered with the master");
+        } catch (AssertionError e) {
+            throw new IllegalStateException(e.getMessage() + "; worker 0's log ends:\n" + tail(log(0)), e);
         }
         registered();
+    }
+
+    /**
+     * Fails, with its log, when a worker process died before it registered, unless it died because a port was taken
+     * (then it is started again, see {@link #restartIfPortTaken}).
+     */
+    public void failIfDied() {
+        try {
+            for (int i = 0; i < processes.length; i++) {
+                if (processes[i] != null && !processes[i].isAlive() && !restartIfPortTaken(i)) {
+                    throw new IllegalStateException("worker " + i + " exited (" + processes[i].exitValue()
+                            + ") before it registered; its log ends:\n" + tail(log(i)));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted restarting a worker", e);
+        }
     }
 
     /**
@@ -103,31 +129,31 @@ final class WorkerProcesses implements AutoCloseable {
      * meanwhile (e.g. as another connection's ephemeral port) before the worker bound it, starts it again, on new ports
      * unless these are already its identity, and returns true; at most 3 times per worker. False otherwise.
      */
-    boolean restartIfPortTaken(int i) throws IOException, InterruptedException {
+    public boolean restartIfPortTaken(int i) throws IOException, InterruptedException {
         if (!log(i).contains("Address already in use") || bindRetries[i]++ >= 3) return false;
         if (!portsFixed[i]) {
             int[] free = FreePorts.take(3);
             ports[i] = new int[] {free[0], free[1], free[2]};
         } else {
-            Thread.sleep(500);
+            Thread.sleep(500); // the port's holder is another process: give it time to let go before binding again
         }
         start(i);
         return true;
     }
 
     /** Every worker registered: its ports are its identity from now on. */
-    void registered() {
-        java.util.Arrays.fill(portsFixed, true);
-        java.util.Arrays.fill(bindRetries, 0);
+    public void registered() {
+        Arrays.fill(portsFixed, true);
+        Arrays.fill(bindRetries, 0);
     }
 
     /** The worker's operating-system process, or null when it is not running. */
-    Process process(int i) {
+    public Process process(int i) {
         return processes[i];
     }
 
     /** The worker's identity as the master keys it (host and ports). */
-    String workerId(int i) {
+    public String workerId(int i) {
         return "127.0.0.1:" + ports[i][0] + ":" + ports[i][1] + ":" + ports[i][2];
     }
 
@@ -135,12 +161,12 @@ final class WorkerProcesses implements AutoCloseable {
      * SIGTERM, as sbin/stop-worker.sh sends: the worker stops gracefully. Waits (bounded) for the process to exit and
      * returns its exit code.
      */
-    int stop(int i) throws InterruptedException {
+    public int stop(int i) throws InterruptedException {
         Process p = processes[i];
         processes[i] = null;
         if (p == null) return 0;
         p.destroy();
-        if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
             p.destroyForcibly().waitFor();
             throw new IllegalStateException("worker " + i + " did not exit within 60 s of SIGTERM");
         }
@@ -148,21 +174,28 @@ final class WorkerProcesses implements AutoCloseable {
     }
 
     /** kill -9: the worker gets no chance to finish anything. */
-    void kill(int i) throws InterruptedException {
+    public void kill(int i) throws InterruptedException {
         if (processes[i] != null) processes[i].destroyForcibly().waitFor();
         processes[i] = null;
     }
 
     /** Starts a killed worker again on the same ports; {@code wipe} empties its disk first (a replaced machine). */
-    void restart(int i, boolean wipe) throws IOException {
+    public void restart(int i, boolean wipe) throws IOException {
         portsFixed[i] = true;
         if (wipe) deleteTree(disk(i));
         start(i);
     }
 
-    String log(int i) throws IOException {
-        File f = dir.resolve("worker-" + i + ".log").toFile();
-        return f.exists() ? new String(Files.readAllBytes(f.toPath()), StandardCharsets.UTF_8) : "";
+    public String log(int i) throws IOException {
+        return ServerProcess.read(logFile(i));
+    }
+
+    private Path logFile(int i) {
+        return dir.resolve("worker-" + i + ".log");
+    }
+
+    private static String tail(String log) {
+        return log.substring(Math.max(0, log.length() - 4000));
     }
 
     private static void deleteTree(Path root) throws IOException {

@@ -1,4 +1,4 @@
-package io.estuary.tests;
+package io.estuary.testing.process;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -8,12 +8,12 @@ import java.util.List;
 /**
  * Distinct free ports for servers a test starts in other processes. All sockets are held open until every port is
  * picked: ports asked for one by one, each socket closed at once, can come back twice, and a server given the same
- * port for two of its listeners never starts.
+ * port for two of its listeners never starts. Stateless.
  */
-final class FreePorts {
+public final class FreePorts {
     private FreePorts() {}
 
-    static int[] take(int n) throws IOException {
+    public static int[] take(int n) throws IOException {
         List<ServerSocket> held = new ArrayList<>();
         try {
             int[] ports = new int[n];
