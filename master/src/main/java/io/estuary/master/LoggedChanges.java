@@ -4,6 +4,7 @@ import com.google.protobuf.MessageLite;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.EstuaryException;
+import io.estuary.master.state.PeerSuppliedFields;
 import io.estuary.network.rpc.ControlRpcHandler.Reply;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -17,10 +18,14 @@ import java.util.function.Supplier;
 final class LoggedChanges {
     private LoggedChanges() {}
 
+    /**
+     * A command built by {@code fill}. Fields a newer worker put into a message copied into the command (unknown to
+     * this release) are dropped here, before logging, instead of making the command unappliable.
+     */
     static MasterCommand command(Consumer<MasterCommand.Builder> fill) {
         MasterCommand.Builder b = MasterCommand.newBuilder();
         fill.accept(b);
-        return b.build();
+        return PeerSuppliedFields.withoutUnknown(b.build());
     }
 
     /** Answers {@code reply} with {@code answer} once {@code logged} completes, or with why it failed. */

@@ -107,7 +107,7 @@ class TransportProtocolTest {
 
     @Test
     void aClientOfAnotherVersionIsRefusedAtConnectNamingBothVersions() throws Exception {
-        for (int other : new int[] {ProtocolVersion.CURRENT - 1, ProtocolVersion.CURRENT + 1}) {
+        for (int other : new int[] {ProtocolVersion.OLDEST - 1, ProtocolVersion.CURRENT + 1}) {
             try (TransportClientFactory f = new TransportClientFactory(CONF, "other-client", other)) {
                 RemoteException e = assertThrows(RemoteException.class, () -> f.client("127.0.0.1", server.port()));
                 assertEquals(io.estuary.common.status.StatusCode.VERSION_MISMATCH, e.status(), e.getMessage());
@@ -146,9 +146,19 @@ class TransportProtocolTest {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
             s.setSoTimeout(10_000);
             DataInputStream in = new DataInputStream(s.getInputStream());
-            hello(s, in, 99);
+            hello(s, in, ProtocolVersion.OLDEST - 1);
             assertEquals(0, in.readByte(), "refused");
             assertThrows(EOFException.class, in::readByte, "the server closes the connection");
+        }
+    }
+
+    @Test
+    void aNewerHelloIsAnsweredWithTheServersNewestVersion() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            hello(s, in, 99);
+            assertEquals(Handshake.ACCEPTED_AT, in.readByte(), "accepted at the server's newest version");
         }
     }
 

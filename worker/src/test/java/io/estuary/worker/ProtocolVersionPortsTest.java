@@ -32,7 +32,7 @@ class ProtocolVersionPortsTest {
                 {"worker push", w.getHost(), String.valueOf(w.getPushPort())},
                 {"worker fetch", w.getHost(), String.valueOf(w.getFetchPort())}
             };
-            for (int other : new int[] {ProtocolVersion.CURRENT - 1, ProtocolVersion.CURRENT + 1}) {
+            for (int other : new int[] {ProtocolVersion.OLDEST - 1, ProtocolVersion.CURRENT + 1}) {
                 try (TransportClientFactory old =
                         new TransportClientFactory(cluster.clientConf(), "other-version", other)) {
                     for (String[] p : ports) {

@@ -2,6 +2,7 @@ package io.estuary.network.client;
 
 import io.estuary.common.status.StatusCode;
 import io.estuary.network.protocol.Handshake;
+import io.estuary.network.protocol.ProtocolRange;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -9,24 +10,34 @@ import io.netty.util.concurrent.Promise;
 import java.util.List;
 
 /**
- * The client's side of the {@link Handshake}: sends the hello when the connection opens and completes
- * {@link #done()} when the server's answer arrives: successfully (and this handler leaves the pipeline) if the
- * server accepted, else with a {@code VERSION_MISMATCH} {@link RemoteException} naming both versions (or
- * {@code CONNECTION_FAILED} if the connection closes first). Confined to the channel's event loop.
+ * The client's side of the {@link Handshake}: sends the hello ({@code helloVersion}) when the connection opens and
+ * completes {@link #done()} with the agreed version when the server's answer arrives: successfully (and this
+ * handler leaves the pipeline) if the server accepted a version this client speaks, else with a
+ * {@code VERSION_MISMATCH} {@link RemoteException} naming both versions (or {@code CONNECTION_FAILED} if the
+ * connection closes first). After a refusal {@link #retryVersion()} says whether a new connection with another hello
+ * may succeed (a server of release 0.1.0, which accepts only its own version). Confined to the channel's event loop.
  */
 final class ClientHandshake extends ByteToMessageDecoder {
     private final String remote;
-    private final int version;
-    private Promise<Void> done;
+    private final ProtocolRange speaks;
+    private final int helloVersion;
+    private volatile int retryVersion = -1;
+    private Promise<Integer> done;
 
-    ClientHandshake(String remote, int version) {
+    ClientHandshake(String remote, ProtocolRange speaks, int helloVersion) {
         this.remote = remote;
-        this.version = version;
+        this.speaks = speaks;
+        this.helloVersion = helloVersion;
     }
 
-    /** Completes once the server has answered; set when the handler is added. */
-    Promise<Void> done() {
+    /** Completes with the agreed version once the server has answered; set when the handler is added. */
+    Promise<Integer> done() {
         return done;
+    }
+
+    /** After a failed {@link #done()}: the hello version worth one more connection, or -1. */
+    int retryVersion() {
+        return retryVersion;
     }
 
     @Override
@@ -37,7 +48,7 @@ final class ClientHandshake extends ByteToMessageDecoder {
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         ByteBuf hello = ctx.alloc().buffer(Handshake.HELLO_SIZE);
-        Handshake.writeHello(hello, version);
+        Handshake.writeHello(hello, helloVersion);
         ctx.writeAndFlush(hello);
         super.channelActive(ctx);
     }
@@ -46,17 +57,21 @@ final class ClientHandshake extends ByteToMessageDecoder {
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         if (in.readableBytes() < Handshake.ANSWER_SIZE) return;
         int magic = in.readInt();
-        int serverVersion = in.readInt();
-        boolean accepted = in.readByte() == 1;
-        if (magic == Handshake.MAGIC && accepted) {
+        Handshake.Answer answer = new Handshake.Answer(in.readInt(), in.readByte());
+        int agreed = magic == Handshake.MAGIC ? Handshake.agreedVersion(speaks, helloVersion, answer) : -1;
+        if (agreed > 0) {
             ctx.pipeline().remove(this);
-            done.trySuccess(null);
+            done.trySuccess(agreed);
             return;
         }
         in.skipBytes(in.readableBytes());
-        String why = magic != Handshake.MAGIC
-                ? remote + " answered without the handshake: an Estuary server older than protocol 4, or not Estuary"
-                : Handshake.mismatch(version, "the server at " + remote, serverVersion);
+        String why;
+        if (magic != Handshake.MAGIC) {
+            why = remote + " answered without the handshake: an Estuary server older than protocol 4, or not Estuary";
+        } else {
+            retryVersion = Handshake.retryVersion(speaks, helloVersion, answer);
+            why = Handshake.mismatch(speaks, "the server at " + remote, "protocol " + answer.version);
+        }
         done.tryFailure(new RemoteException(StatusCode.VERSION_MISMATCH, why, null));
         ctx.close();
     }

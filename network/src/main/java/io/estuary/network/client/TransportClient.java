@@ -30,8 +30,10 @@ public final class TransportClient implements Closeable {
     private final ResponseHandler handler;
     private final long timeoutMs;
     private final String remote;
+    private final int protocolVersion;
 
-    TransportClient(Channel channel, ResponseHandler handler, long timeoutMs, String remote) {
+    TransportClient(Channel channel, ResponseHandler handler, long timeoutMs, String remote, int protocolVersion) {
+        this.protocolVersion = protocolVersion;
         this.channel = channel;
         this.handler = handler;
         this.timeoutMs = timeoutMs;
@@ -48,6 +50,11 @@ public final class TransportClient implements Closeable {
 
     public String remoteAddress() {
         return remote;
+    }
+
+    /** The protocol version this connection agreed on in its handshake. */
+    public int protocolVersion() {
+        return protocolVersion;
     }
 
     /** Sends a request; the future gets the response body (the caller releases it) or the failure. */

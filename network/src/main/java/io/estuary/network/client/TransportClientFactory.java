@@ -1,11 +1,11 @@
 package io.estuary.network.client;
 
-import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
+import io.estuary.network.protocol.ProtocolRange;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
@@ -28,17 +28,22 @@ public final class TransportClientFactory implements Closeable {
     private final long maxFrameSize;
     private final long timeoutMs;
     private final int connectTimeoutMs;
-    private final int protocolVersion;
+    private final ProtocolRange speaks;
     private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
     public TransportClientFactory(EstuaryConf conf, String name) {
-        this(conf, name, ProtocolVersion.CURRENT);
+        this(conf, name, ProtocolRange.THIS_RELEASE);
     }
 
-    /** A factory whose connections claim {@code protocolVersion}: tests use it to play a client of another release. */
+    /** A factory whose connections speak only {@code protocolVersion}: tests play a client of another release. */
     public TransportClientFactory(EstuaryConf conf, String name, int protocolVersion) {
-        this.protocolVersion = protocolVersion;
+        this(conf, name, ProtocolRange.only(protocolVersion));
+    }
+
+    /** A factory whose connections speak {@code speaks} (tests play clients of other releases with it). */
+    public TransportClientFactory(EstuaryConf conf, String name, ProtocolRange speaks) {
+        this.speaks = speaks;
         this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
         this.allocator = NettyUtils.allocator();
         this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
@@ -68,9 +73,29 @@ public final class TransportClientFactory implements Closeable {
     }
 
     private TransportClient connect(String host, int port) throws RemoteException {
+        try {
+            return connect(host, port, speaks.newest());
+        } catch (VersionRetry retry) {
+            // A server that speaks only an older version this client also speaks (release 0.1.0): say hello with it.
+            return connect(host, port, retry.version);
+        }
+    }
+
+    /** A refused hello worth repeating with {@link #version} on a new connection. */
+    private static final class VersionRetry extends RemoteException {
+        private static final long serialVersionUID = 1L;
+        final int version;
+
+        VersionRetry(RemoteException refusal, int version) {
+            super(refusal.status(), refusal.getMessage(), refusal);
+            this.version = version;
+        }
+    }
+
+    private TransportClient connect(String host, int port, int helloVersion) throws RemoteException {
         String remote = host + ":" + port;
         ResponseHandler handler = new ResponseHandler(remote);
-        ClientHandshake handshake = new ClientHandshake(remote, protocolVersion);
+        ClientHandshake handshake = new ClientHandshake(remote, speaks, helloVersion);
         Bootstrap b = new Bootstrap()
                 .group(loops)
                 .channel(NettyUtils.clientChannelClass())
@@ -109,9 +134,13 @@ public final class TransportClientFactory implements Closeable {
         if (!handshake.done().isSuccess()) {
             ch.close();
             Throwable why = handshake.done().cause();
+            if (why instanceof RemoteException && handshake.retryVersion() > 0 && helloVersion == speaks.newest()) {
+                throw new VersionRetry((RemoteException) why, handshake.retryVersion());
+            }
             throw why instanceof RemoteException ? (RemoteException) why : new RemoteException(why.getMessage(), why);
         }
-        return new TransportClient(ch, handler, timeoutMs, remote);
+        return new TransportClient(
+                ch, handler, timeoutMs, remote, handshake.done().getNow());
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.estuary.network.rpc;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
-import io.estuary.common.ProtocolVersion;
 import io.estuary.common.protocol.Request;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
@@ -17,14 +16,16 @@ import java.util.concurrent.CompletableFuture;
 public final class ControlClient {
     private ControlClient() {}
 
-    public static ByteBuf encode(Request.Builder request) {
+    /** The request as sent on a connection that agreed on {@code protocolVersion} (it says which one it uses). */
+    public static ByteBuf encode(Request.Builder request, int protocolVersion) {
         return Unpooled.wrappedBuffer(
-                request.setProtocolVersion(ProtocolVersion.CURRENT).build().toByteArray());
+                request.setProtocolVersion(protocolVersion).build().toByteArray());
     }
 
     public static <T extends MessageLite> CompletableFuture<T> askAsync(
             TransportClient client, Request.Builder request, Parser<T> parser) {
-        return client.sendRpc(encode(request)).thenApply(buf -> parse(buf, parser, client.remoteAddress()));
+        return client.sendRpc(encode(request, client.protocolVersion()))
+                .thenApply(buf -> parse(buf, parser, client.remoteAddress()));
     }
 
     public static <T extends MessageLite> T ask(TransportClient client, Request.Builder request, Parser<T> parser)
@@ -35,7 +36,7 @@ public final class ControlClient {
     /** As {@link #ask(TransportClient, Request.Builder, Parser)}, waiting up to {@code timeoutMs} for the answer. */
     public static <T extends MessageLite> T ask(
             TransportClient client, Request.Builder request, Parser<T> parser, long timeoutMs) throws RemoteException {
-        return TransportClient.await(client.sendRpc(encode(request), timeoutMs)
+        return TransportClient.await(client.sendRpc(encode(request, client.protocolVersion()), timeoutMs)
                 .thenApply(buf -> parse(buf, parser, client.remoteAddress())));
     }
 

@@ -65,11 +65,15 @@ public abstract class ControlRpcHandler implements RpcHandler {
             callback.onFailure(StatusCode.BAD_REQUEST, serverName + ": unreadable request: " + e);
             return;
         }
-        if (request.getProtocolVersion() != ProtocolVersion.CURRENT) {
+        // Any version this release speaks: a client of the previous release states its own (docs/upgrading.md).
+        if (request.getProtocolVersion() < ProtocolVersion.OLDEST
+                || request.getProtocolVersion() > ProtocolVersion.CURRENT) {
             callback.onFailure(
                     StatusCode.BAD_REQUEST,
-                    serverName + " speaks protocol version " + ProtocolVersion.CURRENT + " but the request uses "
-                            + "version " + request.getProtocolVersion() + "; upgrade the older side");
+                    serverName + " speaks protocol versions " + ProtocolVersion.OLDEST + " to "
+                            + ProtocolVersion.CURRENT
+                            + " but the request uses version " + request.getProtocolVersion()
+                            + "; upgrade the older side");
             return;
         }
         String badId = RequestIds.problem(request);

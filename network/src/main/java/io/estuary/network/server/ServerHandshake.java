@@ -1,6 +1,7 @@
 package io.estuary.network.server;
 
 import io.estuary.network.protocol.Handshake;
+import io.estuary.network.protocol.ProtocolRange;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -10,21 +11,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's side of the {@link Handshake}: reads the client's hello, answers with this server's version, and
- * either removes itself (frames follow) or closes the connection. Bytes that arrive after the hello in the same
- * read pass on to the frame decoder. Something that is not a hello (no magic: a client of a release before the
- * handshake, or not Estuary at all) is closed without an answer, since it would misread one. Confined to the
- * channel's event loop.
+ * The server's side of the {@link Handshake}: reads the client's hello, answers with the version the connection
+ * uses ({@link Handshake#answer}), records it on the channel ({@link Handshake#AGREED_VERSION}), and either removes itself (frames follow) or closes the connection. Bytes that arrive after the
+ * hello in the same read pass on to the frame decoder. Something that is not a hello (no magic: a client of a release
+ * before the handshake, or not Estuary at all) is closed without an answer, since it would misread one. Confined to
+ * the channel's event loop.
  */
 final class ServerHandshake extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(ServerHandshake.class);
 
     private final String serverName;
-    private final int version;
+    private final ProtocolRange speaks;
 
-    ServerHandshake(String serverName, int version) {
+    ServerHandshake(String serverName, ProtocolRange speaks) {
         this.serverName = serverName;
-        this.version = version;
+        this.speaks = speaks;
     }
 
     @Override
@@ -42,20 +43,21 @@ final class ServerHandshake extends ByteToMessageDecoder {
             ctx.close();
             return;
         }
-        boolean accepted = Handshake.compatible(version, clientVersion);
-        ByteBuf answer = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
-        Handshake.writeAnswer(answer, version, accepted);
-        if (accepted) {
-            ctx.writeAndFlush(answer);
+        Handshake.Answer answer = Handshake.answer(speaks, clientVersion);
+        ByteBuf bytes = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
+        Handshake.writeAnswer(bytes, answer);
+        if (answer.accepted()) {
+            ctx.channel().attr(Handshake.AGREED_VERSION).set(answer.version);
+            ctx.writeAndFlush(bytes);
             ctx.pipeline().remove(this); // what follows the hello goes to the frame decoder
         } else {
             LOG.warn(
                     "{}: refused {}: {}",
                     serverName,
                     ctx.channel().remoteAddress(),
-                    Handshake.mismatch(clientVersion, "this server", version));
+                    Handshake.mismatch(ProtocolRange.only(clientVersion), "this server", speaks.toString()));
             in.skipBytes(in.readableBytes());
-            ctx.writeAndFlush(answer).addListener(ChannelFutureListener.CLOSE);
+            ctx.writeAndFlush(bytes).addListener(ChannelFutureListener.CLOSE);
         }
     }
 }

@@ -1,6 +1,5 @@
 package io.estuary.network.server;
 
-import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.time.Clock;
@@ -8,6 +7,7 @@ import io.estuary.common.util.EstuaryException;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
+import io.estuary.network.protocol.ProtocolRange;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -48,7 +48,7 @@ public final class TransportServer implements Closeable {
     /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
     public TransportServer(
             EstuaryConf conf, String name, String host, int port, RpcHandler handler, TransportObserver observer) {
-        this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT);
+        this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE);
     }
 
     /** As above, reading the time (how long each push and chunk fetch took to answer) from {@code clock}. */
@@ -60,10 +60,10 @@ public final class TransportServer implements Closeable {
             RpcHandler handler,
             TransportObserver observer,
             Clock clock) {
-        this(conf, name, host, port, handler, observer, ProtocolVersion.CURRENT, clock);
+        this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE, clock);
     }
 
-    /** A server speaking {@code protocolVersion}: tests use it to play a server of another release. */
+    /** A server speaking only {@code protocolVersion}: tests use it to play a server of another release. */
     public TransportServer(
             EstuaryConf conf,
             String name,
@@ -72,10 +72,10 @@ public final class TransportServer implements Closeable {
             RpcHandler handler,
             TransportObserver observer,
             int protocolVersion) {
-        this(conf, name, host, port, handler, observer, protocolVersion, Clock.system());
+        this(conf, name, host, port, handler, observer, ProtocolRange.only(protocolVersion));
     }
 
-    /** As above, timing answers with {@code clock}. */
+    /** A server speaking {@code speaks}: tests use it to play a server of another release. */
     public TransportServer(
             EstuaryConf conf,
             String name,
@@ -83,7 +83,19 @@ public final class TransportServer implements Closeable {
             int port,
             RpcHandler handler,
             TransportObserver observer,
-            int protocolVersion,
+            ProtocolRange speaks) {
+        this(conf, name, host, port, handler, observer, speaks, Clock.system());
+    }
+
+    /** A server speaking {@code speaks}, timing answers with {@code clock}. */
+    public TransportServer(
+            EstuaryConf conf,
+            String name,
+            String host,
+            int port,
+            RpcHandler handler,
+            TransportObserver observer,
+            ProtocolRange speaks,
             Clock clock) {
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
@@ -117,7 +129,7 @@ public final class TransportServer implements Closeable {
                         // Before the decoder: the versions are exchanged before any frame (after the idle timer, which
                         // must
                         // also close a connection that never says hello).
-                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, protocolVersion));
+                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, speaks));
                     }
                 });
         InetSocketAddress addr =
