@@ -2,7 +2,8 @@
 # Releases as CHANGELOG.md names them, for scripts that build or render an earlier release.
 # Source it; the repository root is the current directory.
 #   releases                  "<version> <commit>" per release, newest first: the version of each "## <version>"
-#                             heading and the first hex id of 7 to 40 digits from that heading to the next one
+#                             heading and the first "commit <id>" (7 to 40 hex digits, maybe in backquotes) from
+#                             that heading to the next one; a heading with no commit (in the making) is no release
 #   release_commits           each release's commit, newest first
 #   previous_release_commit   the newest release commit that is not HEAD itself, in full (empty when none)
 #   release_version COMMIT    the version CHANGELOG.md gives that commit
@@ -17,7 +18,7 @@ releases() {
         ;;
     esac
     if [ -n "$version" ]; then
-      id=$(printf '%s\n' "$line" | grep -oE '\b[0-9a-f]{7,40}\b' | head -1 || true)
+      id=$(printf '%s\n' "$line" | grep -oE 'commit:? `?[0-9a-f]{7,40}\b' | grep -oE '[0-9a-f]{7,40}$' | head -1 || true)
       if [ -n "$id" ]; then echo "$version $id"; version=""; fi
     fi
   done <CHANGELOG.md
