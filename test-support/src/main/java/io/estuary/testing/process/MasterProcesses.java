@@ -21,6 +21,10 @@ public final class MasterProcesses implements AutoCloseable {
     private final List<String> rpcEndpoints = new ArrayList<>();
     private final String nodes;
     private final Path dir;
+    /** Per master: the class path it starts from (null: this build's, {@link ServerProcess#serverClassPath()}). */
+    private final String[] classPaths;
+
+    private final List<String> extraSettings;
 
     /** One master without a Raft group (no HA settings), on free ports. */
     public static MasterProcesses single() throws IOException {
@@ -32,7 +36,21 @@ public final class MasterProcesses implements AutoCloseable {
         this(n, true);
     }
 
+    /**
+     * A Raft group of {@code classPaths.size()} masters, master i started from class path i (null: this build's, else
+     * e.g. {@code <dist>/jars/*} of an earlier release), each with {@code settings} added.
+     */
+    public MasterProcesses(List<String> classPaths, String... settings) throws IOException {
+        this(classPaths.size(), true, classPaths.toArray(new String[0]), Arrays.asList(settings));
+    }
+
     private MasterProcesses(int n, boolean group) throws IOException {
+        this(n, group, new String[n], new ArrayList<>());
+    }
+
+    private MasterProcesses(int n, boolean group, String[] classPaths, List<String> extraSettings) throws IOException {
+        this.classPaths = classPaths;
+        this.extraSettings = extraSettings;
         dir = Files.createTempDirectory("estuary-master-procs");
         processes = new Process[n];
         httpPorts = new int[n];
@@ -55,18 +73,32 @@ public final class MasterProcesses implements AutoCloseable {
     /** Starts master i (again, after {@link #kill}) on its ports. */
     public void start(int i) throws IOException {
         String rpcPort = rpcEndpoints.get(i).substring(rpcEndpoints.get(i).lastIndexOf(':') + 1);
-        List<String> settings = nodes != null
-                ? Arrays.asList(
-                        "estuary.master.ha.nodes=" + nodes,
-                        "estuary.master.ha.id=m" + i,
-                        "estuary.master.ha.dir=" + dir.resolve("raft"),
-                        "estuary.master.http.port=" + httpPorts[i],
-                        "estuary.master.liveness.checkInterval=500ms")
-                : Arrays.asList(
-                        "estuary.master.host=127.0.0.1",
-                        "estuary.master.port=" + rpcPort,
-                        "estuary.master.http.port=" + httpPorts[i]);
-        processes[i] = ServerProcess.start("io.estuary.master.Master", "256m", settings, logFile(i), dir);
+        List<String> settings = new ArrayList<>(
+                nodes != null
+                        ? Arrays.asList(
+                                "estuary.master.ha.nodes=" + nodes,
+                                "estuary.master.ha.id=m" + i,
+                                "estuary.master.ha.dir=" + dir.resolve("raft"),
+                                "estuary.master.http.port=" + httpPorts[i],
+                                "estuary.master.liveness.checkInterval=500ms")
+                        : Arrays.asList(
+                                "estuary.master.host=127.0.0.1",
+                                "estuary.master.port=" + rpcPort,
+                                "estuary.master.http.port=" + httpPorts[i]));
+        settings.addAll(extraSettings);
+        String cp = classPaths[i] != null ? classPaths[i] : ServerProcess.serverClassPath();
+        processes[i] = ServerProcess.start(
+                cp, "io.estuary.master.Master", "256m", new ArrayList<>(), settings, logFile(i), dir);
+    }
+
+    /** Master i starts from {@code classPath} (null: this build's) from its next {@link #start} on. */
+    public void classPath(int i, String classPath) {
+        classPaths[i] = classPath;
+    }
+
+    /** The folder of master i's Raft storage (its log and snapshots). */
+    public Path raftDir(int i) {
+        return dir.resolve("raft").resolve("m" + i);
     }
 
     /** Master i's operating-system process, or null when it is not running. */

@@ -57,6 +57,22 @@ public final class ServerProcess {
     public static Process start(
             String mainClass, String heap, List<String> jvmOptions, List<String> settings, Path log, Path confDir)
             throws IOException {
+        return start(serverClassPath(), mainClass, heap, jvmOptions, settings, log, confDir);
+    }
+
+    /**
+     * As above, from {@code classPath} instead of {@link #serverClassPath()}: e.g. {@code <dist>/jars/*} of another
+     * release's distribution.
+     */
+    public static Process start(
+            String classPath,
+            String mainClass,
+            String heap,
+            List<String> jvmOptions,
+            List<String> settings,
+            Path log,
+            Path confDir)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + "/bin/java");
         cmd.add("-Xmx" + heap);
@@ -64,7 +80,7 @@ public final class ServerProcess {
         cmd.addAll(jvmOptions);
         for (String s : settings) cmd.add("-D" + s);
         cmd.add("-cp");
-        cmd.add(serverClassPath());
+        cmd.add(classPath);
         cmd.add(mainClass);
         ProcessBuilder pb = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)

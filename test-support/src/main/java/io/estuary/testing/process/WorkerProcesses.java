@@ -32,6 +32,8 @@ public final class WorkerProcesses implements AutoCloseable {
     private final boolean[] portsFixed;
     /** Per worker: starts that failed because a port was taken meanwhile. */
     private final int[] bindRetries;
+    /** Per worker: the class path it starts from (null: this build's, {@link ServerProcess#serverClassPath()}). */
+    private final String[] classPaths;
 
     public WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
         this(n, masterEndpoints, Collections.<String>emptyList(), settings);
@@ -39,6 +41,21 @@ public final class WorkerProcesses implements AutoCloseable {
 
     public WorkerProcesses(int n, String masterEndpoints, List<String> jvmOptions, String... settings)
             throws IOException {
+        this(new String[n], masterEndpoints, jvmOptions, settings);
+    }
+
+    /**
+     * {@code classPaths.size()} workers, worker i started from class path i (null: this build's, else e.g.
+     * {@code <dist>/jars/*} of an earlier release).
+     */
+    public WorkerProcesses(List<String> classPaths, String masterEndpoints, String... settings) throws IOException {
+        this(classPaths.toArray(new String[0]), masterEndpoints, Collections.<String>emptyList(), settings);
+    }
+
+    private WorkerProcesses(String[] classPaths, String masterEndpoints, List<String> jvmOptions, String... settings)
+            throws IOException {
+        int n = classPaths.length;
+        this.classPaths = classPaths;
         this.jvmOptions = jvmOptions;
         this.dir = Files.createTempDirectory("estuary-worker-procs");
         this.processes = new Process[n];
@@ -72,7 +89,14 @@ public final class WorkerProcesses implements AutoCloseable {
                 "estuary.worker.disk.reserve=0",
                 "estuary.worker.heartbeat.interval=1s"));
         settings.addAll(extraSettings);
-        processes[i] = ServerProcess.start("io.estuary.worker.Worker", "384m", jvmOptions, settings, logFile(i), dir);
+        String cp = classPaths[i] != null ? classPaths[i] : ServerProcess.serverClassPath();
+        processes[i] =
+                ServerProcess.start(cp, "io.estuary.worker.Worker", "384m", jvmOptions, settings, logFile(i), dir);
+    }
+
+    /** Worker i starts from {@code classPath} (null: this build's) from its next start on (e.g. {@link #restart}). */
+    public void classPath(int i, String classPath) {
+        classPaths[i] = classPath;
     }
 
     /** The worker's RPC port: with the host, its identity. */
