@@ -112,7 +112,10 @@ class RevivesWithoutQuorumTest {
         int best = 0;
         long most = -1;
         for (int i = 0; i < cluster.workers().size(); i++) {
-            java.nio.file.Path dir = cluster.root().resolve("worker" + i + "-disk0").resolve(appId).resolve("0");
+            java.nio.file.Path dir = cluster.root()
+                    .resolve("worker" + i + "-disk0")
+                    .resolve(appId)
+                    .resolve("0");
             long files = 0;
             if (java.nio.file.Files.isDirectory(dir)) {
                 try (java.util.stream.Stream<java.nio.file.Path> p = java.nio.file.Files.list(dir)) {
