@@ -9,6 +9,8 @@ import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
+import io.estuary.master.Master;
+import io.estuary.testing.Waits;
 import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,6 +88,9 @@ class RevivesWithoutQuorumTest {
                 int leader = cluster.awaitLeader();
                 cluster.stopMaster(leader);
                 cluster.stopMaster((leader + 1) % 3);
+                // The third may have won an election before the second stopped: no quorum only once it steps down.
+                Master third = cluster.master((leader + 2) % 3);
+                Waits.waitFor(() -> !third.isLeader(), 60_000, "the last master steps down");
                 // Every thread of the driver's master-call pool now waits for a master (up to 10 minutes).
                 for (int s = 1; s <= HANGING_MASTER_CALLS; s++) lifecycle.unregisterShuffle(s);
                 // The worker holding the most of shuffle 0's files (primaries among them, so pushes must revive);
