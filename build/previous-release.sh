@@ -16,8 +16,13 @@ cd "$root"
 . build/lib/releases.sh
 commit=$(previous_release_commit)
 [ -n "$commit" ] || { echo "previous-release: CHANGELOG.md names no release before HEAD" >&2; exit 3; }
-git cat-file -e "$commit^{commit}" 2>/dev/null \
-  || { echo "previous-release: commit $commit is not in this clone (a shallow clone?)" >&2; exit 1; }
+if ! git cat-file -e "$commit^{commit}" 2>/dev/null; then
+  # A shallow clone lacks older commits: ask the clone's origin for the release's history once.
+  echo "previous-release: commit $commit is not in this clone; fetching it from origin" >&2
+  git fetch -q --unshallow origin >&2 2>/dev/null || git fetch -q origin "$commit" >&2 || true
+  git cat-file -e "$commit^{commit}" 2>/dev/null \
+    || { echo "previous-release: commit $commit is not in this clone, nor at its origin" >&2; exit 1; }
+fi
 version=$(release_version "$commit")
 [ -n "$version" ] || { echo "previous-release: no version heading for $commit in CHANGELOG.md" >&2; exit 1; }
 cache=${ESTUARY_RELEASE_CACHE:-$HOME/.cache/estuary/releases}/$commit
