@@ -48,6 +48,12 @@ classes=common/target/classes
 if [ ! -f "$classes/io/estuary/common/config/ConfigCheck.class" ]; then
   mvn -B -q -pl common -DskipTests compile
 fi
+# With its runtime dependencies (it logs a deprecated key's warning through SLF4J).
+cpfile=$root/common/target/runtime-classpath.txt
+if [ ! -s "$cpfile" ] || [ common/pom.xml -nt "$cpfile" ]; then
+  mvn -B -q -pl common dependency:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile="$cpfile" >/dev/null
+fi
+classes=$classes:$(cat "$cpfile")
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -96,8 +102,11 @@ bad=$out/misspelt-key
 mkdir -p "$bad"
 "$helm" template estuary "$chart" --set 'worker.config.estuary\.worker\.flush\.bufferSise=1m' >"$bad/rendered.yaml"
 "$venv/bin/python" build/check_manifests.py "$bad/rendered.yaml" "$bad" >/dev/null
-if java -cp "$classes" io.estuary.common.config.ConfigCheck --role worker "$bad"/conf/worker-*.conf >/dev/null 2>&1; then
+if java -cp "$classes" io.estuary.common.config.ConfigCheck --role worker "$bad"/conf/worker-*.conf >"$bad/check.txt" 2>&1; then
   echo "FAIL misspelt-key: a rendered estuary.worker.flush.bufferSise was accepted"; failed=$((failed + 1))
+elif ! grep -q 'bufferSise' "$bad/check.txt"; then
+  # Refused for another reason (the checker itself broken): not the refusal this check wants.
+  cat "$bad/check.txt"; echo "FAIL misspelt-key: refused without naming the key"; failed=$((failed + 1))
 else
   echo "== misspelt-key: refused as it should be"; checked=$((checked + 1))
 fi
