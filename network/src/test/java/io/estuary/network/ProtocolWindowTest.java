@@ -48,7 +48,15 @@ class ProtocolWindowTest {
     }
 
     private static TransportServer server(ProtocolRange speaks) {
-        return new TransportServer(CONF, "srv", "127.0.0.1", 0, new Echo(), TransportObserver.NONE, speaks);
+        return new TransportServer(
+                CONF,
+                "srv",
+                "127.0.0.1",
+                0,
+                new Echo(),
+                TransportObserver.NONE,
+                speaks,
+                io.estuary.common.time.Clock.system());
     }
 
     /** Sends a control request and returns the protocol version it stated, as the server received it. */

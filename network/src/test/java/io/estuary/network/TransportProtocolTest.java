@@ -131,7 +131,8 @@ class TransportProtocolTest {
                 0,
                 new Echo(),
                 io.estuary.network.server.TransportObserver.NONE,
-                other)) {
+                io.estuary.network.protocol.ProtocolRange.only(other),
+                io.estuary.common.time.Clock.system())) {
             RemoteException e = assertThrows(RemoteException.class, () -> clients.client("127.0.0.1", newer.port()));
             assertEquals(io.estuary.common.status.StatusCode.VERSION_MISMATCH, e.status(), e.getMessage());
             assertTrue(

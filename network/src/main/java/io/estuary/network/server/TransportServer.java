@@ -48,7 +48,7 @@ public final class TransportServer implements Closeable {
     /** A server that tells {@code observer} about its connections, pushes, chunks and failures. */
     public TransportServer(
             EstuaryConf conf, String name, String host, int port, RpcHandler handler, TransportObserver observer) {
-        this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE);
+        this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE, Clock.system());
     }
 
     /** As above, reading the time (how long each push and chunk fetch took to answer) from {@code clock}. */
@@ -63,31 +63,10 @@ public final class TransportServer implements Closeable {
         this(conf, name, host, port, handler, observer, ProtocolRange.THIS_RELEASE, clock);
     }
 
-    /** A server speaking only {@code protocolVersion}: tests use it to play a server of another release. */
-    public TransportServer(
-            EstuaryConf conf,
-            String name,
-            String host,
-            int port,
-            RpcHandler handler,
-            TransportObserver observer,
-            int protocolVersion) {
-        this(conf, name, host, port, handler, observer, ProtocolRange.only(protocolVersion));
-    }
-
-    /** A server speaking {@code speaks}: tests use it to play a server of another release. */
-    public TransportServer(
-            EstuaryConf conf,
-            String name,
-            String host,
-            int port,
-            RpcHandler handler,
-            TransportObserver observer,
-            ProtocolRange speaks) {
-        this(conf, name, host, port, handler, observer, speaks, Clock.system());
-    }
-
-    /** A server speaking {@code speaks}, timing answers with {@code clock}. */
+    /**
+     * A server speaking {@code speaks} (tests use it to play a server of another release), timing answers with
+     * {@code clock}.
+     */
     public TransportServer(
             EstuaryConf conf,
             String name,
