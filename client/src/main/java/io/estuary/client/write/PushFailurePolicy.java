@@ -48,6 +48,8 @@ public final class PushFailurePolicy {
         row(StatusCode.VERSION_MISMATCH, GIVE_UP, GIVE_UP);
         row(StatusCode.UNKNOWN_STREAM, BACK_OFF, BACK_OFF);
         row(StatusCode.STALE_ATTEMPT, GIVE_UP, GIVE_UP);
+        row(StatusCode.UNAUTHENTICATED, GIVE_UP, GIVE_UP); // the same credentials fail the same way again
+        row(StatusCode.FORBIDDEN, GIVE_UP, GIVE_UP);
     }
 
     private static void row(StatusCode status, PushFailureAction single, PushFailureAction splitPart) {

@@ -42,6 +42,8 @@ class PushFailurePolicyTest {
         m.put(StatusCode.VERSION_MISMATCH, new PushFailureAction[] {GIVE_UP, GIVE_UP});
         m.put(StatusCode.UNKNOWN_STREAM, new PushFailureAction[] {BACK_OFF, BACK_OFF});
         m.put(StatusCode.STALE_ATTEMPT, new PushFailureAction[] {GIVE_UP, GIVE_UP});
+        m.put(StatusCode.UNAUTHENTICATED, new PushFailureAction[] {GIVE_UP, GIVE_UP});
+        m.put(StatusCode.FORBIDDEN, new PushFailureAction[] {GIVE_UP, GIVE_UP});
         return m;
     }
 

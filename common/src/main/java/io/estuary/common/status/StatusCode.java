@@ -55,7 +55,18 @@ public enum StatusCode {
      * straggler of a stage that was rerun, whose output the engine ignores. Fail this task only (its task set is a
      * zombie, so the engine counts the failure against nothing); never retry.
      */
-    STALE_ATTEMPT(17, false);
+    STALE_ATTEMPT(17, false),
+    /**
+     * The connection did not prove who it is (no credentials, a wrong secret, an application the server does not
+     * know) where the server requires it: fail at once, the message says what was missing. Never retried: a new
+     * attempt with the same credentials fails the same way.
+     */
+    UNAUTHENTICATED(18, false),
+    /**
+     * The connection proved who it is, but that identity may not do this: another application's shuffle, or a call
+     * only servers may make. Fail at once; never retried.
+     */
+    FORBIDDEN(19, false);
 
     private static final StatusCode[] BY_ID = new StatusCode[32];
 
