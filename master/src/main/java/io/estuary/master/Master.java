@@ -112,6 +112,7 @@ public final class Master implements AdministeredMaster, Closeable {
                 metrics,
                 failures,
                 io.estuary.network.rpc.RequestLimits.from(conf),
+                io.estuary.network.auth.Authorizer.of(conf, "master", metrics::authorizationRefused),
                 clock);
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
