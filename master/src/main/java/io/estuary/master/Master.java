@@ -175,6 +175,11 @@ public final class Master implements AdministeredMaster, Closeable {
     }
 
     /** This master's Prometheus metrics (what {@code GET /metrics} exports). */
+    /** The request handler (tests drive it with identities set on their channels). */
+    MasterRpcHandler rpcHandler() {
+        return handler;
+    }
+
     public MasterMetrics metrics() {
         return metrics;
     }
