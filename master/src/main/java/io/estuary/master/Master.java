@@ -112,6 +112,7 @@ public final class Master implements AdministeredMaster, Closeable {
                 metrics,
                 failures,
                 io.estuary.network.rpc.RequestLimits.from(conf),
+                io.estuary.network.auth.Authorizer.of(conf, "master", metrics::authorizationRefused),
                 clock);
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
@@ -174,6 +175,11 @@ public final class Master implements AdministeredMaster, Closeable {
     }
 
     /** This master's Prometheus metrics (what {@code GET /metrics} exports). */
+    /** The request handler (tests drive it with identities set on their channels). */
+    MasterRpcHandler rpcHandler() {
+        return handler;
+    }
+
     public MasterMetrics metrics() {
         return metrics;
     }

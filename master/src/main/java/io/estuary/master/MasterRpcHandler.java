@@ -8,6 +8,7 @@ import io.estuary.common.time.Clock;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocator;
 import io.estuary.master.state.StateLog;
+import io.estuary.network.auth.Authorizer;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.RequestLimits;
 import io.estuary.network.rpc.SlotRequestCaps;
@@ -17,13 +18,16 @@ import io.netty.channel.Channel;
  * Answers workers and drivers. Decisions are made here; state changes go through the {@link StateLog}. Only the
  * leader answers (others refuse with NOT_LEADER, naming the leader). Dispatches each request to {@link
  * WorkerRequests} (registration, heartbeats) or {@link ApplicationRequests} (heartbeats, slots, failure reports,
- * unregistering). Thread-safe: request threads call it concurrently.
+ * unregistering). Every request is authorized first ({@link #authorize}): an application's requests need that
+ * application's identity (or the cluster's), a worker's need the cluster's. Thread-safe: request threads call it
+ * concurrently.
  */
 final class MasterRpcHandler extends ControlRpcHandler {
     private final StateLog log;
     private final Clock clock;
     private final WorkerRequests workers;
     private final ApplicationRequests applications;
+    private final Authorizer authorizer;
 
     MasterRpcHandler(
             StateLog log,
@@ -34,6 +38,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
             MasterMetrics metrics,
             WorkerFailureTracker failures,
             RequestLimits limits,
+            Authorizer authorizer,
             Clock clock) {
         // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
         super(
@@ -44,6 +49,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
                         SlotRequestCaps.reason(Runtime.getRuntime().maxMemory(), "partition")));
         this.log = log;
         this.clock = clock;
+        this.authorizer = authorizer;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
         this.applications =
                 new ApplicationRequests(log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics);
@@ -71,6 +77,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
 
     @Override
     protected void handle(Channel channel, Request request, Reply reply) {
+        authorize(channel, request);
         if (!log.isLeader()) throw NotLeader.exception(log.leaderEndpoint());
         long now = clock.millis();
         switch (request.getPayloadCase()) {
@@ -104,6 +111,45 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 break;
             default:
                 throw unsupported(request);
+        }
+    }
+
+    /**
+     * Refuses (UNAUTHENTICATED, FORBIDDEN) a request its connection's identity may not make. A request type without a
+     * rule here is for servers only, so a new one is never open to applications by omission.
+     */
+    private void authorize(Channel channel, Request request) {
+        String name = request.getPayloadCase().name().toLowerCase(java.util.Locale.ROOT);
+        switch (request.getPayloadCase()) {
+            case APPLICATION_HEARTBEAT:
+                authorizer.checkApplication(
+                        channel, name, request.getApplicationHeartbeat().getAppId());
+                break;
+            case REQUEST_SLOTS:
+                authorizer.checkApplication(
+                        channel, name, request.getRequestSlots().getAppId());
+                break;
+            case REVIVE_SLOTS:
+                authorizer.checkApplication(
+                        channel, name, request.getReviveSlots().getAppId());
+                break;
+            case REPORT_WORKER_FAILURES:
+                authorizer.checkApplication(
+                        channel, name, request.getReportWorkerFailures().getAppId());
+                break;
+            case UNREGISTER_SHUFFLE:
+                authorizer.checkApplication(
+                        channel, name, request.getUnregisterShuffle().getAppId());
+                break;
+            case UNREGISTER_APPLICATION:
+                authorizer.checkApplication(
+                        channel, name, request.getUnregisterApplication().getAppId());
+                break;
+            case PAYLOAD_NOT_SET:
+                break; // refused as unsupported
+            default: // REGISTER_WORKER, WORKER_HEARTBEAT and anything else
+                authorizer.checkCluster(channel, name);
+                break;
         }
     }
 }

@@ -111,7 +111,8 @@ public final class Worker implements Closeable {
                 limits,
                 conf.get(WorkerConfig.MAX_STREAMS_PER_CONNECTION),
                 conf.get(WorkerConfig.STREAM_TIMEOUT),
-                clock);
+                clock,
+                authorizer(conf, "worker-fetch"));
         long softSplit = conf.get(WorkerConfig.SPLIT_SOFT_SIZE);
         long hardSplit = conf.get(WorkerConfig.SPLIT_HARD_SIZE);
         if (hardSplit < softSplit) {
@@ -133,7 +134,12 @@ public final class Worker implements Closeable {
                     host,
                     conf.get(WorkerConfig.RPC_PORT),
                     new WorkerControlHandler(
-                            registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
+                            registry,
+                            gate,
+                            congestion,
+                            limits,
+                            conf.get(WorkerConfig.COMMIT_MAX_WAIT),
+                            authorizer(conf, "worker-rpc")),
                     admin.observer("rpc"),
                     clock);
             push = new TransportServer(
@@ -153,7 +159,8 @@ public final class Worker implements Closeable {
                                     Math.min(
                                             conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
                                             storage.memory().limit() / 4),
-                                    WorkerConfig.PUSH_MAX_UNFINISHED.key())),
+                                    WorkerConfig.PUSH_MAX_UNFINISHED.key()),
+                            authorizer(conf, "worker-push")),
                     admin.observer("push"),
                     clock);
             fetch = new TransportServer(
@@ -239,6 +246,15 @@ public final class Worker implements Closeable {
     }
 
     /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
+    /**
+     * Authorization for one of the worker's servers, its refusals counted in the worker's metrics (read when a refusal
+     * happens: the fetch handler is made before the metrics).
+     */
+    private io.estuary.network.auth.Authorizer authorizer(EstuaryConf conf, String server) {
+        return io.estuary.network.auth.Authorizer.of(
+                conf, server, (request, status) -> admin.metrics().authorizationRefused(request, status));
+    }
+
     private String statusText() {
         if (heartbeater == null || !heartbeater.registered()) return "REGISTERING";
         return state().name().replace("WORKER_", "");

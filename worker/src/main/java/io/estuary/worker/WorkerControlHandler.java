@@ -5,26 +5,33 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.ReserveSlotsRequest;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.network.auth.Authorizer;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.worker.commit.CommitHandler;
 import io.estuary.worker.lifecycle.PushGate;
 import io.estuary.worker.partition.PartitionRegistry;
 import io.netty.channel.Channel;
 
-/** Control requests from drivers: reserve slots before a stage, commit them at its end. */
+/**
+ * Control requests from drivers: reserve slots before a stage, commit them at its end. Each is authorized against the
+ * application it names (its own identity or the cluster's may). Thread-safe.
+ */
 final class WorkerControlHandler extends ControlRpcHandler {
     private final PartitionRegistry registry;
     private final CommitHandler commits;
     private final io.estuary.worker.push.CongestionControl congestion;
     private final PushGate gate;
+    private final Authorizer authorizer;
 
     WorkerControlHandler(
             PartitionRegistry registry,
             PushGate gate,
             io.estuary.worker.push.CongestionControl congestion,
             io.estuary.network.rpc.RequestLimits limits,
-            long commitMaxWaitMs) {
+            long commitMaxWaitMs,
+            Authorizer authorizer) {
         super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
+        this.authorizer = authorizer;
         this.registry = registry;
         this.gate = gate;
         this.congestion = congestion;
@@ -45,6 +52,7 @@ final class WorkerControlHandler extends ControlRpcHandler {
         switch (request.getPayloadCase()) {
             case RESERVE_SLOTS: {
                 ReserveSlotsRequest r = request.getReserveSlots();
+                authorizer.checkApplication(channel, "reserve_slots", r.getAppId());
                 if (!gate.isOpen()) {
                     // The master already places nothing here; a driver that raced it places the shuffle elsewhere.
                     throw new StatusException(StatusCode.RETRY_LATER, "worker is stopping: it takes no new slots");
@@ -55,6 +63,8 @@ final class WorkerControlHandler extends ControlRpcHandler {
                 break;
             }
             case COMMIT_FILES:
+                authorizer.checkApplication(
+                        channel, "commit_files", request.getCommitFiles().getAppId());
                 commits.commit(request.getCommitFiles(), reply);
                 break;
             default:

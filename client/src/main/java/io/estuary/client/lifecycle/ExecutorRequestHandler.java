@@ -16,6 +16,7 @@ import io.estuary.common.protocol.ReviveRequest;
 import io.estuary.common.protocol.ReviveResponse;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.network.auth.Authorizer;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.RequestLimits;
 import io.netty.channel.Channel;
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * The driver's answers to its executors: registrations, revives, ends of maps, where partitions were committed,
  * and reports that a generation cannot be read. Checks each request against the shuffle it names (bad ones fail
  * with a typed status, the connection keeps serving) and hands the work to the {@link LifecycleManager} through
- * {@link Driver}. Replies may come later, on whichever thread completes the work. Thread-safe.
+ * {@link Driver}. Replies may come later, on whichever thread completes the work. Every request is authorized
+ * first: only this application's own identity may make it (a forged end of a map from an anonymous peer or another
+ * application is refused and changes nothing). Thread-safe.
  */
 final class ExecutorRequestHandler extends ControlRpcHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorRequestHandler.class);
@@ -50,10 +53,28 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
     private final ShuffleGenerations generations;
     private final EpochAllocator epochs;
     private final Driver driver;
+    private final Authorizer authorizer;
 
     ExecutorRequestHandler(
             String appId, EstuaryConf conf, ShuffleGenerations generations, EpochAllocator epochs, Driver driver) {
+        this(
+                appId,
+                conf,
+                generations,
+                epochs,
+                driver,
+                Authorizer.of(conf, "estuary lifecycle manager of " + appId, Authorizer.Refusals.NONE));
+    }
+
+    ExecutorRequestHandler(
+            String appId,
+            EstuaryConf conf,
+            ShuffleGenerations generations,
+            EpochAllocator epochs,
+            Driver driver,
+            Authorizer authorizer) {
         super("estuary lifecycle manager of " + appId, RequestLimits.from(conf));
+        this.authorizer = authorizer;
         this.appId = appId;
         this.generations = generations;
         this.epochs = epochs;
@@ -62,6 +83,8 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
 
     @Override
     protected void handle(Channel channel, Request request, Reply reply) {
+        authorizer.checkOwnApplication(
+                channel, request.getPayloadCase().name().toLowerCase(java.util.Locale.ROOT), appId);
         switch (request.getPayloadCase()) {
             case REGISTER_SHUFFLE: {
                 RegisterShuffleRequest r = request.getRegisterShuffle();

@@ -20,6 +20,19 @@ public final class MasterMetrics {
     private final Histogram slotRequestSeconds;
     private final Counter reviveSlotRequests;
     private final Counter workerFailureReports;
+    private final Counter authorizationRefusals;
+
+    /** The requests a master authorizes, so each has its refusal counts from the start. */
+    private static final String[] AUTHORIZED_REQUESTS = {
+        "register_worker",
+        "worker_heartbeat",
+        "application_heartbeat",
+        "request_slots",
+        "revive_slots",
+        "report_worker_failures",
+        "unregister_shuffle",
+        "unregister_application"
+    };
 
     public MasterMetrics(AdministeredMaster master) {
         io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
@@ -40,6 +53,17 @@ public final class MasterMetrics {
                         "estuary_master_worker_failure_reports_total",
                         "Reports from applications about workers failing them.")
                 .register(registry);
+        authorizationRefusals = Counter.build(
+                        "estuary_master_authorization_refusals_total",
+                        "Requests refused because the connection's identity may not make them: UNAUTHENTICATED (it "
+                                + "proved none) or FORBIDDEN (another application's state, or a call for servers "
+                                + "only), by request type.")
+                .labelNames("request", "status")
+                .register(registry);
+        for (String r : AUTHORIZED_REQUESTS) {
+            authorizationRefusals.labels(r, "UNAUTHENTICATED");
+            authorizationRefusals.labels(r, "FORBIDDEN");
+        }
         new Collector() {
             @Override
             public List<MetricFamilySamples> collect() {
@@ -114,6 +138,15 @@ public final class MasterMetrics {
 
     public long workerFailureReports() {
         return (long) workerFailureReports.get();
+    }
+
+    /** Records one request refused by authorization (see {@code io.estuary.network.auth.Authorizer}). */
+    public void authorizationRefused(String request, io.estuary.common.status.StatusCode status) {
+        authorizationRefusals.labels(request, status.name()).inc();
+    }
+
+    public long authorizationRefusals(String request, io.estuary.common.status.StatusCode status) {
+        return (long) authorizationRefusals.labels(request, status.name()).get();
     }
 
     /** This master's metrics, for the admin endpoint and the metrics doc. */

@@ -209,7 +209,7 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
         CompletableFuture<ManagedBuffer> opened;
         try {
             if (streams == null) throw new IllegalStateException(serverName + " serves no chunk fetches");
-            opened = streams.getChunkAsync(r.streamId, r.chunkIndex);
+            opened = streams.getChunkAsync(ch, r.streamId, r.chunkIndex);
         } catch (RuntimeException e) {
             opened = new CompletableFuture<>();
             opened.completeExceptionally(e);

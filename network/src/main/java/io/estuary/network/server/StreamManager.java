@@ -18,6 +18,14 @@ public interface StreamManager {
         return CompletableFuture.completedFuture(getChunk(streamId, chunkIndex));
     }
 
+    /**
+     * The chunk, asked for by the reader on {@code channel}: what the transport calls. A manager that checks who may
+     * read a stream does it here (and refuses by throwing or failing the future); this default does not.
+     */
+    default CompletableFuture<ManagedBuffer> getChunkAsync(Channel channel, long streamId, int chunkIndex) {
+        return getChunkAsync(streamId, chunkIndex);
+    }
+
     /** Called once a chunk from {@link #getChunk} has been written out (or failed), {@code nanos} after it was asked. */
     default void chunkSent(long streamId, int chunkIndex, long nanos, boolean success) {}
 

@@ -42,6 +42,20 @@ public final class WorkerMetrics {
     private final Counter fetchChunks;
     private final Histogram fetchChunkSeconds;
     private final Counter refusals;
+    private final Counter authorizationRefusals;
+
+    /** The requests a worker authorizes, so each has its refusal counts from the start. */
+    private static final String[] AUTHORIZED_REQUESTS = {
+        "reserve_slots",
+        "commit_files",
+        "push",
+        "push_merged",
+        "replicate",
+        "open_stream",
+        "fetch_chunk",
+        "close_stream"
+    };
+
     private final Histogram flushSeconds;
     private final Gauge connections;
 
@@ -100,6 +114,17 @@ public final class WorkerMetrics {
                 .register(registry);
         for (StatusCode s : StatusCode.values()) {
             if (s != StatusCode.OK && s != StatusCode.SOFT_SPLIT) refusals.labels(s.name()); // zero until the first
+        }
+        authorizationRefusals = Counter.build(
+                        "estuary_worker_authorization_refusals_total",
+                        "Requests refused because the connection's identity may not make them: UNAUTHENTICATED (it "
+                                + "proved none) or FORBIDDEN (another application's data or stream, or replication "
+                                + "from a non-server), by request type.")
+                .labelNames("request", "status")
+                .register(registry);
+        for (String r : AUTHORIZED_REQUESTS) {
+            authorizationRefusals.labels(r, StatusCode.UNAUTHENTICATED.name());
+            authorizationRefusals.labels(r, StatusCode.FORBIDDEN.name());
         }
         flushSeconds = Histogram.build("estuary_worker_flush_seconds", "Time to write one buffer to disk, by disk.")
                 .labelNames("mount")
@@ -239,6 +264,15 @@ public final class WorkerMetrics {
         replicateSeconds.observe(nanos / 1e9);
         if (succeeded) replicateBytes.inc(bytes);
         else replicateFailures.inc();
+    }
+
+    /** Records one request refused by authorization (see {@code io.estuary.network.auth.Authorizer}). */
+    public void authorizationRefused(String request, StatusCode status) {
+        authorizationRefusals.labels(request, status.name()).inc();
+    }
+
+    public long authorizationRefusals(String request, StatusCode status) {
+        return (long) authorizationRefusals.labels(request, status.name()).get();
     }
 
     /** Records time spent flushing on every disk of {@code storage}. */

@@ -6,6 +6,7 @@ import io.estuary.common.protocol.StreamHandle;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.util.ShuffleKey;
+import io.estuary.network.auth.Authorizer;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.partition.PartitionRegistry;
@@ -22,11 +23,15 @@ import java.util.concurrent.RejectedExecutionException;
  * the reader reads the partition's other copy, or reports the data lost; so is a file that changed on disk while
  * the worker was down (checked, on the reader thread, at the first open after a restart). A partition held in the
  * {@link PartitionCache} is opened and served from memory on the network thread, without touching its disk.
+ *
+ * <p>Opening a stream needs the identity of the application it names (or the cluster's); the stream then belongs to
+ * the identity that opened it ({@link StreamRegistry}). Thread-safe.
  */
 public final class FetchHandler extends ControlRpcHandler {
     private final PartitionRegistry registry;
     private final PartitionCache cache;
     private final StreamRegistry streams;
+    private final Authorizer authorizer;
     private final java.util.concurrent.ScheduledExecutorService sweeper =
             new io.estuary.common.util.GuardedScheduledExecutor("worker-stream-sweeper");
 
@@ -50,10 +55,30 @@ public final class FetchHandler extends ControlRpcHandler {
             int maxStreamsPerConnection,
             long streamTimeoutMs,
             io.estuary.common.time.Clock clock) {
+        this(
+                registry,
+                cache,
+                limits,
+                maxStreamsPerConnection,
+                streamTimeoutMs,
+                clock,
+                Authorizer.off("worker fetch server"));
+    }
+
+    /** With streams opened and read as {@code authorizer} allows. */
+    public FetchHandler(
+            PartitionRegistry registry,
+            PartitionCache cache,
+            io.estuary.network.rpc.RequestLimits limits,
+            int maxStreamsPerConnection,
+            long streamTimeoutMs,
+            io.estuary.common.time.Clock clock,
+            Authorizer authorizer) {
         super("worker fetch server", limits);
         this.registry = registry;
         this.cache = cache;
-        this.streams = new StreamRegistry(cache, maxStreamsPerConnection, clock);
+        this.authorizer = authorizer;
+        this.streams = new StreamRegistry(cache, maxStreamsPerConnection, clock, authorizer);
         long sweepMs = Math.max(1, Math.min(60_000, streamTimeoutMs / 10));
         sweeper.scheduleWithFixedDelay(
                 () -> streams.dropIdle(streamTimeoutMs), sweepMs, sweepMs, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -67,6 +92,7 @@ public final class FetchHandler extends ControlRpcHandler {
     protected void handle(Channel channel, Request request, Reply reply) {
         if (request.getPayloadCase() != Request.PayloadCase.OPEN_STREAM) throw unsupported(request);
         OpenStreamRequest r = request.getOpenStream();
+        authorizer.checkApplication(channel, "open_stream", r.getAppId());
         String key = ShuffleKey.of(r.getAppId(), r.getShuffleId());
         CommittedFile file = registry.committedFile(key, r.getPartitionId(), r.getEpoch());
         if (file == null) {
@@ -95,7 +121,7 @@ public final class FetchHandler extends ControlRpcHandler {
             return;
         }
         if (cache.contains(file)) { // in memory: nothing to check on disk, no wait behind its readers
-            long id = streams.open(file, segments, channel);
+            long id = streams.open(file, segments, channel, r.getAppId());
             reply.ok(handle(id, segments));
             return;
         }
@@ -139,7 +165,7 @@ public final class FetchHandler extends ControlRpcHandler {
         if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
         long id;
         try {
-            id = streams.open(file, segments, channel);
+            id = streams.open(file, segments, channel, r.getAppId());
         } catch (StatusException e) {
             reply.fail(e);
             return;

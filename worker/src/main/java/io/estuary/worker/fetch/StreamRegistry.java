@@ -4,6 +4,8 @@ import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.time.Clock;
+import io.estuary.network.auth.Authorizer;
+import io.estuary.network.auth.Identity;
 import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
@@ -35,7 +37,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code DISK_FAILED} (the reader goes to the partition's other copy). A chunk of a partition held in the
  * {@link PartitionCache} is served from memory at once, never queued behind the disk. A connection holds at most
  * {@code maxStreamsPerConnection} streams at once; opening one more is refused with {@code RETRY_LATER}.
- * Thread-safe.
+ *
+ * <p>A stream belongs to the identity that opened it: stream ids are easy to guess, so a chunk fetch on a connection
+ * of another identity (other than the cluster's) is refused {@code FORBIDDEN} (anonymous: {@code UNAUTHENTICATED})
+ * by the {@link Authorizer}, and leaves the stream as it was; a close from another connection is ignored (and, from
+ * another identity, counted as refused). Thread-safe.
  */
 public final class StreamRegistry implements StreamManager {
     /** Streams open on a connection, kept on the connection itself. */
@@ -47,11 +53,24 @@ public final class StreamRegistry implements StreamManager {
         final FileSegments segments;
 
         final Channel channel;
+        /** Who opened it, and the application it reads (null when opened without naming one: tests). */
+        final Identity opener;
+
+        final String appId;
         volatile long lastUsedNanos;
         private final AtomicInteger openOnChannel; // null without a channel (tests)
         private final AtomicBoolean counted = new AtomicBoolean(true);
 
-        OpenStream(CommittedFile file, FileSegments segments, Channel channel, AtomicInteger openOnChannel, long now) {
+        OpenStream(
+                CommittedFile file,
+                FileSegments segments,
+                Channel channel,
+                Identity opener,
+                String appId,
+                AtomicInteger openOnChannel,
+                long now) {
+            this.opener = opener;
+            this.appId = appId;
             this.lastUsedNanos = now;
             this.file = file;
             this.segments = segments;
@@ -85,6 +104,7 @@ public final class StreamRegistry implements StreamManager {
     private final PartitionCache cache;
     private final int maxStreamsPerConnection;
     private final Clock clock;
+    private final Authorizer authorizer;
 
     /** Streams served from disk only, with no limit per connection. */
     public StreamRegistry() {
@@ -106,6 +126,12 @@ public final class StreamRegistry implements StreamManager {
 
     /** {@code clock} tells how long a stream has been idle ({@link #dropIdle}). */
     public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection, Clock clock) {
+        this(cache, maxStreamsPerConnection, clock, Authorizer.off("worker-fetch"));
+    }
+
+    /** {@code authorizer} decides who may read a stream another connection opened. */
+    public StreamRegistry(PartitionCache cache, int maxStreamsPerConnection, Clock clock, Authorizer authorizer) {
+        this.authorizer = authorizer;
         this.cache = cache;
         this.maxStreamsPerConnection = maxStreamsPerConnection;
         this.clock = clock;
@@ -121,6 +147,14 @@ public final class StreamRegistry implements StreamManager {
      * refused with RETRY_LATER when it holds the most it may.
      */
     public long open(CommittedFile file, FileSegments segments, Channel channel) {
+        return open(file, segments, channel, null);
+    }
+
+    /**
+     * As {@link #open(CommittedFile, FileSegments, Channel)}, for a reader of application {@code appId}: the stream
+     * belongs to the identity of {@code channel}.
+     */
+    public long open(CommittedFile file, FileSegments segments, Channel channel, String appId) {
         AtomicInteger open = null;
         if (channel != null) {
             open = channel.attr(OPEN_ON_CHANNEL).setIfAbsent(new AtomicInteger());
@@ -136,7 +170,9 @@ public final class StreamRegistry implements StreamManager {
             }
         }
         long id = nextId.incrementAndGet();
-        streams.put(id, new OpenStream(file, segments, channel, open, clock.nanos()));
+        streams.put(
+                id,
+                new OpenStream(file, segments, channel, authorizer.identityOf(channel), appId, open, clock.nanos()));
         return id;
     }
 
@@ -163,7 +199,16 @@ public final class StreamRegistry implements StreamManager {
 
     @Override
     public CompletableFuture<ManagedBuffer> getChunkAsync(long streamId, int chunkIndex) {
+        return getChunkAsync(null, streamId, chunkIndex);
+    }
+
+    /** {@code channel}: the reader's connection, whose identity must own the stream (null: not checked, tests). */
+    @Override
+    public CompletableFuture<ManagedBuffer> getChunkAsync(Channel channel, long streamId, int chunkIndex) {
         OpenStream s = streams.get(streamId);
+        if (s != null && channel != null && s.channel != channel) {
+            authorizer.checkStream(channel, "fetch_chunk", streamId, s.opener, s.appId);
+        }
         if (s == null) {
             throw new StatusException(
                     StatusCode.UNKNOWN_STREAM,
@@ -238,7 +283,16 @@ public final class StreamRegistry implements StreamManager {
     @Override
     public void closeStream(Channel channel, long streamId) {
         OpenStream s = streams.get(streamId);
-        if (s != null && s.channel == channel && streams.remove(streamId, s)) s.ended();
+        if (s == null) return;
+        if (s.channel != channel) {
+            try {
+                authorizer.checkStream(channel, "close_stream", streamId, s.opener, s.appId);
+            } catch (StatusException e) {
+                // counted and logged; a close has no answer, and one from another connection is ignored anyway
+            }
+            return;
+        }
+        if (streams.remove(streamId, s)) s.ended();
     }
 
     public void closeStreamsOf(Channel channel) {

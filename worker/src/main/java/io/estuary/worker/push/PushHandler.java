@@ -3,6 +3,8 @@ package io.estuary.worker.push;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.common.util.ShuffleKey;
+import io.estuary.network.auth.Authorizer;
 import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.protocol.PushData;
@@ -35,6 +37,11 @@ import java.util.concurrent.CompletableFuture;
  * ({@code SOFT_SPLIT}) or the application pushes faster than its share ({@code CONGESTED}, from
  * {@link CongestionControl}).
  *
+ * <p>Every push is authorized before anything else ({@link Authorizer}): a client's push needs the identity of the
+ * application its shuffle key names (or the cluster's); a push forwarded by a primary's worker to its replica (marked
+ * {@code forwarded}) needs the cluster's. A refused push is answered {@code UNAUTHENTICATED} or {@code FORBIDDEN} and
+ * changes nothing.
+ *
  * <p>Thread-safe and stateless (state lives in the registry and the writers). Owns each push's body: it is
  * released on every path, after the writer has copied it and the forwarded duplicate or slices have been sent.
  */
@@ -48,6 +55,7 @@ public final class PushHandler implements RpcHandler {
     private final long hardSplit;
     private final PushGate gate;
     private final FrameLimit frameLimit;
+    private final Authorizer authorizer;
 
     public PushHandler(
             PartitionRegistry registry,
@@ -81,6 +89,30 @@ public final class PushHandler implements RpcHandler {
             long hardSplitBytes,
             PushGate gate,
             FrameLimit frameLimit) {
+        this(
+                registry,
+                memory,
+                replicator,
+                congestion,
+                softSplitBytes,
+                hardSplitBytes,
+                gate,
+                frameLimit,
+                Authorizer.off("worker-push"));
+    }
+
+    /** With pushes authorized by {@code authorizer}. */
+    public PushHandler(
+            PartitionRegistry registry,
+            MemoryTracker memory,
+            Replicator replicator,
+            CongestionControl congestion,
+            long softSplitBytes,
+            long hardSplitBytes,
+            PushGate gate,
+            FrameLimit frameLimit,
+            Authorizer authorizer) {
+        this.authorizer = authorizer;
         this.frameLimit = frameLimit;
         this.gate = gate;
         this.congestion = congestion;
@@ -134,6 +166,10 @@ public final class PushHandler implements RpcHandler {
 
     @Override
     public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
+        if (!authorized(channel, push.shuffleKey, push.forwarded, "push", callback)) {
+            push.body().release();
+            return;
+        }
         if (!gate.tryEnter()) {
             push.body().release();
             refuseStopping(callback);
@@ -148,6 +184,10 @@ public final class PushHandler implements RpcHandler {
 
     @Override
     public void receivePushMerged(Channel channel, PushMergedData push, ResponseCallback callback) {
+        if (!authorized(channel, push.shuffleKey, push.forwarded, "push_merged", callback)) {
+            push.body().release();
+            return;
+        }
         if (!gate.tryEnter()) {
             push.body().release();
             refuseStopping(callback);
@@ -158,6 +198,25 @@ public final class PushHandler implements RpcHandler {
         } finally {
             gate.exit();
         }
+    }
+
+    /**
+     * Whether the connection may push to {@code shuffleKey}; if not, answers the refusal. A forwarded push is
+     * replication, which only servers do; any other names its application in the shuffle key.
+     */
+    private boolean authorized(
+            Channel channel, String shuffleKey, boolean forwarded, String request, ResponseCallback callback) {
+        if (!authorizer.enabled()) return true;
+        try {
+            if (forwarded) authorizer.checkCluster(channel, "replicate");
+            else authorizer.checkApplication(channel, request, ShuffleKey.appId(shuffleKey));
+            return true;
+        } catch (StatusException e) {
+            callback.onFailure(e.status(), e.getMessage());
+        } catch (IllegalArgumentException e) {
+            callback.onFailure(StatusCode.BAD_REQUEST, e.getMessage());
+        }
+        return false;
     }
 
     /**
