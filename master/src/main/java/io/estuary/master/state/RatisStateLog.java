@@ -303,7 +303,7 @@ public final class RatisStateLog implements StateLog {
             throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
     }
 
-    /** Connections to this master's Raft port refused for want of the cluster secret (0 with authentication off). */
+    @Override
     public long raftAuthenticationFailures() {
         return authFailures.count();
     }

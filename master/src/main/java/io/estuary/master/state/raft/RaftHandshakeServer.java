@@ -7,6 +7,8 @@ import org.apache.ratis.thirdparty.io.netty.channel.ChannelFutureListener;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.ByteToMessageDecoder;
 import org.apache.ratis.thirdparty.io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The server side of {@link RaftHandshake}, first in a Raft port's pipeline: no byte reaches Ratis until the peer
@@ -16,6 +18,8 @@ import org.apache.ratis.thirdparty.io.netty.util.concurrent.ScheduledFuture;
  * One instance per channel, confined to its event loop.
  */
 final class RaftHandshakeServer extends ByteToMessageDecoder {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftHandshakeServer.class);
+
     private enum State {
         HELLO,
         PROOF,
@@ -28,6 +32,7 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
     private State state = State.HELLO;
     private byte[] expectedProof;
     private ScheduledFuture<?> deadline;
+    private boolean receivedAny;
 
     RaftHandshakeServer(byte[] secret, RaftAuthFailures failures, long timeoutMs) {
         this.secret = secret;
@@ -55,6 +60,7 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        receivedAny = true;
         switch (state) {
             case HELLO:
                 if (in.readableBytes() < RaftHandshake.HELLO_BYTES) return;
@@ -101,8 +107,16 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         if (state != State.DONE) {
+            boolean silent = state == State.HELLO && !receivedAny;
             state = State.DONE;
-            failures.refused(ctx.channel().remoteAddress(), "the connection closed before the handshake finished");
+            if (silent) {
+                // Connected and left without a byte: a probe, or a master that stopped; nothing was attempted.
+                LOG.debug(
+                        "A connection to the Raft port from {} closed before it sent anything",
+                        ctx.channel().remoteAddress());
+            } else {
+                failures.refused(ctx.channel().remoteAddress(), "the connection closed before the handshake finished");
+            }
         }
         super.channelInactive(ctx);
     }

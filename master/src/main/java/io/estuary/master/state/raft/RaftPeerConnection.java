@@ -73,7 +73,9 @@ final class RaftPeerConnection implements Closeable {
             connect.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
             authenticated.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
-            channel.close();
+            // Ratis interrupts calls it no longer needs (an election decided): finish the handshake before closing,
+            // so the peer does not take this for a handshake cut halfway.
+            authenticated.whenComplete((ok, failed) -> channel.close());
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted while connecting to the master at " + peer);
         } catch (ExecutionException e) {

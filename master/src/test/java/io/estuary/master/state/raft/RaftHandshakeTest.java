@@ -153,6 +153,24 @@ class RaftHandshakeTest {
     }
 
     @Test
+    void aPeerThatLeavesWithoutSendingAByteIsNotARefusal() {
+        EmbeddedChannel server = server();
+        server.close();
+        assertEquals(0, failures.count(), "a probe, or a master stopping while it connected");
+        assertFalse(server.finishAndReleaseAll());
+    }
+
+    @Test
+    void aSilentPeerIsClosedAtTheDeadline() {
+        EmbeddedChannel server = server();
+        server.advanceTimeBy(5_001, TimeUnit.MILLISECONDS);
+        server.runScheduledPendingTasks();
+        assertFalse(server.isOpen());
+        assertEquals(1, failures.count());
+        assertFalse(server.finishAndReleaseAll());
+    }
+
+    @Test
     void aHandshakeLeftHalfwayIsClosedAtTheDeadline() {
         EmbeddedChannel server = server();
         server.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x45, 0x52}));
