@@ -69,6 +69,12 @@ final class MasterGroup implements AutoCloseable {
         return new Master(tune.apply(conf), () -> {});
     }
 
+    /** The Raft port of master {@code i}. */
+    int raftPort(int i) {
+        String node = nodes.split(",")[i];
+        return Integer.parseInt(node.substring(node.lastIndexOf(':') + 1));
+    }
+
     MasterClient client() {
         return new MasterClient(clients, rpcEndpoints);
     }

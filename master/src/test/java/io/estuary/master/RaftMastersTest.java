@@ -48,7 +48,8 @@ class RaftMastersTest {
         }
     }
 
-    private EstuaryConf conf(int i) {
+    /** The configuration of master {@code i}; a subclass may add to it. */
+    EstuaryConf conf(int i) {
         return new EstuaryConf()
                 .set(MasterConfig.HA_NODES, nodes)
                 .set(MasterConfig.HA_ID, "m" + i)

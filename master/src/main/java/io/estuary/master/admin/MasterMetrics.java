@@ -74,6 +74,10 @@ public final class MasterMetrics {
                         "estuary_master_term",
                         "Raft term (0 for a single master).",
                         master.log().term()));
+                out.add(new io.prometheus.client.CounterMetricFamily(
+                        "estuary_master_raft_authentication_failures_total",
+                        "Connections to this master's Raft port refused: no or a wrong proof of the cluster secret.",
+                        master.log().raftAuthenticationFailures()));
                 out.add(new GaugeMetricFamily(
                         "estuary_master_applied_index",
                         "Index of the last applied change.",

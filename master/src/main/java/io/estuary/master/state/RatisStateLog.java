@@ -1,5 +1,6 @@
 package io.estuary.master.state;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.MasterCommand;
@@ -7,6 +8,8 @@ import io.estuary.common.status.NotLeader;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.common.util.GuardedThreadPool;
+import io.estuary.master.state.raft.AuthenticatedRaftRpc;
+import io.estuary.master.state.raft.RaftAuthFailures;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.netty.NettyConfigKeys;
 import org.apache.ratis.protocol.ClientId;
@@ -57,6 +61,7 @@ public final class RatisStateLog implements StateLog {
     private final ClientId clientId = ClientId.randomId();
     private final AtomicLong callIds = new AtomicLong();
     private final long submitTimeoutMs;
+    private final RaftAuthFailures authFailures = new RaftAuthFailures();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledExecutorService watchdog = new GuardedScheduledExecutor("master-raft-watchdog");
     /**
@@ -85,6 +90,13 @@ public final class RatisStateLog implements StateLog {
         }
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+        Parameters parameters = null;
+        if (conf.get(AuthConfig.ENABLED)) {
+            // Every connection between masters proves the cluster secret first (no secret on the wire).
+            byte[] secret = RaftClusterSecret.load(conf);
+            parameters = AuthenticatedRaftRpc.configure(p, secret, authFailures);
+            java.util.Arrays.fill(secret, (byte) 0);
+        }
         NettyConfigKeys.Server.setHost(p, self.host);
         NettyConfigKeys.Server.setPort(p, self.raftPort);
         RaftServerConfigKeys.setStorageDir(
@@ -108,6 +120,7 @@ public final class RatisStateLog implements StateLog {
                 .setServerId(RaftPeerId.valueOf(selfId))
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
                 .setProperties(p)
+                .setParameters(parameters)
                 .setStateMachine(new RatisStateMachine(
                         stateMachine, this::leadershipChanged, why -> applyFailed(why, onRaftLost)))
                 .setOption(RaftStorage.StartupOption.RECOVER)
@@ -288,6 +301,11 @@ public final class RatisStateLog implements StateLog {
                 timeoutMs));
         if (!reply.isSuccess())
             throw new IOException("leadership transfer to " + targetId + " failed: " + reply.getException());
+    }
+
+    @Override
+    public long raftAuthenticationFailures() {
+        return authFailures.count();
     }
 
     /**

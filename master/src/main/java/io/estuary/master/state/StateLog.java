@@ -25,6 +25,11 @@ public interface StateLog extends Closeable {
         return 0;
     }
 
+    /** Connections to this master's Raft port refused for want of the cluster secret (0 for a single master). */
+    default long raftAuthenticationFailures() {
+        return 0;
+    }
+
     /** Log index of the last applied change. */
     long appliedIndex();
 
