@@ -27,13 +27,13 @@ class RateLimitedLogTest {
     @Test
     void logsOneLinePerKeyPerInterval() {
         RateLimitedLog log = new RateLimitedLog(LoggerFactory.getLogger(RateLimitedLogTest.class), 1_000, clock);
-        assertTrue(log.warn("a", "first a"));
-        assertFalse(log.warn("a", "second a, left out"));
-        assertTrue(log.warn("b", "another key has its own interval"));
+        assertTrue(log.warnFor("a", "first a"));
+        assertFalse(log.warnFor("a", "second a, left out"));
+        assertTrue(log.warnFor("b", "another key has its own interval"));
         nanos += TimeUnit.MILLISECONDS.toNanos(999);
-        assertFalse(log.warn("a", "still within the interval"));
+        assertFalse(log.warnFor("a", "still within the interval"));
         nanos += TimeUnit.MILLISECONDS.toNanos(1);
-        assertTrue(log.warn("a", "a again, saying two were left out"));
-        assertFalse(log.warn("a", "left out again"));
+        assertTrue(log.warnFor("a", "a again, saying two were left out"));
+        assertFalse(log.warnFor("a", "left out again"));
     }
 }

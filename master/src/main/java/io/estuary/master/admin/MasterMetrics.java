@@ -1,5 +1,7 @@
 package io.estuary.master.admin;
 
+import io.estuary.network.auth.AuthFailure;
+import io.estuary.network.server.TransportObserver;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
@@ -33,6 +35,8 @@ public final class MasterMetrics {
         "unregister_shuffle",
         "unregister_application"
     };
+    private final Counter authFailures;
+    private final Counter admittedUnchecked;
 
     public MasterMetrics(AdministeredMaster master) {
         io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
@@ -64,6 +68,18 @@ public final class MasterMetrics {
             authorizationRefusals.labels(r, "UNAUTHENTICATED");
             authorizationRefusals.labels(r, "FORBIDDEN");
         }
+        authFailures = Counter.build(
+                        "estuary_master_authentication_failures_total",
+                        "Connections to the master's RPC port refused or cut in the authentication handshake, by "
+                                + "reason (each also logged WARN with the peer's address, rate-limited).")
+                .labelNames("reason")
+                .register(registry);
+        for (AuthFailure r : AuthFailure.values()) authFailures.labels(r.label());
+        admittedUnchecked = Counter.build(
+                        "estuary_master_unauthenticated_admitted_total",
+                        "Connections that proved no identity and were admitted unchecked by the permissive mode "
+                                + "(estuary.auth.mode=permissive, for a rolling upgrade).")
+                .register(registry);
         new Collector() {
             @Override
             public List<MetricFamilySamples> collect() {
@@ -151,6 +167,26 @@ public final class MasterMetrics {
 
     public long authorizationRefusals(String request, io.estuary.common.status.StatusCode status) {
         return (long) authorizationRefusals.labels(request, status.name()).get();
+    }
+
+    /** What the master's RPC server reports to (give it to its {@code TransportServer.Options}). */
+    public TransportObserver observer() {
+        return new TransportObserver() {
+            @Override
+            public void authenticationFailed(AuthFailure reason) {
+                authFailures.labels(reason.label()).inc();
+            }
+
+            @Override
+            public void admittedUnauthenticated() {
+                admittedUnchecked.inc();
+            }
+        };
+    }
+
+    /** Authentication failures counted for {@code reason}. */
+    public long authenticationFailures(AuthFailure reason) {
+        return (long) authFailures.labels(reason.label()).get();
     }
 
     /** This master's metrics, for the admin endpoint and the metrics doc. */

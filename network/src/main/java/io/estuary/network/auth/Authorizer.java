@@ -123,7 +123,7 @@ public final class Authorizer {
         String message = serverName + " refuses: " + why
                 + (who.isAnonymous() ? " (the connection proved no identity: authenticate first)" : "");
         refusals.refused(request, status);
-        warnings.warn(
+        warnings.warnFor(
                 request + "/" + status,
                 "Refused " + status + " a request from " + (channel == null ? null : channel.remoteAddress()) + ": "
                         + message);

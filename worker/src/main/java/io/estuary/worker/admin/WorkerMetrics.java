@@ -3,6 +3,7 @@ package io.estuary.worker.admin;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
+import io.estuary.network.auth.AuthFailure;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.server.admin.BuildInfo;
 import io.estuary.worker.storage.MemoryTracker;
@@ -56,6 +57,8 @@ public final class WorkerMetrics {
         "close_stream"
     };
 
+    private final Counter authFailures;
+    private final Counter admittedUnchecked;
     private final Histogram flushSeconds;
     private final Gauge connections;
 
@@ -129,6 +132,18 @@ public final class WorkerMetrics {
         flushSeconds = Histogram.build("estuary_worker_flush_seconds", "Time to write one buffer to disk, by disk.")
                 .labelNames("mount")
                 .buckets(SECONDS)
+                .register(registry);
+        authFailures = Counter.build(
+                        "estuary_worker_authentication_failures_total",
+                        "Connections refused or cut in the authentication handshake, by reason (each also logged WARN "
+                                + "with the peer's address, rate-limited).")
+                .labelNames("reason")
+                .register(registry);
+        for (AuthFailure r : AuthFailure.values()) authFailures.labels(r.label());
+        admittedUnchecked = Counter.build(
+                        "estuary_worker_unauthenticated_admitted_total",
+                        "Connections that proved no identity and were admitted unchecked by the permissive mode "
+                                + "(estuary.auth.mode=permissive, for a rolling upgrade).")
                 .register(registry);
         connections = Gauge.build("estuary_worker_connections", "Open connections, by server (rpc, push, fetch).")
                 .labelNames("server")
@@ -256,6 +271,16 @@ public final class WorkerMetrics {
             public void requestFailed(StatusCode status) {
                 refusals.labels(status.name()).inc();
             }
+
+            @Override
+            public void authenticationFailed(AuthFailure reason) {
+                authFailures.labels(reason.label()).inc();
+            }
+
+            @Override
+            public void admittedUnauthenticated() {
+                admittedUnchecked.inc();
+            }
         };
     }
 
@@ -286,6 +311,11 @@ public final class WorkerMetrics {
     /** Open connections of server {@code name} (as given to {@link #observer}). */
     public int connections(String name) {
         return (int) connections.labels(name).get();
+    }
+
+    /** Authentication failures counted for {@code reason} (all servers of this worker). */
+    public long authenticationFailures(AuthFailure reason) {
+        return (long) authFailures.labels(reason.label()).get();
     }
 
     public CollectorRegistry registry() {

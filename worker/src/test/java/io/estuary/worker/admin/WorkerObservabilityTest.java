@@ -272,6 +272,26 @@ class WorkerObservabilityTest {
         }
     }
 
+    @Test
+    void authenticationFailuresAreExportedByReasonOnBothServers() throws Exception {
+        WorkerMetrics worker = cluster.workers().get(0).admin().metrics();
+        io.estuary.master.admin.MasterMetrics master = cluster.master().metrics();
+        io.estuary.network.auth.AuthFailure wrong = io.estuary.network.auth.AuthFailure.WRONG_PROOF;
+        long workerBefore = worker.authenticationFailures(wrong);
+        long masterBefore = master.authenticationFailures(wrong);
+        worker.observer("push").authenticationFailed(wrong);
+        worker.observer("push").admittedUnauthenticated();
+        master.observer().authenticationFailed(wrong);
+        assertEquals(workerBefore + 1, worker.authenticationFailures(wrong));
+        assertEquals(masterBefore + 1, master.authenticationFailures(wrong));
+        String w = io.estuary.server.admin.PrometheusText.scrape(worker.registry());
+        assertTrue(w.contains("estuary_worker_authentication_failures_total{reason=\"wrong_proof\",}"), w);
+        assertTrue(w.contains("estuary_worker_authentication_failures_total{reason=\"cut\",}"), "every reason");
+        assertTrue(w.contains("estuary_worker_unauthenticated_admitted_total"), w);
+        String m = io.estuary.server.admin.PrometheusText.scrape(master.registry());
+        assertTrue(m.contains("estuary_master_authentication_failures_total{reason=\"wrong_proof\",}"), m);
+    }
+
     /**
      * docs/metrics.md is generated from the registries of a running master and worker; with
      * {@code -Destuary.metrics.doc.write=true} (build/gen-metrics-docs.sh) this test writes it instead of checking it.
