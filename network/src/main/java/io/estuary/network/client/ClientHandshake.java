@@ -1,6 +1,7 @@
 package io.estuary.network.client;
 
 import io.estuary.common.status.StatusCode;
+import io.estuary.network.auth.Credentials;
 import io.estuary.network.protocol.Handshake;
 import io.estuary.network.protocol.ProtocolRange;
 import io.netty.buffer.ByteBuf;
@@ -24,7 +25,14 @@ final class ClientHandshake extends ByteToMessageDecoder {
     private volatile int retryVersion = -1;
     private Promise<Integer> done;
 
+    private final Credentials credentials;
+
     ClientHandshake(String remote, ProtocolRange speaks, int helloVersion) {
+        this(remote, speaks, helloVersion, Credentials.NONE);
+    }
+
+    ClientHandshake(String remote, ProtocolRange speaks, int helloVersion, Credentials credentials) {
+        this.credentials = credentials;
         this.remote = remote;
         this.speaks = speaks;
         this.helloVersion = helloVersion;

@@ -1,5 +1,6 @@
 package io.estuary.network.server;
 
+import io.estuary.network.auth.ServerAuth;
 import io.estuary.network.protocol.Handshake;
 import io.estuary.network.protocol.ProtocolRange;
 import io.netty.buffer.ByteBuf;
@@ -23,9 +24,18 @@ final class ServerHandshake extends ByteToMessageDecoder {
     private final String serverName;
     private final ProtocolRange speaks;
 
+    private final ServerAuth auth;
+    private final TransportObserver observer;
+
     ServerHandshake(String serverName, ProtocolRange speaks) {
+        this(serverName, speaks, ServerAuth.off(), TransportObserver.NONE);
+    }
+
+    ServerHandshake(String serverName, ProtocolRange speaks, ServerAuth auth, TransportObserver observer) {
         this.serverName = serverName;
         this.speaks = speaks;
+        this.auth = auth;
+        this.observer = observer;
     }
 
     @Override
