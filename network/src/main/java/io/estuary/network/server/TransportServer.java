@@ -92,6 +92,7 @@ public final class TransportServer implements Closeable {
         ProtocolRange speaks = options.speaks;
         Clock clock = options.clock;
         ServerAuth auth = options.auth;
+        io.estuary.common.util.RateLimitedLog warnings = ServerHandshake.warnings(clock);
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
         int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
@@ -124,7 +125,10 @@ public final class TransportServer implements Closeable {
                         // Before the decoder: the versions and identities are exchanged before any frame (after the
                         // idle timer, which must also close a connection that never says hello).
                         ch.pipeline()
-                                .addBefore("encoder", "handshake", new ServerHandshake(name, speaks, auth, observer));
+                                .addBefore(
+                                        "encoder",
+                                        "handshake",
+                                        new ServerHandshake(name, speaks, auth, observer, warnings));
                     }
                 });
         InetSocketAddress addr =
