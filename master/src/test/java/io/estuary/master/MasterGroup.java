@@ -75,6 +75,11 @@ final class MasterGroup implements AutoCloseable {
         return Integer.parseInt(node.substring(node.lastIndexOf(':') + 1));
     }
 
+    /** Where the masters keep their Raft logs and snapshots. */
+    Path dir() {
+        return dir;
+    }
+
     MasterClient client() {
         return new MasterClient(clients, rpcEndpoints);
     }

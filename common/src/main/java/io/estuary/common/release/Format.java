@@ -31,7 +31,9 @@ public enum Format {
             "`MasterSnapshot` protobuf written by `RatisStateMachine`. 0.2.0 keeps unregistered shuffles as id ranges "
                     + "(`UnregisteredShuffles.range_ends`); a 0.1.0 master installing such a snapshot reads each range "
                     + "as its first id, so it forgets the rest, and a worker's files of those shuffles expire through "
-                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe."),
+                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe. 0.2.0 also keeps each application's "
+                    + "secret, sealed under the cluster-derived key (`ApplicationSlots.sealed_secret`), when "
+                    + "authentication is on; a 0.1.0 master ignores it (its applications then cannot authenticate)."),
     WORKER_METADATA(
             "Worker metadata",
             2,
