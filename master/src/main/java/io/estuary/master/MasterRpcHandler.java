@@ -159,9 +159,14 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 authorizer.checkApplication(
                         channel, name, request.getUnregisterApplication().getAppId());
                 break;
+            case GET_REGISTRATION_KEY:
+            case REGISTER_APPLICATION:
+                // Open to anonymous connections: registering is how an application gets an identity. Registering
+                // another application's id from an authenticated connection is refused by the registration itself.
+                break;
             case PAYLOAD_NOT_SET:
                 break; // refused as unsupported
-            default: // REGISTER_WORKER, WORKER_HEARTBEAT and anything else
+            default: // REGISTER_WORKER, WORKER_HEARTBEAT, GET_APPLICATION_SECRET and anything else
                 authorizer.checkCluster(channel, name);
                 break;
         }
