@@ -284,11 +284,11 @@ final class ApplicationRequests {
     }
 
     private CompletableFuture<Void> ensureApplication(String app) {
-        return ensureApplication(app, secrets.enabled());
+        return ensureApplication(app, secrets.registrationRequired());
     }
 
     /**
-     * Registers the application if the state does not know it. {@code needsSecret}: with authentication on an
+     * Registers the application if the state does not know it. {@code needsSecret}: with authentication enforced an
      * application registers its secret first (and again after it expired), so an unknown one is refused
      * UNAUTHENTICATED instead of registered without a secret.
      */

@@ -34,17 +34,28 @@ final class ApplicationSecrets implements SecretLookup {
     static final int NONCE = 16;
 
     private final StateLog log;
+    private final boolean registrationRequired;
     private final byte[] clusterSecret;
     private final byte[] sealingKey;
     private final KeyPair registrationKeys = RegistrationKeys.generate();
     private final ByteString publicKey =
             ByteString.copyFrom(registrationKeys.getPublic().getEncoded());
 
-    /** {@code clusterSecret}: null when authentication is off. */
-    ApplicationSecrets(StateLog log, byte[] clusterSecret) {
+    /**
+     * {@code clusterSecret}: null when authentication is off. {@code registrationRequired}: enforce mode, where an
+     * application registers its secret before anything else; in permissive mode (a rolling upgrade) clients of the
+     * previous release still register implicitly, as before.
+     */
+    ApplicationSecrets(StateLog log, byte[] clusterSecret, boolean registrationRequired) {
+        this.registrationRequired = clusterSecret != null && registrationRequired;
         this.log = log;
         this.clusterSecret = clusterSecret == null ? null : clusterSecret.clone();
         this.sealingKey = clusterSecret == null ? null : ClusterKeys.sealingKey(clusterSecret);
+    }
+
+    /** Whether an application must register its secret before anything else (authentication enforced). */
+    boolean registrationRequired() {
+        return registrationRequired;
     }
 
     /** Whether this master authenticates (keeps application secrets). */
@@ -150,17 +161,17 @@ final class ApplicationSecrets implements SecretLookup {
      * Servers only: FORBIDDEN for an application, UNAUTHENTICATED for an anonymous connection.
      */
     GetApplicationSecretResponse secretForWorker(String appId, Identity who) {
+        if (sealingKey == null) return GetApplicationSecretResponse.getDefaultInstance();
         if (who.isAnonymous()) {
             throw new StatusException(
                     StatusCode.UNAUTHENTICATED,
                     "only servers ask for application secrets; this connection is anonymous");
         }
-        if (!who.mayActForCluster()) {
+        if (!who.isCluster()) { // not even unchecked peers of the permissive mode
             throw new StatusException(
                     StatusCode.FORBIDDEN, who.name() + " may not ask for application secrets: servers only");
         }
         GetApplicationSecretResponse.Builder b = GetApplicationSecretResponse.newBuilder();
-        if (sealingKey == null) return b.build();
         // Sealed afresh (a new IV) rather than the log's bytes: the same key, but nothing ties an answer to the log.
         byte[] secret = secretOf(appId);
         if (secret != null) b.setSealedSecret(ByteString.copyFrom(SecretBox.seal(sealingKey, secret, appId)));

@@ -106,7 +106,7 @@ public final class Master implements AdministeredMaster, Closeable {
                 conf.get(MasterConfig.WORKER_FAILURE_MAX_EXCLUDED_FRACTION),
                 id -> ownHeartbeatsTroubled(id, lateAfterMs),
                 clock::millis);
-        ApplicationSecrets secrets = new ApplicationSecrets(log, clusterSecret);
+        ApplicationSecrets secrets = new ApplicationSecrets(log, clusterSecret, ServerSecurity.enforced(conf));
         MasterRpcHandler handler = this.handler = new MasterRpcHandler(
                 log,
                 SlotAllocators.fromConf(conf),

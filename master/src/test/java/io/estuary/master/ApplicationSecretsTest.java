@@ -276,6 +276,22 @@ class ApplicationSecretsTest {
     }
 
     @Test
+    void thePermissiveModeStillRegistersClientsOfThePreviousReleaseImplicitly() throws Exception {
+        Master m = master(c -> c.set(io.estuary.common.config.AuthConfig.MODE.key(), "permissive"));
+        MasterClient anonymous = client(m, Credentials.NONE);
+        heartbeat(anonymous, "old-client"); // a 0.1.0 client registers nothing
+        assertTrue(m.<Boolean>state(s -> s.hasApplication("old-client")));
+        byte[] secret = newSecret();
+        register(anonymous, "new-client", secret);
+        heartbeat(client(m, Credentials.application("new-client", secret)), "new-client");
+        // A wrong proof is refused in both modes; the unchecked peer learns no secret.
+        assertEquals(
+                StatusCode.UNAUTHENTICATED,
+                refusal(() -> heartbeat(client(m, Credentials.application("new-client", newSecret())), "new-client")));
+        assertEquals(StatusCode.FORBIDDEN, refusal(() -> secretOf(anonymous, "new-client")));
+    }
+
+    @Test
     void threeMastersKeepSecretsSealedThroughALeaderDeathAndARestart() throws Exception {
         try (MasterGroup g = new MasterGroup(
                 c -> ClusterSecrets.enable(c, secretFile).set(MasterConfig.HA_SNAPSHOT_THRESHOLD.key(), "5"))) {

@@ -17,6 +17,11 @@ public final class ServerSecurity {
         return conf.get(AuthConfig.ENABLED);
     }
 
+    /** Authentication on and enforced (not the permissive mode of a rolling upgrade). */
+    public static boolean enforced(EstuaryConf conf) {
+        return enabled(conf) && !"permissive".equals(conf.get(AuthConfig.MODE));
+    }
+
     /**
      * The cluster secret, or null when authentication is off.
      *
@@ -73,9 +78,7 @@ public final class ServerSecurity {
     public static ServerAuth serverAuth(
             EstuaryConf conf, byte[] clusterSecret, SecretLookup lookup, boolean admitsAnonymous) {
         if (clusterSecret == null) return ServerAuth.off();
-        return "permissive".equals(conf.get(AuthConfig.MODE))
-                ? ServerAuth.permissive(lookup)
-                : ServerAuth.enforce(lookup, admitsAnonymous);
+        return enforced(conf) ? ServerAuth.enforce(lookup, admitsAnonymous) : ServerAuth.permissive(lookup);
     }
 
     /** What a server proves to other servers: the cluster secret, or nothing when authentication is off. */
