@@ -67,6 +67,16 @@ public final class RatisStateLog implements StateLog {
 
     private volatile boolean closing;
 
+    /** How often each member of the group is asked which formats it applies ({@link GroupFormats}). */
+    private static final long ASK_FORMATS_EVERY_SECONDS = 5;
+
+    /** What every member of the group applies: what this master logs and snapshots. */
+    private final GroupFormats groupFormats;
+    /** Asks the other members their formats (Ratis reads to one server each, no retries). */
+    private final org.apache.ratis.client.RaftClient peerClient;
+
+    private final ScheduledExecutorService formatsPoller = new GuardedScheduledExecutor("master-raft-formats");
+
     /**
      * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
      * long JVM pause): a master without it must not linger with open ports.
@@ -83,6 +93,8 @@ public final class RatisStateLog implements StateLog {
                     .setAddress(n.raftEndpoint())
                     .build());
         }
+        this.groupFormats = new GroupFormats(
+                selfId, nodes.all().stream().map(n -> n.id).collect(java.util.stream.Collectors.toList()));
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
         NettyConfigKeys.Server.setHost(p, self.host);
@@ -109,10 +121,23 @@ public final class RatisStateLog implements StateLog {
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
                 .setProperties(p)
                 .setStateMachine(new RatisStateMachine(
-                        stateMachine, this::leadershipChanged, why -> applyFailed(why, onRaftLost)))
+                        stateMachine,
+                        this::leadershipChanged,
+                        why -> applyFailed(why, onRaftLost),
+                        groupFormats::snapshotFormat))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         server.start();
+        RaftProperties cp = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(cp, SupportedRpcType.NETTY);
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(
+                cp, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        this.peerClient = org.apache.ratis.client.RaftClient.newBuilder()
+                .setRaftGroup(RaftGroup.valueOf(GROUP_ID, peers))
+                .setProperties(cp)
+                .setRetryPolicy(org.apache.ratis.retry.RetryPolicies.noRetry())
+                .build();
+        formatsPoller.scheduleWithFixedDelay(this::askFormats, 0, ASK_FORMATS_EVERY_SECONDS, TimeUnit.SECONDS);
         watchdog.scheduleWithFixedDelay(
                 () -> {
                     if (!closing && !alive()) {
@@ -125,6 +150,37 @@ public final class RatisStateLog implements StateLog {
                 1,
                 TimeUnit.SECONDS);
         LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
+    }
+
+    /** Asks every other member which formats it applies; one that does not answer counts as the oldest release. */
+    private void askFormats() {
+        for (MasterNodes.Node n : nodes.all()) {
+            if (closing) return;
+            if (n.id.equals(server.getId().toString())) continue;
+            try {
+                RaftClientReply r = peerClient
+                        .async()
+                        .sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id))
+                        .get(5, TimeUnit.SECONDS);
+                if (!r.isSuccess()) {
+                    groupFormats.unreachable(n.id);
+                    continue;
+                }
+                Message m = r.getMessage();
+                byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
+                groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                groupFormats.unreachable(n.id);
+            }
+        }
+    }
+
+    /** What every member of the group applies, as far as this master knows. */
+    GroupFormats groupFormats() {
+        return groupFormats;
     }
 
     /** A committed entry could not be applied: stop the Raft server (not on the apply thread) and the master. */
@@ -169,6 +225,9 @@ public final class RatisStateLog implements StateLog {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
             MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
+            // and so is what another member cannot apply (a master of the last release, during a rolling upgrade)
+            groupFormats.checkLoggable(
+                    MasterStateMachine.logFormatOf(command), String.valueOf(command.getCommandCase()));
         } catch (RuntimeException e) {
             done.completeExceptionally(e);
             return done;
@@ -303,6 +362,12 @@ public final class RatisStateLog implements StateLog {
         closing = true;
         watchdog.shutdownNow();
         submitter.shutdownNow();
+        formatsPoller.shutdownNow();
+        try {
+            peerClient.close();
+        } catch (IOException e) {
+            LOG.warn("Closing the Raft client failed", e);
+        }
         try {
             server.close();
         } catch (IOException e) {
