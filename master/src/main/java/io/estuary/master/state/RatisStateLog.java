@@ -76,6 +76,12 @@ public final class RatisStateLog implements StateLog {
     private final org.apache.ratis.client.RaftClient peerClient;
 
     private final ScheduledExecutorService formatsPoller = new GuardedScheduledExecutor("master-raft-formats");
+    /**
+     * Per member: {polls to skip before it is asked again, the next such skip}. A member that does not answer is
+     * asked less and less often (down to once a minute), since each failed attempt makes Ratis's client log a
+     * connection error. Poller thread only.
+     */
+    private final java.util.Map<String, int[]> askBackoff = new java.util.HashMap<>();
 
     /**
      * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
@@ -157,23 +163,31 @@ public final class RatisStateLog implements StateLog {
         for (MasterNodes.Node n : nodes.all()) {
             if (closing) return;
             if (n.id.equals(server.getId().toString())) continue;
+            int[] backoff = askBackoff.computeIfAbsent(n.id, id -> new int[2]);
+            if (backoff[0] > 0) {
+                backoff[0]--;
+                continue;
+            }
+            boolean answered = false;
             try {
-                RaftClientReply r = peerClient
-                        .async()
-                        .sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id))
-                        .get(5, TimeUnit.SECONDS);
-                if (!r.isSuccess()) {
-                    groupFormats.unreachable(n.id);
-                    continue;
+                // Blocking: the client's ordered async stream closes for good at its first failure (a member down).
+                // A stale read at index 0 is answered by any member, leader or not.
+                RaftClientReply r = peerClient.io().sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id));
+                if (r.isSuccess()) {
+                    Message m = r.getMessage();
+                    byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
+                    groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
+                    answered = true;
                 }
-                Message m = r.getMessage();
-                byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
-                groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (Exception e) {
+            } catch (IOException | RuntimeException e) {
+                // down or restarting: counted below
+            }
+            if (answered) {
+                backoff[1] = 0;
+            } else {
                 groupFormats.unreachable(n.id);
+                backoff[1] = Math.min(Math.max(1, backoff[1] * 2), 12);
+                backoff[0] = backoff[1];
             }
         }
     }
