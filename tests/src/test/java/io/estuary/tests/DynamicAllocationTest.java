@@ -2,8 +2,7 @@ package io.estuary.tests;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.config.EstuaryConf;
-import io.estuary.worker.MiniCluster;
+import io.estuary.testing.process.ProcessCluster;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,15 +24,21 @@ class DynamicAllocationTest {
     void idleExecutorsAreReleasedAndTheirMapOutputStaysReadable() throws Exception {
         String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> cp = new ArrayList<>();
+        // A shaded client jar (any Spark line) would duplicate the client classes the module classes give, where
+        // these are on the class path; where the shaded jar is the only client (tests-spark), it stays.
+        boolean moduleClient = false;
         for (String entry : testCp.split(File.pathSeparator)) {
-            // A shaded client jar (any Spark line) would duplicate the client classes the module classes already give.
-            if (!new File(entry).getName().matches("estuary-client-spark-.*-shaded.*")) cp.add(entry);
+            moduleClient |= new File(entry).getName().matches("estuary-client-spark-[0-9.]+_.*")
+                    || entry.matches(".*/client-spark/spark-[0-9.]+(-scala-[0-9.]+)?/target/classes/?");
+        }
+        for (String entry : testCp.split(File.pathSeparator)) {
+            if (!moduleClient || !new File(entry).getName().matches("estuary-client-spark-.*-shaded.*")) cp.add(entry);
         }
         // A Spark home without a distribution: executors get their class path from spark.executor.extraClassPath.
         Path sparkHome = Files.createTempDirectory("spark-home");
         Files.createDirectories(sparkHome.resolve("jars"));
         String scalaVersion = scala.util.Properties.versionNumberString().replaceAll("^(\\d+\\.\\d+).*", "$1");
-        try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
+        try (ProcessCluster cluster = new ProcessCluster(2)) {
             List<String> cmd = new ArrayList<>();
             cmd.add(System.getProperty("java.home") + "/bin/java");
             cmd.add("-Xmx1g");

@@ -255,6 +255,22 @@ class PreviousReleaseTest {
                     }
                     assertEquals(written.size(), shuffles, "shuffles master m" + m + " applied: " + apps);
                 }
+                // This build's master asked the others over Raft what they apply: the previous release has no
+                // answer, so it is held to that release's log and snapshot formats (GroupFormats).
+                for (String old : new String[] {"m0", "m1"}) {
+                    String line = "Raft member " + old + " runs release " + previousVersion + " (log format 1,"
+                            + " snapshot format 1)";
+                    Waits.waitFor(
+                            () -> {
+                                try {
+                                    return masters.log(2).contains(line);
+                                } catch (java.io.IOException e) {
+                                    return false;
+                                }
+                            },
+                            30_000,
+                            "this build's master knows " + old + " runs " + previousVersion);
+                }
                 System.out.println("PREVIOUS RELEASE: mixed group (2 x " + previousVersion + " + this build) and "
                         + "mixed workers: " + written.size() + " shuffles read back; replicas old->new " + oldToNew
                         + ", new->old " + newToOld + "; every master holds " + written.size() + " shuffles");

@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The jar users deploy: a Spark job in a separate JVM with Spark's class path plus only the shaded client jar
- * (no unshaded Estuary classes), through a real cluster. Every Spark 3/4 test module runs it on its Spark with its
- * line's jar ({@code estuary.shaded.jar}): spark-3-shaded for Scala 2.12 here and in tests-spark/spark-3.3 and 3.4, for
- * 2.13 in tests-spark/spark-3.5-scala-2.13, spark-4-shaded in tests-spark/spark-4 and 4.1. The Spark 1.6 and 2.4
- * modules run all their jobs on their shaded jars.
+ * (no unshaded Estuary classes), through a real cluster. This module runs it on Spark 3.5 with spark-3-shaded for
+ * Scala 2.12 ({@code estuary.shaded.jar}), since its own class path holds the module classes. The modules of
+ * tests-spark (3.3 to 4.1, 1.6 and 2.4) need no such test: they run all their jobs with only their line's shaded jar
+ * on the class path (tests-spark/shaded-src's ShadedClassPathTest checks that premise).
  */
 class ShadedJarTest {
 

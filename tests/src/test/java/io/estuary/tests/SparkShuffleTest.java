@@ -3,8 +3,7 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.estuary.common.config.EstuaryConf;
-import io.estuary.worker.MiniCluster;
+import io.estuary.testing.process.ProcessCluster;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -19,7 +18,9 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * Every job of {@link ShuffleJobs} on native sort shuffle, then on Estuary (a real master and two real workers on
- * loopback), in the same JVM: the outputs must match row for row (count and checksum).
+ * loopback, each in its own JVM), in the same Spark: the outputs must match row for row (count and checksum). The
+ * servers run apart so that the Spark lines of tests-spark run this with only their shaded client jar on the class
+ * path, as users deploy it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SparkShuffleTest {
@@ -37,7 +38,7 @@ class SparkShuffleTest {
     private final Map<String, Checksum> nativeResults = new HashMap<>();
     private final Map<String, ShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
     private ShuffleMetricsListener metrics;
-    private MiniCluster cluster;
+    private ProcessCluster cluster;
     private SparkSession spark;
 
     /** The jobs of {@link ShuffleJobs#all} this module runs. */
@@ -67,7 +68,7 @@ class SparkShuffleTest {
         } finally {
             nativeSpark.stop();
         }
-        cluster = new MiniCluster(2, 2, new EstuaryConf());
+        cluster = new ProcessCluster(2, 2); // two disks per worker
         spark = SparkSessions.start(SparkSessions.withSqlExtensions(
                 SparkSessions.estuary(SparkSessions.base("local[2,4]", "estuary"), cluster.masterEndpoint())
                         .set("spark.estuary.client.push.maxBufferedBytes", MAX_BUFFERED)));
@@ -102,7 +103,7 @@ class SparkShuffleTest {
         tests.add(DynamicTest.dynamicTest(
                 "dataWasWrittenToWorkers",
                 () -> assertTrue(
-                        cluster.dataFileCount() > 0,
+                        cluster.workers().dataFileCount() > 0,
                         "no partition files on the workers: did Estuary shuffle at all?")));
         return tests;
     }

@@ -2,9 +2,8 @@ package io.estuary.tests;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.process.ProcessCluster;
 import io.estuary.testing.process.WorkerProcesses;
-import io.estuary.worker.MiniCluster;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -33,7 +32,7 @@ class WorkerLossTest {
     static final int REDUCERS = 8;
 
     private Checksum expected;
-    private MiniCluster master;
+    private ProcessCluster cluster;
     private WorkerProcesses workers;
     private SparkSession spark;
     /** Stage attempts after the first: stage reruns. */
@@ -78,11 +77,10 @@ class WorkerLossTest {
     }
 
     private void start(int numWorkers, boolean replicate) throws Exception {
-        master = new MiniCluster(0, 1, new EstuaryConf());
-        workers = new WorkerProcesses(numWorkers, master.masterEndpoint());
-        workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
+        cluster = new ProcessCluster(numWorkers); // returns once the master knows every worker
+        workers = cluster.workers();
         spark = SparkSessions.start(
-                SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"), master.masterEndpoint())
+                SparkSessions.estuary(SparkSessions.base("local[2,4]", "worker-loss"), cluster.masterEndpoint())
                         .set("spark.estuary.client.push.replicate", String.valueOf(replicate))
                         .set("spark.estuary.client.push.bufferSize", "16k")
                         // Killed workers never come back: waiting long for them (as for a restart) would only slow the
@@ -104,10 +102,9 @@ class WorkerLossTest {
         spark = null;
         SparkSession.clearActiveSession();
         SparkSession.clearDefaultSession();
-        if (workers != null) workers.close();
         workers = null;
-        if (master != null) master.close();
-        master = null;
+        if (cluster != null) cluster.close();
+        cluster = null;
     }
 
     /** Calls {@code action} once, on the listener thread, when {@code n} tasks of the job's map stage have ended. */

@@ -22,18 +22,23 @@ public enum Format {
             1,
             Releases.V0_1_0,
             "`MasterCommand` protobuf entries in the Ratis log. A master refuses, before logging, a command it cannot "
-                    + "apply; one found in the log stops that master (never skipped)."),
+                    + "apply, or one another member of its group cannot (`VERSION_MISMATCH`; each master asks the others "
+                    + "over Raft which formats they apply, `GroupFormats`); one found in the log stops that master "
+                    + "(never skipped)."),
     RAFT_SNAPSHOT(
             "Raft snapshot",
             2,
             1,
             Releases.NEXT,
             "`MasterSnapshot` protobuf written by `RatisStateMachine`. 0.2.0 keeps unregistered shuffles as id ranges "
-                    + "(`UnregisteredShuffles.range_ends`); a 0.1.0 master installing such a snapshot reads each range "
-                    + "as its first id, so it forgets the rest, and a worker's files of those shuffles expire through "
-                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe. 0.2.0 also keeps each application's "
-                    + "secret, sealed under the cluster-derived key (`ApplicationSlots.sealed_secret`), when "
-                    + "authentication is on; a 0.1.0 master ignores it (its applications then cannot authenticate)."),
+                    + "(`UnregisteredShuffles.range_ends`). While a 0.1.0 master is in the group (or a member has not "
+                    + "answered yet), masters write format 1: single ids, the highest 1,000 per application, as 0.1.0 "
+                    + "kept them. A 0.1.0 master that installs a format-2 snapshot written before it joined reads each "
+                    + "range as its first id, so it forgets the rest, and a worker's files of those shuffles expire "
+                    + "through the unknown-shuffle grace instead of at once: a downgrade stays safe. 0.2.0 also keeps "
+                    + "each application's secret, sealed under the cluster-derived key "
+                    + "(`ApplicationSlots.sealed_secret`), when authentication is on; a 0.1.0 master ignores it (its "
+                    + "applications then cannot authenticate)."),
     WORKER_METADATA(
             "Worker metadata",
             2,

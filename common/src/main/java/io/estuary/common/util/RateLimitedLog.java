@@ -45,7 +45,7 @@ public final class RateLimitedLog {
 
     /** Logs {@code message} at WARN unless a line of {@code key} was logged less than an interval ago. */
     public boolean warnFor(String key, String message) {
-        return log(key, "{}", message);
+        return log(key, "{}", new Object[] {message});
     }
 
     private boolean log(String key, String format, Object[] args) {

@@ -35,6 +35,7 @@ public final class MasterMetrics {
         "unregister_shuffle",
         "unregister_application"
     };
+
     private final Counter authFailures;
     private final Counter admittedUnchecked;
 

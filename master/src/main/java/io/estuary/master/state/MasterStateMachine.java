@@ -15,6 +15,7 @@ import io.estuary.common.protocol.WorkerDisksChanged;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.protocol.WorkerStateChanged;
+import io.estuary.common.release.Format;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -65,6 +66,31 @@ public final class MasterStateMachine {
             throw new UnappliableCommandException("this master cannot apply " + command.getCommandCase() + ": "
                     + unknown + " is unknown to this version (written by a newer master?)");
         }
+    }
+
+    /**
+     * Fields of {@code MasterCommand} (and the messages in it) added after release 0.1.0, by full name, with the Raft
+     * log format ({@link Format#RAFT_LOG}) that added them. A field added to master_log.proto gets an entry here and
+     * raises the format: while a master of an older release is in the group, a command using it is refused before it
+     * is logged ({@link GroupFormats#checkLoggable}). Empty: every command and field is 0.1.0's.
+     */
+    static final java.util.Map<String, Integer> ADDED_IN_LOG_FORMAT = java.util.Collections.emptyMap();
+
+    /** The Raft log format a master needs to apply {@code command} (1: release 0.1.0 applies it). */
+    static int logFormatOf(MasterCommand command) {
+        return ADDED_IN_LOG_FORMAT.isEmpty() ? 1 : logFormatOf(command, ADDED_IN_LOG_FORMAT);
+    }
+
+    static int logFormatOf(com.google.protobuf.Message m, java.util.Map<String, Integer> added) {
+        int needed = 1;
+        for (java.util.Map.Entry<com.google.protobuf.Descriptors.FieldDescriptor, Object> f :
+                m.getAllFields().entrySet()) {
+            needed = Math.max(needed, added.getOrDefault(f.getKey().getFullName(), 1));
+            if (f.getKey().getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) continue;
+            List<?> items = f.getKey().isRepeated() ? (List<?>) f.getValue() : List.of(f.getValue());
+            for (Object item : items) needed = Math.max(needed, logFormatOf((com.google.protobuf.Message) item, added));
+        }
+        return needed;
     }
 
     private static String unknownPart(com.google.protobuf.Message m, String path) {
@@ -230,8 +256,25 @@ public final class MasterStateMachine {
         if (partial.isEmpty()) state.partialPlacements.remove(app);
     }
 
-    /** The whole state, for a snapshot. Deterministic: the same state always gives the same bytes. */
-    public synchronized MasterSnapshot snapshot() {
+    /** Unregistered shuffle ids per application a snapshot of format 1 (release 0.1.0) holds at most. */
+    static final int FORMAT_1_UNREGISTERED_PER_APP = 1_000;
+
+    /** The whole state, for a snapshot in this release's format. */
+    public MasterSnapshot snapshot() {
+        return snapshot(Format.RAFT_SNAPSHOT.version());
+    }
+
+    /**
+     * The whole state, for a snapshot in {@code format} ({@link Format#RAFT_SNAPSHOT}; the newest every master of the
+     * group installs, {@link GroupFormats#snapshotFormat()}). Format 1 (release 0.1.0) lists unregistered shuffles
+     * one id at a time, the highest {@value #FORMAT_1_UNREGISTERED_PER_APP} per application, as 0.1.0 kept them;
+     * format 2 lists ranges. Deterministic: the same state and format always give the same bytes.
+     */
+    public synchronized MasterSnapshot snapshot(int format) {
+        if (format < Format.RAFT_SNAPSHOT.oldestRead() || format > Format.RAFT_SNAPSHOT.version()) {
+            throw new IllegalArgumentException("no snapshot format " + format + " (this release writes "
+                    + Format.RAFT_SNAPSHOT.oldestRead() + " to " + Format.RAFT_SNAPSHOT.version() + ")");
+        }
         MasterSnapshot.Builder b = MasterSnapshot.newBuilder().addAllWorkers(state.workers.values());
         for (java.util.Map.Entry<String, WorkerState> e : state.workerStates.entrySet()) {
             b.addWorkerStates(WorkerStateChanged.newBuilder()
@@ -264,9 +307,13 @@ public final class MasterStateMachine {
         b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
         for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
             UnregisteredShuffles.Builder u = UnregisteredShuffles.newBuilder().setAppId(app);
-            for (java.util.Map.Entry<Integer, Integer> r :
-                    state.unregisteredShuffles.get(app).ranges().entrySet()) {
-                u.addShuffleIds(r.getKey()).addRangeEnds(r.getValue());
+            ShuffleIdRanges ids = state.unregisteredShuffles.get(app);
+            if (format == 1) {
+                u.addAllShuffleIds(ids.highestIds(FORMAT_1_UNREGISTERED_PER_APP));
+            } else {
+                for (java.util.Map.Entry<Integer, Integer> r : ids.ranges().entrySet()) {
+                    u.addShuffleIds(r.getKey()).addRangeEnds(r.getValue());
+                }
             }
             b.addUnregistered(u);
         }

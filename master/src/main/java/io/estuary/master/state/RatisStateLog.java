@@ -72,6 +72,22 @@ public final class RatisStateLog implements StateLog {
 
     private volatile boolean closing;
 
+    /** How often each member of the group is asked which formats it applies ({@link GroupFormats}). */
+    private static final long ASK_FORMATS_EVERY_SECONDS = 5;
+
+    /** What every member of the group applies: what this master logs and snapshots. */
+    private final GroupFormats groupFormats;
+    /** Asks the other members their formats (Ratis reads to one server each, no retries). */
+    private final org.apache.ratis.client.RaftClient peerClient;
+
+    private final ScheduledExecutorService formatsPoller = new GuardedScheduledExecutor("master-raft-formats");
+    /**
+     * Per member: {polls to skip before it is asked again, the next such skip}. A member that does not answer is
+     * asked less and less often (down to once a minute), since each failed attempt makes Ratis's client log a
+     * connection error. Poller thread only.
+     */
+    private final java.util.Map<String, int[]> askBackoff = new java.util.HashMap<>();
+
     /**
      * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
      * long JVM pause): a master without it must not linger with open ports.
@@ -88,6 +104,8 @@ public final class RatisStateLog implements StateLog {
                     .setAddress(n.raftEndpoint())
                     .build());
         }
+        this.groupFormats = new GroupFormats(
+                selfId, nodes.all().stream().map(n -> n.id).collect(java.util.stream.Collectors.toList()));
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
         Parameters parameters = null;
@@ -122,10 +140,23 @@ public final class RatisStateLog implements StateLog {
                 .setProperties(p)
                 .setParameters(parameters)
                 .setStateMachine(new RatisStateMachine(
-                        stateMachine, this::leadershipChanged, why -> applyFailed(why, onRaftLost)))
+                        stateMachine,
+                        this::leadershipChanged,
+                        why -> applyFailed(why, onRaftLost),
+                        groupFormats::snapshotFormat))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
         server.start();
+        RaftProperties cp = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(cp, SupportedRpcType.NETTY);
+        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(
+                cp, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        this.peerClient = org.apache.ratis.client.RaftClient.newBuilder()
+                .setRaftGroup(RaftGroup.valueOf(GROUP_ID, peers))
+                .setProperties(cp)
+                .setRetryPolicy(org.apache.ratis.retry.RetryPolicies.noRetry())
+                .build();
+        formatsPoller.scheduleWithFixedDelay(this::askFormats, 0, ASK_FORMATS_EVERY_SECONDS, TimeUnit.SECONDS);
         watchdog.scheduleWithFixedDelay(
                 () -> {
                     if (!closing && !alive()) {
@@ -138,6 +169,45 @@ public final class RatisStateLog implements StateLog {
                 1,
                 TimeUnit.SECONDS);
         LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
+    }
+
+    /** Asks every other member which formats it applies; one that does not answer counts as the oldest release. */
+    private void askFormats() {
+        for (MasterNodes.Node n : nodes.all()) {
+            if (closing) return;
+            if (n.id.equals(server.getId().toString())) continue;
+            int[] backoff = askBackoff.computeIfAbsent(n.id, id -> new int[2]);
+            if (backoff[0] > 0) {
+                backoff[0]--;
+                continue;
+            }
+            boolean answered = false;
+            try {
+                // Blocking: the client's ordered async stream closes for good at its first failure (a member down).
+                // A stale read at index 0 is answered by any member, leader or not.
+                RaftClientReply r = peerClient.io().sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id));
+                if (r.isSuccess()) {
+                    Message m = r.getMessage();
+                    byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
+                    groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
+                    answered = true;
+                }
+            } catch (IOException | RuntimeException e) {
+                // down or restarting: counted below
+            }
+            if (answered) {
+                backoff[1] = 0;
+            } else {
+                groupFormats.unreachable(n.id);
+                backoff[1] = Math.min(Math.max(1, backoff[1] * 2), 12);
+                backoff[0] = backoff[1];
+            }
+        }
+    }
+
+    /** What every member of the group applies, as far as this master knows. */
+    GroupFormats groupFormats() {
+        return groupFormats;
     }
 
     /** A committed entry could not be applied: stop the Raft server (not on the apply thread) and the master. */
@@ -182,6 +252,9 @@ public final class RatisStateLog implements StateLog {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
             MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
+            // and so is what another member cannot apply (a master of the last release, during a rolling upgrade)
+            groupFormats.checkLoggable(
+                    MasterStateMachine.logFormatOf(command), String.valueOf(command.getCommandCase()));
         } catch (RuntimeException e) {
             done.completeExceptionally(e);
             return done;
@@ -321,6 +394,12 @@ public final class RatisStateLog implements StateLog {
         closing = true;
         watchdog.shutdownNow();
         submitter.shutdownNow();
+        formatsPoller.shutdownNow();
+        try {
+            peerClient.close();
+        } catch (IOException e) {
+            LOG.warn("Closing the Raft client failed", e);
+        }
         try {
             server.close();
         } catch (IOException e) {

@@ -2,6 +2,7 @@ package io.estuary.master.state;
 
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.MasterSnapshot;
+import io.estuary.common.release.Format;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,6 +41,8 @@ final class RatisStateMachine extends BaseStateMachine {
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Runnable leadershipListener;
     private final java.util.function.Consumer<String> applyFailed;
+    /** The snapshot format every member of the group installs (the group may hold masters of the last release). */
+    private final java.util.function.IntSupplier snapshotFormat;
     /** Set (on the apply thread) once an entry could not be applied: nothing after it is applied either. */
     private volatile String stoppedBecause;
 
@@ -49,9 +52,30 @@ final class RatisStateMachine extends BaseStateMachine {
      */
     RatisStateMachine(
             MasterStateMachine state, Runnable leadershipListener, java.util.function.Consumer<String> applyFailed) {
+        this(state, leadershipListener, applyFailed, Format.RAFT_SNAPSHOT::version);
+    }
+
+    /** As above, writing snapshots in the format {@code snapshotFormat} gives (see {@link GroupFormats}). */
+    RatisStateMachine(
+            MasterStateMachine state,
+            Runnable leadershipListener,
+            java.util.function.Consumer<String> applyFailed,
+            java.util.function.IntSupplier snapshotFormat) {
         this.state = state;
         this.leadershipListener = leadershipListener;
         this.applyFailed = applyFailed;
+        this.snapshotFormat = snapshotFormat;
+    }
+
+    /**
+     * The only question peers ask (a Ratis read, never logged): which formats this master applies
+     * ({@link GroupFormats}). A master of 0.1.0 has no such answer and replies empty.
+     */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        return CompletableFuture.completedFuture(
+                Message.valueOf(org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations.unsafeWrap(
+                        GroupFormats.ours().toByteArray())));
     }
 
     @Override
@@ -104,7 +128,9 @@ final class RatisStateMachine extends BaseStateMachine {
         // Runs on the apply thread, so no command is applied while the state is copied.
         if (stoppedBecause != null) throw new IOException("no snapshot: " + stoppedBecause);
         TermIndex ti = getLastAppliedTermIndex();
-        MasterSnapshot snap = state.snapshot();
+        // In the form every master of the group installs: the leader may send this file to any of them.
+        int format = snapshotFormat.getAsInt();
+        MasterSnapshot snap = state.snapshot(format);
         File f = storage.getSnapshotFile(ti.getTerm(), ti.getIndex());
         File tmp = new File(f.getPath() + ".tmp");
         try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(
@@ -126,7 +152,7 @@ final class RatisStateMachine extends BaseStateMachine {
         }
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(f);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(f.toPath(), md5), ti));
-        LOG.info("Took master snapshot {} ({} bytes)", ti, f.length());
+        LOG.info("Took master snapshot {} ({} bytes, format {})", ti, f.length(), format);
         return ti.getIndex();
     }
 

@@ -53,6 +53,19 @@ final class ShuffleIdRanges {
         return ranges.isEmpty();
     }
 
+    /**
+     * The {@code max} highest ids, one by one, in ascending order: the form of a snapshot of release 0.1.0, which
+     * kept single ids (at most 1,000 per application, the highest).
+     */
+    java.util.List<Integer> highestIds(int max) {
+        java.util.ArrayDeque<Integer> ids = new java.util.ArrayDeque<>();
+        for (Map.Entry<Integer, Integer> r : ranges.descendingMap().entrySet()) {
+            for (long id = r.getValue(); id >= r.getKey() && ids.size() < max; id--) ids.addFirst((int) id);
+            if (ids.size() >= max) break;
+        }
+        return new java.util.ArrayList<>(ids);
+    }
+
     /** The ranges in ascending order, first id to last id. */
     Map<Integer, Integer> ranges() {
         return java.util.Collections.unmodifiableMap(ranges);

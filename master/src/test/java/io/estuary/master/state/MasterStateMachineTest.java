@@ -27,7 +27,7 @@ class MasterStateMachineTest {
                 .build();
     }
 
-    private static List<MasterCommand> history() {
+    static List<MasterCommand> history() {
         List<MasterCommand> cs = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             cs.add(MasterCommand.newBuilder()

@@ -84,7 +84,9 @@ public final class MasterProcesses implements AutoCloseable {
                         : Arrays.asList(
                                 "estuary.master.host=127.0.0.1",
                                 "estuary.master.port=" + rpcPort,
-                                "estuary.master.http.port=" + httpPorts[i]));
+                                "estuary.master.http.port=" + httpPorts[i],
+                                // as the in-process MiniCluster's master, so tests behave alike on either
+                                "estuary.master.liveness.checkInterval=1s"));
         settings.addAll(extraSettings);
         String cp = classPaths[i] != null ? classPaths[i] : ServerProcess.serverClassPath();
         processes[i] = ServerProcess.start(

@@ -10,10 +10,15 @@ public final class ProcessCluster implements AutoCloseable {
     private final WorkerProcesses workers;
 
     public ProcessCluster(int numWorkers, String... workerSettings) throws Exception {
+        this(numWorkers, 1, workerSettings);
+    }
+
+    /** As above, each worker with {@code disksPerWorker} storage folders. */
+    public ProcessCluster(int numWorkers, int disksPerWorker, String... workerSettings) throws Exception {
         MasterProcesses m = MasterProcesses.single();
         WorkerProcesses w = null;
         try {
-            w = new WorkerProcesses(numWorkers, m.endpoints(), workerSettings);
+            w = new WorkerProcesses(numWorkers, disksPerWorker, m.endpoints(), workerSettings);
             w.awaitRegistered(() -> registered(m), 90_000);
         } catch (Exception | Error e) {
             try {

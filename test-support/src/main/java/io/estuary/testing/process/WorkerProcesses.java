@@ -34,14 +34,21 @@ public final class WorkerProcesses implements AutoCloseable {
     private final int[] bindRetries;
     /** Per worker: the class path it starts from (null: this build's, {@link ServerProcess#serverClassPath()}). */
     private final String[] classPaths;
+    /** Storage folders each worker has: {@link #disk(int)}, then {@code -2}, {@code -3}... beside it. */
+    private final int disksPerWorker;
 
     public WorkerProcesses(int n, String masterEndpoints, String... settings) throws IOException {
         this(n, masterEndpoints, Collections.<String>emptyList(), settings);
     }
 
+    /** {@code n} workers with {@code disksPerWorker} storage folders each (placement across a worker's disks). */
+    public WorkerProcesses(int n, int disksPerWorker, String masterEndpoints, String... settings) throws IOException {
+        this(new String[n], disksPerWorker, masterEndpoints, Collections.<String>emptyList(), settings);
+    }
+
     public WorkerProcesses(int n, String masterEndpoints, List<String> jvmOptions, String... settings)
             throws IOException {
-        this(new String[n], masterEndpoints, jvmOptions, settings);
+        this(new String[n], 1, masterEndpoints, jvmOptions, settings);
     }
 
     /**
@@ -49,13 +56,20 @@ public final class WorkerProcesses implements AutoCloseable {
      * {@code <dist>/jars/*} of an earlier release).
      */
     public WorkerProcesses(List<String> classPaths, String masterEndpoints, String... settings) throws IOException {
-        this(classPaths.toArray(new String[0]), masterEndpoints, Collections.<String>emptyList(), settings);
+        this(classPaths.toArray(new String[0]), 1, masterEndpoints, Collections.<String>emptyList(), settings);
     }
 
-    private WorkerProcesses(String[] classPaths, String masterEndpoints, List<String> jvmOptions, String... settings)
+    private WorkerProcesses(
+            String[] classPaths,
+            int disksPerWorker,
+            String masterEndpoints,
+            List<String> jvmOptions,
+            String... settings)
             throws IOException {
+        if (disksPerWorker < 1) throw new IllegalArgumentException("disksPerWorker " + disksPerWorker + " < 1");
         int n = classPaths.length;
         this.classPaths = classPaths;
+        this.disksPerWorker = disksPerWorker;
         this.jvmOptions = jvmOptions;
         this.dir = Files.createTempDirectory("estuary-worker-procs");
         this.processes = new Process[n];
@@ -77,6 +91,31 @@ public final class WorkerProcesses implements AutoCloseable {
         return dir.resolve("worker-" + i + "-disk");
     }
 
+    /** Worker i's storage folders, comma-separated, {@link #disk(int)} first. */
+    private String storageDirs(int i) {
+        StringBuilder dirs = new StringBuilder(disk(i).toString());
+        for (int d = 2; d <= disksPerWorker; d++)
+            dirs.append(',').append(disk(i)).append('-').append(d);
+        return dirs.toString();
+    }
+
+    /**
+     * Partition data files ({@code .data}) on every worker's disks now: whether a job's data reached the workers at
+     * all. Files of shuffles unregistered meanwhile may be gone already.
+     */
+    public long dataFileCount() {
+        return countDataFiles(dir.toFile());
+    }
+
+    private static long countDataFiles(File folder) {
+        File[] children = folder.listFiles(); // null when deleted meanwhile (an expired shuffle's folder)
+        if (children == null) return 0;
+        long n = 0;
+        for (File f : children)
+            n += f.isDirectory() ? countDataFiles(f) : f.getName().endsWith(".data") ? 1 : 0;
+        return n;
+    }
+
     public void start(int i) throws IOException {
         List<String> settings = new ArrayList<>(Arrays.asList(
                 "estuary.master.endpoints=" + masterEndpoints,
@@ -85,7 +124,7 @@ public final class WorkerProcesses implements AutoCloseable {
                 "estuary.worker.push.port=" + ports[i][1],
                 "estuary.worker.fetch.port=" + ports[i][2],
                 "estuary.worker.http.port=0",
-                "estuary.worker.storage.dirs=" + disk(i),
+                "estuary.worker.storage.dirs=" + storageDirs(i),
                 "estuary.worker.disk.reserve=0",
                 "estuary.worker.heartbeat.interval=1s"));
         settings.addAll(extraSettings);
@@ -206,7 +245,9 @@ public final class WorkerProcesses implements AutoCloseable {
     /** Starts a killed worker again on the same ports; {@code wipe} empties its disk first (a replaced machine). */
     public void restart(int i, boolean wipe) throws IOException {
         portsFixed[i] = true;
-        if (wipe) deleteTree(disk(i));
+        if (wipe) {
+            for (String d : storageDirs(i).split(",")) deleteTree(java.nio.file.Paths.get(d));
+        }
         start(i);
     }
 
