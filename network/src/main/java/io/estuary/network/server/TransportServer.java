@@ -8,6 +8,7 @@ import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
 import io.estuary.network.protocol.ProtocolRange;
+import io.estuary.network.tls.ServerTls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -40,6 +41,7 @@ public final class TransportServer implements Closeable {
     private final EventLoopGroup workers;
     private final Channel channel;
     private final int port;
+    private volatile ServerTls tls; // null: plain
 
     public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
         this(conf, name, host, port, handler, TransportObserver.NONE);
@@ -109,6 +111,8 @@ public final class TransportServer implements Closeable {
                         // must
                         // also close a connection that never says hello).
                         ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, speaks));
+                        ServerTls t = tls;
+                        if (t != null) t.addTo(ch.pipeline(), name); // first: everything after it is encrypted
                     }
                 });
         InetSocketAddress addr =
@@ -184,6 +188,15 @@ public final class TransportServer implements Closeable {
                                 maxHeaderString,
                                 handler.receiveProgress(pipeline.channel())))
                 .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs, clock));
+    }
+
+    /**
+     * Serves new connections with TLS ({@code null}: plain). Set it right after construction, before clients
+     * connect: a connection accepted before is plain.
+     */
+    public TransportServer withTls(ServerTls tls) {
+        this.tls = tls;
+        return this;
     }
 
     /** The address the server socket is bound to. */
