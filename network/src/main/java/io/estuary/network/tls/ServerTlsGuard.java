@@ -4,6 +4,7 @@ import io.estuary.common.config.TlsConfig;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -53,6 +54,11 @@ final class ServerTlsGuard extends ChannelInboundHandlerAdapter {
     private void report(ChannelHandlerContext ctx, Throwable cause) {
         if (reported) return;
         reported = true;
+        if (cause instanceof ClosedChannelException) {
+            // The peer left before finishing (a TCP probe, or a plain client already told why): nothing to say.
+            LOG.debug("{}: {} closed the connection during the TLS handshake", serverName, ctx.channel().remoteAddress());
+            return;
+        }
         long now = System.nanoTime();
         long next = NEXT_WARN.get();
         if (now - next >= 0 && NEXT_WARN.compareAndSet(next, now + WARN_EVERY_NANOS)) {
