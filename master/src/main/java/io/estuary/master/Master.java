@@ -2,6 +2,7 @@ package io.estuary.master;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.MasterCommandBatch;
@@ -23,6 +24,7 @@ import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.ServerTls;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -122,7 +124,8 @@ public final class Master implements AdministeredMaster, Closeable {
         });
         TransportServer rpc = null;
         try {
-            rpc = new TransportServer(conf, "master", host, port, handler, TransportObserver.NONE, clock);
+            ServerTls tls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL); // before binding: may fail
+            rpc = new TransportServer(conf, "master", host, port, handler, TransportObserver.NONE, clock).withTls(tls);
             this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();

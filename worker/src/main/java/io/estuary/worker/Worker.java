@@ -4,6 +4,7 @@ import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
@@ -12,6 +13,8 @@ import io.estuary.common.util.HostNames;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.ClientTls;
+import io.estuary.network.tls.ServerTls;
 import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.fetch.CacheFiller;
 import io.estuary.worker.fetch.FetchHandler;
@@ -84,6 +87,10 @@ public final class Worker implements Closeable {
             throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
                     + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
         }
+        // TLS files are read first: files that cannot be used fail the start before anything is opened.
+        ServerTls internalTls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL);
+        ServerTls dataTls = ServerTls.fromConf(conf, TlsConfig.Group.DATA);
+        ClientTls internalClientTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);
         this.storage = new StorageManager(conf, clock);
         this.registry = new PartitionRegistry(storage);
         this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
@@ -120,50 +127,54 @@ public final class Worker implements Closeable {
         }
         this.admin = new WorkerAdmin(
                 conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams, clock);
-        this.replicator =
-                new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
+        this.replicator = new Replicator(
+                new TransportClientFactory(conf, "worker-replicate").withTls(internalClientTls),
+                admin.metrics()::replicated);
         this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
         TransportServer rpc = null;
         TransportServer push = null;
         TransportServer fetch = null;
         try {
             rpc = new TransportServer(
-                    conf,
-                    "worker-rpc",
-                    host,
-                    conf.get(WorkerConfig.RPC_PORT),
-                    new WorkerControlHandler(
-                            registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
-                    admin.observer("rpc"),
-                    clock);
+                            conf,
+                            "worker-rpc",
+                            host,
+                            conf.get(WorkerConfig.RPC_PORT),
+                            new WorkerControlHandler(
+                                    registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
+                            admin.observer("rpc"),
+                            clock)
+                    .withTls(internalTls);
             push = new TransportServer(
-                    conf,
-                    "worker-push",
-                    host,
-                    conf.get(WorkerConfig.PUSH_PORT),
-                    new PushHandler(
-                            registry,
-                            storage.memory(),
-                            replicator,
-                            congestion,
-                            softSplit,
-                            hardSplit,
-                            gate,
-                            new io.estuary.network.server.RpcHandler.FrameLimit(
-                                    Math.min(
-                                            conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
-                                            storage.memory().limit() / 4),
-                                    WorkerConfig.PUSH_MAX_UNFINISHED.key())),
-                    admin.observer("push"),
-                    clock);
+                            conf,
+                            "worker-push",
+                            host,
+                            conf.get(WorkerConfig.PUSH_PORT),
+                            new PushHandler(
+                                    registry,
+                                    storage.memory(),
+                                    replicator,
+                                    congestion,
+                                    softSplit,
+                                    hardSplit,
+                                    gate,
+                                    new io.estuary.network.server.RpcHandler.FrameLimit(
+                                            Math.min(
+                                                    conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
+                                                    storage.memory().limit() / 4),
+                                            WorkerConfig.PUSH_MAX_UNFINISHED.key())),
+                            admin.observer("push"),
+                            clock)
+                    .withTls(dataTls);
             fetch = new TransportServer(
-                    conf,
-                    "worker-fetch",
-                    host,
-                    conf.get(WorkerConfig.FETCH_PORT),
-                    fetchHandler,
-                    admin.observer("fetch"),
-                    clock);
+                            conf,
+                            "worker-fetch",
+                            host,
+                            conf.get(WorkerConfig.FETCH_PORT),
+                            fetchHandler,
+                            admin.observer("fetch"),
+                            clock)
+                    .withTls(dataTls);
             admin.start(
                     host,
                     conf.get(WorkerConfig.HTTP_PORT),
@@ -194,7 +205,7 @@ public final class Worker implements Closeable {
                 .setPushPort(push.port())
                 .setFetchPort(fetch.port())
                 .build();
-        this.masterClients = new TransportClientFactory(conf, "worker-master-client");
+        this.masterClients = new TransportClientFactory(conf, "worker-master-client").withTls(internalClientTls);
         long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
         this.heartbeater = new MasterHeartbeater(
                 new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS), clock),

@@ -56,7 +56,10 @@ final class ServerTlsGuard extends ChannelInboundHandlerAdapter {
         reported = true;
         if (cause instanceof ClosedChannelException) {
             // The peer left before finishing (a TCP probe, or a plain client already told why): nothing to say.
-            LOG.debug("{}: {} closed the connection during the TLS handshake", serverName, ctx.channel().remoteAddress());
+            LOG.debug(
+                    "{}: {} closed the connection during the TLS handshake",
+                    serverName,
+                    ctx.channel().remoteAddress());
             return;
         }
         long now = System.nanoTime();
