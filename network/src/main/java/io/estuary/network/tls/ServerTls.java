@@ -5,6 +5,7 @@ import io.estuary.common.config.TlsConfig;
 import io.estuary.common.time.Clock;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.SslContext;
+import java.io.File;
 
 /**
  * TLS for the servers of one port group: presents the group's certificate (reloaded when its files change) and, with
@@ -14,10 +15,12 @@ import io.netty.handler.ssl.SslContext;
  */
 public final class ServerTls {
     private final TlsConfig.Group group;
+    private final TlsFiles files;
     private final ReloadingSslContext context;
 
-    private ServerTls(TlsConfig.Group group, ReloadingSslContext context) {
+    private ServerTls(TlsConfig.Group group, TlsFiles files, ReloadingSslContext context) {
         this.group = group;
+        this.files = files;
         this.context = context;
     }
 
@@ -35,12 +38,35 @@ public final class ServerTls {
         TlsFiles files = TlsFiles.configured(conf, group);
         return new ServerTls(
                 group,
+                files,
                 new ReloadingSslContext(
                         "server", files, SslContexts::server, clock, conf.get(TlsConfig.RELOAD_INTERVAL)));
     }
 
     public TlsConfig.Group group() {
         return group;
+    }
+
+    /**
+     * The group's configured PEM files (certificate chain, PKCS#8 key, trust bundle; trust may be null), for
+     * transports that load TLS from files themselves and cannot take a Netty context (the masters' Raft runs on its
+     * own relocated Netty). Such a transport does not reload them.
+     */
+    public File certFile() {
+        return files.certFile;
+    }
+
+    public File keyFile() {
+        return files.keyFile;
+    }
+
+    public File trustFile() {
+        return files.trustFile;
+    }
+
+    /** Whether the group requires client certificates (mutual TLS). */
+    public boolean clientAuth() {
+        return files.clientAuth;
     }
 
     /**
