@@ -5,6 +5,7 @@ import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.network.auth.Credentials;
 import io.estuary.network.client.TransportClientFactory;
+import io.estuary.network.tls.ClientTls;
 import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,6 +22,8 @@ final class ClientConnections implements Closeable {
     private final String name;
     /** Null with authentication off. */
     private final byte[] secret;
+    /** TLS of the workers' push and fetch ports; null: plain. */
+    private final ClientTls tls;
 
     private final TransportClientFactory unauthenticated;
     private final Map<String, TransportClientFactory> byApplication = new ConcurrentHashMap<>();
@@ -29,9 +32,10 @@ final class ClientConnections implements Closeable {
     /**
      * @throws ConfigException when authentication is on and the process has no application secret (or a bad one)
      */
-    ClientConnections(EstuaryConf conf, String name) {
+    ClientConnections(EstuaryConf conf, String name, ClientTls tls) {
         this.conf = conf;
         this.name = name;
+        this.tls = tls;
         if (conf.get(AuthConfig.ENABLED)) {
             this.secret = AuthConfig.applicationSecret(conf);
             if (secret == null) {
@@ -43,7 +47,7 @@ final class ClientConnections implements Closeable {
             this.unauthenticated = null;
         } else {
             this.secret = null;
-            this.unauthenticated = new TransportClientFactory(conf, name);
+            this.unauthenticated = new TransportClientFactory(conf, name).withTls(tls);
         }
     }
 
@@ -55,7 +59,8 @@ final class ClientConnections implements Closeable {
         synchronized (this) {
             if (closed) throw new IllegalStateException("the shuffle client is closed");
             return byApplication.computeIfAbsent(
-                    appId, a -> new TransportClientFactory(conf, name, Credentials.application(a, secret)));
+                    appId,
+                    a -> new TransportClientFactory(conf, name, Credentials.application(a, secret)).withTls(tls));
         }
     }
 

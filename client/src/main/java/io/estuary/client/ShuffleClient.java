@@ -10,6 +10,7 @@ import io.estuary.client.write.WriterPort;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetReducerFileGroupRequest;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
@@ -28,6 +29,7 @@ import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
+import io.estuary.network.tls.ClientTls;
 import java.io.Closeable;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +55,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     private final EstuaryConf conf;
     private final Clock clock;
     private final ClientConnections connections;
+    private final ClientTls driverTls; // null: plain
     private final ScheduledExecutorService retryTimer;
     private final ReviveBatcher revives;
     private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
@@ -80,7 +83,9 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         // each waiting for the master and for the workers).
         this.fileGroupWaitMs = conf.get(ClientConfig.COMMIT_TIMEOUT) + rpc;
         this.registerWaitMs = 3 * (conf.get(ClientConfig.MASTER_WAIT) + 2 * rpc) + rpc;
-        this.connections = new ClientConnections(conf, "estuary-client");
+        // Workers' push and fetch ports are the data group; the driver's port (driver()) the application group.
+        this.connections = new ClientConnections(conf, "estuary-client", ClientTls.fromConf(conf, TlsConfig.Group.DATA));
+        this.driverTls = ClientTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
         this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
     }
@@ -180,7 +185,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     }
 
     private TransportClient driver(ShuffleSpec spec) throws RemoteException {
-        return connections.of(spec.appId).client(spec.driverHost, spec.driverPort);
+        return connections.of(spec.appId).client(spec.driverHost, spec.driverPort, driverTls);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.estuary.master;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.MasterCommandBatch;
@@ -24,6 +25,7 @@ import io.estuary.master.state.WorkerId;
 import io.estuary.network.auth.ServerSecurity;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.ServerTls;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -128,6 +130,7 @@ public final class Master implements AdministeredMaster, Closeable {
         });
         TransportServer rpc = null;
         try {
+            ServerTls tls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL); // before binding: may fail
             // Admits anonymous connections: a lifecycle manager registers its application's secret on one.
             rpc = new TransportServer(
                     conf,
@@ -138,7 +141,8 @@ public final class Master implements AdministeredMaster, Closeable {
                     TransportServer.Options.defaults()
                             .observer(TransportObserver.NONE)
                             .clock(clock)
-                            .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, true)));
+                            .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, true))
+                            .tls(tls));
             this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();

@@ -5,6 +5,7 @@ import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.GetApplicationSecretRequest;
 import io.estuary.common.protocol.GetApplicationSecretResponse;
@@ -21,6 +22,8 @@ import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.ClientTls;
+import io.estuary.network.tls.ServerTls;
 import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.auth.ApplicationSecretCache;
 import io.estuary.worker.fetch.CacheFiller;
@@ -101,6 +104,10 @@ public final class Worker implements Closeable {
             throw new ConfigException(WorkerConfig.CHUNK_SIZE.key() + " (" + conf.get(WorkerConfig.CHUNK_SIZE)
                     + ") must stay below " + NetworkConfig.MAX_FRAME_SIZE.key() + " (" + maxFrame + ")");
         }
+        // TLS files are read first: files that cannot be used fail the start before anything is opened.
+        ServerTls internalTls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL);
+        ServerTls dataTls = ServerTls.fromConf(conf, TlsConfig.Group.DATA);
+        ClientTls internalClientTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);
         this.storage = new StorageManager(conf, clock);
         this.registry = new PartitionRegistry(storage);
         this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
@@ -133,7 +140,8 @@ public final class Worker implements Closeable {
             throw e;
         }
         Credentials credentials = ServerSecurity.clusterCredentials(clusterSecret);
-        this.masterClients = new TransportClientFactory(conf, "worker-master-client", credentials);
+        this.masterClients =
+                new TransportClientFactory(conf, "worker-master-client", credentials).withTls(internalClientTls);
         MasterClient masterClient = new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS), clock);
         this.secretAsks = clusterSecret == null
                 ? null
@@ -162,7 +170,8 @@ public final class Worker implements Closeable {
         this.admin = new WorkerAdmin(
                 conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams, clock);
         this.replicator = new Replicator(
-                new TransportClientFactory(conf, "worker-replicate", credentials), admin.metrics()::replicated);
+                new TransportClientFactory(conf, "worker-replicate", credentials).withTls(internalClientTls),
+                admin.metrics()::replicated);
         this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
         // Only servers and applications with a registered secret connect: no anonymous peer.
         TransportServer.Options options = TransportServer.Options.defaults()
@@ -184,7 +193,7 @@ public final class Worker implements Closeable {
                             limits,
                             conf.get(WorkerConfig.COMMIT_MAX_WAIT),
                             authorizer(conf, "worker-rpc")),
-                    options.observer(admin.observer("rpc")));
+                    options.observer(admin.observer("rpc")).tls(internalTls));
             push = new TransportServer(
                     conf,
                     "worker-push",
@@ -204,14 +213,14 @@ public final class Worker implements Closeable {
                                             storage.memory().limit() / 4),
                                     WorkerConfig.PUSH_MAX_UNFINISHED.key()),
                             authorizer(conf, "worker-push")),
-                    options.observer(admin.observer("push")));
+                    options.observer(admin.observer("push")).tls(dataTls));
             fetch = new TransportServer(
                     conf,
                     "worker-fetch",
                     host,
                     conf.get(WorkerConfig.FETCH_PORT),
                     fetchHandler,
-                    options.observer(admin.observer("fetch")));
+                    options.observer(admin.observer("fetch")).tls(dataTls));
             admin.start(
                     host,
                     conf.get(WorkerConfig.HTTP_PORT),

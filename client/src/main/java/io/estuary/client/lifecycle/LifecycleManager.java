@@ -4,6 +4,7 @@ import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.PartitionFiles;
@@ -25,6 +26,8 @@ import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.ClientTls;
+import io.estuary.network.tls.ServerTls;
 import java.io.Closeable;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,8 +113,14 @@ public final class LifecycleManager implements Closeable {
         } else {
             this.secret = null;
         }
+        // Read first: TLS files that cannot be used fail the start before any thread or connection exists.
+        ServerTls serverTls = ServerTls.fromConf(conf, TlsConfig.Group.APPLICATION);
+        // The driver talks to the masters and to the workers' control ports: the internal group.
         this.connections = new TransportClientFactory(
-                conf, "estuary-driver", secret == null ? Credentials.NONE : Credentials.application(appId, secret));
+                        conf,
+                        "estuary-driver",
+                        secret == null ? Credentials.NONE : Credentials.application(appId, secret))
+                .withTls(ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL));
         this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS), clock);
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
@@ -156,30 +165,32 @@ public final class LifecycleManager implements Closeable {
         SecretLookup ownOnly = id ->
                 CompletableFuture.completedFuture(Identity.application(appId).equals(id) ? secret.clone() : null);
         this.server = new TransportServer(
-                conf,
-                "estuary-lifecycle",
-                host,
-                0,
-                new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
-                    @Override
-                    public CompletableFuture<EpochTable> register(ShuffleState s) {
-                        return registrar.register(s);
-                    }
+                        conf,
+                        "estuary-lifecycle",
+                        host,
+                        0,
+                        new ExecutorRequestHandler(
+                                appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
+                                    @Override
+                                    public CompletableFuture<EpochTable> register(ShuffleState s) {
+                                        return registrar.register(s);
+                                    }
 
-                    @Override
-                    public void commit(ShuffleState s) {
-                        LifecycleManager.this.commit(s);
-                    }
+                                    @Override
+                                    public void commit(ShuffleState s) {
+                                        LifecycleManager.this.commit(s);
+                                    }
 
-                    @Override
-                    public void lost(ShuffleState s) {
-                        shuffleLostListener.accept(s.engineShuffleId);
-                        unregisterAtMaster(s.shuffleId);
-                    }
-                }),
+                                    @Override
+                                    public void lost(ShuffleState s) {
+                                        shuffleLostListener.accept(s.engineShuffleId);
+                                        unregisterAtMaster(s.shuffleId);
+                                    }
+                                }),
                 TransportServer.Options.defaults()
                         .clock(clock)
-                        .auth(secret == null ? ServerAuth.off() : ServerAuth.enforce(ownOnly, false)));
+                        .auth(secret == null ? ServerAuth.off() : ServerAuth.enforce(ownOnly, false))
+                        .tls(serverTls));
         long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
         heartbeat.scheduleWithFixedDelay(
                 () -> {

@@ -27,6 +27,7 @@ public final class ConfigRegistry {
         DECLARING_CLASSES.put(WorkerConfig.class, ConfigEntry.Scope.SERVER);
         DECLARING_CLASSES.put(ClientConfig.class, ConfigEntry.Scope.CLIENT);
         DECLARING_CLASSES.put(AuthConfig.class, ConfigEntry.Scope.BOTH);
+        DECLARING_CLASSES.put(TlsConfig.class, ConfigEntry.Scope.BOTH);
     }
 
     private static volatile boolean loaded;

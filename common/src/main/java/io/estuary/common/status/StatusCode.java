@@ -41,7 +41,8 @@ public enum StatusCode {
     CONGESTED(14, true),
     /**
      * Client and server speak different protocol versions, found by the handshake at connect, before any request:
-     * fail at once; the message names both versions. Set by the client, never sent.
+     * fail at once; the message names both versions. Also when one side speaks TLS and the other does not (the
+     * message says which). Set by the client, never sent.
      */
     VERSION_MISMATCH(15, false),
     /**
@@ -58,7 +59,9 @@ public enum StatusCode {
     STALE_ATTEMPT(17, false),
     /**
      * The connection did not prove who it is (no credentials, a wrong secret, an application the server does not
-     * know) where the server requires it: fail at once, the message says what was missing. Never retried: a new
+     * know) where the server requires it, or a TLS certificate was refused (the server's untrusted, expired or naming
+     * another host; the client's missing or untrusted under mutual TLS): fail at once, the message says what was
+     * missing. Never retried: a new
      * attempt with the same credentials fails the same way.
      */
     UNAUTHENTICATED(18, false),

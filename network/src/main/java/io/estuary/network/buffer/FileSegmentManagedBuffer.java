@@ -1,6 +1,7 @@
 package io.estuary.network.buffer;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import java.io.File;
@@ -8,7 +9,10 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
 
-/** A byte range of a file, sent with zero-copy (sendfile) when written to a channel. */
+/**
+ * A byte range of a file, sent with zero-copy (sendfile) when written to a channel, or read into a pooled buffer for
+ * a TLS channel.
+ */
 public final class FileSegmentManagedBuffer extends ManagedBuffer {
     private final File file;
     private final long offset;
@@ -41,6 +45,22 @@ public final class FileSegmentManagedBuffer extends ManagedBuffer {
     public Object convertToNetty() {
         // DefaultFileRegion opens the file when it is sent and closes it once transferred.
         return new DefaultFileRegion(file, offset, length);
+    }
+
+    @Override
+    public Object convertToNettyBytes(ByteBufAllocator alloc) throws IOException {
+        ByteBuf buf = alloc.directBuffer((int) length);
+        try (RandomAccessFile raf = new RandomAccessFile(file, "r");
+                FileChannel ch = raf.getChannel()) {
+            while (buf.readableBytes() < length) {
+                int n = buf.writeBytes(ch, offset + buf.readableBytes(), (int) length - buf.readableBytes());
+                if (n < 0) throw new IOException(file + " ended before " + (offset + length));
+            }
+            return buf;
+        } catch (IOException | RuntimeException e) {
+            buf.release();
+            throw e;
+        }
     }
 
     @Override

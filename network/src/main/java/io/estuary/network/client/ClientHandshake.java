@@ -94,6 +94,16 @@ final class ClientHandshake extends ByteToMessageDecoder {
     }
 
     private void readAnswer(ChannelHandlerContext ctx, ByteBuf in) {
+        if (in.isReadable() && Handshake.isTlsRecord(in.getUnsignedByte(in.readerIndex()))) {
+            in.skipBytes(in.readableBytes());
+            done.tryFailure(new RemoteException(
+                    StatusCode.VERSION_MISMATCH,
+                    "the server at " + remote + " answered with TLS: its port has TLS on; set "
+                            + "estuary.tls.<group>.enabled=true on this client (the group of that port)",
+                    null));
+            ctx.close();
+            return;
+        }
         if (in.readableBytes() < Handshake.ANSWER_SIZE) return;
         int magic = in.readInt();
         Handshake.Answer answer = new Handshake.Answer(in.readInt(), in.readByte());

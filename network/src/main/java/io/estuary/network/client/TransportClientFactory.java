@@ -7,6 +7,8 @@ import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
 import io.estuary.network.protocol.ProtocolRange;
+import io.estuary.network.tls.ClientTls;
+import io.estuary.network.tls.ClientTlsGuard;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
@@ -18,6 +20,7 @@ import java.io.Closeable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Opens and caches one connection per remote address. Shared by everything in a process (one factory per
@@ -35,6 +38,7 @@ public final class TransportClientFactory implements Closeable {
     private final Credentials credentials;
     private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
+    private volatile ClientTls tls; // null: plain
 
     public TransportClientFactory(EstuaryConf conf, String name) {
         this(conf, name, ProtocolRange.THIS_RELEASE);
@@ -71,6 +75,12 @@ public final class TransportClientFactory implements Closeable {
         return credentials;
     }
 
+    /** Opens new connections with TLS ({@code null}: plain); set it before the first connection. */
+    public TransportClientFactory withTls(ClientTls tls) {
+        this.tls = tls;
+        return this;
+    }
+
     /** The active connection to {@code host:port} if one is open, else null. Never blocks. */
     public TransportClient activeClient(String host, int port) {
         TransportClient c = clients.get(host + ":" + port);
@@ -79,6 +89,14 @@ public final class TransportClientFactory implements Closeable {
 
     /** An active connection to {@code host:port}, opened if needed. */
     public TransportClient client(String host, int port) throws RemoteException {
+        return client(host, port, tls);
+    }
+
+    /**
+     * An active connection to {@code host:port}, opened with {@code tls} if needed: for a factory whose connections
+     * go to port groups with different TLS settings (one address is always the same group).
+     */
+    public TransportClient client(String host, int port, ClientTls tls) throws RemoteException {
         String key = host + ":" + port;
         TransportClient c = clients.get(key);
         if (c != null && c.isActive()) return c;
@@ -86,18 +104,18 @@ public final class TransportClientFactory implements Closeable {
                 connectLocks.computeIfAbsent(key, k -> new Object())) { // per address: a dead host delays only itself
             c = clients.get(key);
             if (c != null && c.isActive()) return c;
-            c = connect(host, port);
+            c = connect(host, port, tls);
             clients.put(key, c);
             return c;
         }
     }
 
-    private TransportClient connect(String host, int port) throws RemoteException {
+    private TransportClient connect(String host, int port, ClientTls tls) throws RemoteException {
         try {
-            return connect(host, port, speaks.newest());
+            return connect(host, port, speaks.newest(), tls);
         } catch (VersionRetry retry) {
             // A server that speaks only an older version this client also speaks (release 0.1.0): say hello with it.
-            return connect(host, port, retry.version);
+            return connect(host, port, retry.version, tls);
         }
     }
 
@@ -112,10 +130,11 @@ public final class TransportClientFactory implements Closeable {
         }
     }
 
-    private TransportClient connect(String host, int port, int helloVersion) throws RemoteException {
+    private TransportClient connect(String host, int port, int helloVersion, ClientTls tls) throws RemoteException {
         String remote = host + ":" + port;
         ResponseHandler handler = new ResponseHandler(remote);
         ClientHandshake handshake = new ClientHandshake(remote, speaks, helloVersion, credentials);
+        AtomicReference<ClientTlsGuard> tlsGuard = new AtomicReference<>(); // set on the event loop
         Bootstrap b = new Bootstrap()
                 .group(loops)
                 .channel(NettyUtils.clientChannelClass())
@@ -132,6 +151,7 @@ public final class TransportClientFactory implements Closeable {
                                 .addLast("encoder", MessageEncoder.INSTANCE)
                                 .addLast("decoder", new FrameDecoder(maxFrameSize))
                                 .addLast("handler", handler);
+                        if (tls != null) tlsGuard.set(tls.addTo(ch.pipeline(), host, port)); // first: all encrypted
                     }
                 });
         ChannelFuture f = b.connect(host, port);
@@ -154,6 +174,10 @@ public final class TransportClientFactory implements Closeable {
         if (!handshake.done().isSuccess()) {
             ch.close();
             Throwable why = handshake.done().cause();
+            ClientTlsGuard guard = tlsGuard.get();
+            if (guard != null && guard.failureStatus() != null) { // say why TLS failed, not "connection closed"
+                throw new RemoteException(guard.failureStatus(), guard.failureMessage(), why);
+            }
             if (why instanceof RemoteException && handshake.retryVersion() > 0 && helloVersion == speaks.newest()) {
                 throw new VersionRetry((RemoteException) why, handshake.retryVersion());
             }

@@ -52,6 +52,14 @@ public final class Handshake {
     public static final byte ACCEPTED = 1;
     public static final byte ACCEPTED_AT = 2;
 
+    /**
+     * Whether {@code firstByte} opens a TLS record (a handshake or an alert): what a TLS peer sends where a hello or
+     * an answer is expected. The magic's first byte is not one of them.
+     */
+    public static boolean isTlsRecord(short firstByte) {
+        return firstByte == 0x16 || firstByte == 0x15;
+    }
+
     public static void writeHello(ByteBuf out, int version) {
         out.writeInt(MAGIC).writeInt(version);
     }

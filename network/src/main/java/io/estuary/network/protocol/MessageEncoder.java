@@ -5,11 +5,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToMessageEncoder;
+import io.netty.handler.ssl.SslHandler;
 import java.util.List;
 
 /**
  * Writes the length, type and header into a small buffer and passes the body on untouched (a ByteBuf, or a
- * FileRegion that Netty sends with sendfile).
+ * FileRegion that Netty sends with sendfile; on a TLS channel the file's bytes in a pooled buffer).
  */
 @ChannelHandler.Sharable
 public final class MessageEncoder extends MessageToMessageEncoder<Message> {
@@ -30,7 +31,9 @@ public final class MessageEncoder extends MessageToMessageEncoder<Message> {
         out.add(header);
         if (body != null) {
             try {
-                out.add(body.convertToNetty());
+                // TLS encrypts in memory, so it cannot send a file region: read file segments into pooled buffers.
+                boolean tls = ctx.pipeline().get(SslHandler.class) != null;
+                out.add(tls ? body.convertToNettyBytes(ctx.alloc()) : body.convertToNetty());
             } finally {
                 msg.releaseBody(); // convertToNetty gave Netty its own reference
             }

@@ -122,6 +122,19 @@ final class ServerHandshake extends ByteToMessageDecoder {
         if (in.readableBytes() < Handshake.HELLO_SIZE) return;
         int magic = in.readInt();
         int clientVersion = in.readInt();
+        if (magic != Handshake.MAGIC && Handshake.isTlsRecord(in.getUnsignedByte(in.readerIndex() - 8))) {
+            LOG.warn(
+                    "{}: {} is a TLS client on this plain port: set estuary.tls.<group>.enabled=false on the client "
+                            + "or enable TLS here; closing the connection",
+                    serverName,
+                    ctx.channel().remoteAddress());
+            in.skipBytes(in.readableBytes());
+            // Plain bytes back: the client's TLS layer then reports at once that this port is not TLS.
+            ByteBuf refusal = ctx.alloc().buffer(Handshake.ANSWER_SIZE);
+            Handshake.writeAnswer(refusal, new Handshake.Answer(speaks.newest(), Handshake.REFUSED));
+            ctx.writeAndFlush(refusal).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
         if (magic != Handshake.MAGIC) {
             LOG.warn(
                     "{}: {} sent no Estuary handshake (a client older than protocol 4, or not an Estuary client); "

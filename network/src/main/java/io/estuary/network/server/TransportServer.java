@@ -9,6 +9,7 @@ import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
 import io.estuary.network.protocol.ProtocolRange;
+import io.estuary.network.tls.ServerTls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -41,6 +42,7 @@ public final class TransportServer implements Closeable {
     private final EventLoopGroup workers;
     private final Channel channel;
     private final int port;
+    private volatile ServerTls tls; // null: plain
 
     public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler) {
         this(conf, name, host, port, handler, TransportObserver.NONE);
@@ -92,6 +94,7 @@ public final class TransportServer implements Closeable {
         ProtocolRange speaks = options.speaks;
         Clock clock = options.clock;
         ServerAuth auth = options.auth;
+        this.tls = options.tls; // before the bind: no connection is ever served plain by mistake
         io.estuary.common.util.RateLimitedLog warnings = ServerHandshake.warnings(clock);
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
@@ -129,6 +132,8 @@ public final class TransportServer implements Closeable {
                                         "encoder",
                                         "handshake",
                                         new ServerHandshake(name, speaks, auth, observer, warnings));
+                        ServerTls t = tls;
+                        if (t != null) t.addTo(ch.pipeline(), name); // first: everything after it is encrypted
                     }
                 });
         InetSocketAddress addr =
@@ -208,23 +213,25 @@ public final class TransportServer implements Closeable {
 
     /**
      * What a server is told besides its address and handler, each with a default: observer {@link
-     * TransportObserver#NONE}, {@link ProtocolRange#THIS_RELEASE}, the system clock, {@link ServerAuth#off()}.
+     * TransportObserver#NONE}, {@link ProtocolRange#THIS_RELEASE}, the system clock, {@link ServerAuth#off()}, no TLS.
      * Immutable: each setter returns a copy.
      */
     public static final class Options {
-        private static final Options DEFAULTS =
-                new Options(TransportObserver.NONE, ProtocolRange.THIS_RELEASE, Clock.system(), ServerAuth.off());
+        private static final Options DEFAULTS = new Options(
+                TransportObserver.NONE, ProtocolRange.THIS_RELEASE, Clock.system(), ServerAuth.off(), null);
 
         final TransportObserver observer;
         final ProtocolRange speaks;
         final Clock clock;
         final ServerAuth auth;
+        final ServerTls tls;
 
-        private Options(TransportObserver observer, ProtocolRange speaks, Clock clock, ServerAuth auth) {
+        private Options(TransportObserver observer, ProtocolRange speaks, Clock clock, ServerAuth auth, ServerTls tls) {
             this.observer = java.util.Objects.requireNonNull(observer, "observer");
             this.speaks = java.util.Objects.requireNonNull(speaks, "speaks");
             this.clock = java.util.Objects.requireNonNull(clock, "clock");
             this.auth = java.util.Objects.requireNonNull(auth, "auth");
+            this.tls = tls;
         }
 
         public static Options defaults() {
@@ -233,23 +240,37 @@ public final class TransportServer implements Closeable {
 
         /** Who hears about connections, pushes, chunks, failures and failed authentications. */
         public Options observer(TransportObserver observer) {
-            return new Options(observer, speaks, clock, auth);
+            return new Options(observer, speaks, clock, auth, tls);
         }
 
         /** The protocol versions spoken (tests play a server of another release with it). */
         public Options speaks(ProtocolRange speaks) {
-            return new Options(observer, speaks, clock, auth);
+            return new Options(observer, speaks, clock, auth, tls);
         }
 
         /** The clock that times answers. */
         public Options clock(Clock clock) {
-            return new Options(observer, speaks, clock, auth);
+            return new Options(observer, speaks, clock, auth, tls);
         }
 
         /** How connections authenticate. */
         public Options auth(ServerAuth auth) {
-            return new Options(observer, speaks, clock, auth);
+            return new Options(observer, speaks, clock, auth, tls);
         }
+
+        /** TLS for every connection from the first ({@code null}: plain). */
+        public Options tls(ServerTls tls) {
+            return new Options(observer, speaks, clock, auth, tls);
+        }
+    }
+
+    /**
+     * Serves new connections with TLS ({@code null}: plain) from now on. Servers give it in {@link Options#tls} so
+     * that it holds from the first connection; this is for tests that switch a running server.
+     */
+    public TransportServer withTls(ServerTls tls) {
+        this.tls = tls;
+        return this;
     }
 
     /** The address the server socket is bound to. */

@@ -2,6 +2,7 @@ package io.estuary.worker.fetch;
 
 import io.estuary.network.buffer.ManagedBuffer;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.DefaultFileRegion;
 import java.io.File;
@@ -19,7 +20,8 @@ import java.nio.file.StandardOpenOption;
  * the chunk as a disk failure instead of breaking the connection mid-send.
  *
  * <p>The channel belongs to this buffer until {@link #convertToNetty} hands it to a {@link DefaultFileRegion}, which
- * closes it once sent; {@link #release} closes it only if it was never handed over. Thread-safe.
+ * closes it once sent; {@link #release} closes it only if it was never handed over. On a TLS channel
+ * {@link #convertToNettyBytes} copies the range into a pooled buffer instead and closes the file. Thread-safe.
  */
 final class OpenFileSegment extends ManagedBuffer {
     private final FileChannel channel;
@@ -82,6 +84,25 @@ final class OpenFileSegment extends ManagedBuffer {
         if (closed || handedOver) throw new IOException("file segment already sent or released");
         handedOver = true;
         return new DefaultFileRegion(channel, offset, length);
+    }
+
+    /** For a TLS channel: the range (in the page cache already) read into a pooled buffer; closes the file. */
+    @Override
+    public synchronized Object convertToNettyBytes(ByteBufAllocator alloc) throws IOException {
+        if (closed || handedOver) throw new IOException("file segment already sent or released");
+        ByteBuf buf = alloc.directBuffer((int) length);
+        try {
+            while (buf.readableBytes() < length) {
+                int n = buf.writeBytes(channel, offset + buf.readableBytes(), (int) length - buf.readableBytes());
+                if (n < 0) throw new IOException("the file ended before " + (offset + length));
+            }
+            return buf;
+        } catch (IOException | RuntimeException e) {
+            buf.release();
+            throw e;
+        } finally {
+            release(); // the bytes are copied: the file is no longer needed
+        }
     }
 
     @Override
