@@ -84,7 +84,8 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         this.fileGroupWaitMs = conf.get(ClientConfig.COMMIT_TIMEOUT) + rpc;
         this.registerWaitMs = 3 * (conf.get(ClientConfig.MASTER_WAIT) + 2 * rpc) + rpc;
         // Workers' push and fetch ports are the data group; the driver's port (driver()) the application group.
-        this.connections = new ClientConnections(conf, "estuary-client", ClientTls.fromConf(conf, TlsConfig.Group.DATA));
+        this.connections =
+                new ClientConnections(conf, "estuary-client", ClientTls.fromConf(conf, TlsConfig.Group.DATA));
         this.driverTls = ClientTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
         this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));

@@ -165,28 +165,27 @@ public final class LifecycleManager implements Closeable {
         SecretLookup ownOnly = id ->
                 CompletableFuture.completedFuture(Identity.application(appId).equals(id) ? secret.clone() : null);
         this.server = new TransportServer(
-                        conf,
-                        "estuary-lifecycle",
-                        host,
-                        0,
-                        new ExecutorRequestHandler(
-                                appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
-                                    @Override
-                                    public CompletableFuture<EpochTable> register(ShuffleState s) {
-                                        return registrar.register(s);
-                                    }
+                conf,
+                "estuary-lifecycle",
+                host,
+                0,
+                new ExecutorRequestHandler(appId, conf, generations, epochs, new ExecutorRequestHandler.Driver() {
+                    @Override
+                    public CompletableFuture<EpochTable> register(ShuffleState s) {
+                        return registrar.register(s);
+                    }
 
-                                    @Override
-                                    public void commit(ShuffleState s) {
-                                        LifecycleManager.this.commit(s);
-                                    }
+                    @Override
+                    public void commit(ShuffleState s) {
+                        LifecycleManager.this.commit(s);
+                    }
 
-                                    @Override
-                                    public void lost(ShuffleState s) {
-                                        shuffleLostListener.accept(s.engineShuffleId);
-                                        unregisterAtMaster(s.shuffleId);
-                                    }
-                                }),
+                    @Override
+                    public void lost(ShuffleState s) {
+                        shuffleLostListener.accept(s.engineShuffleId);
+                        unregisterAtMaster(s.shuffleId);
+                    }
+                }),
                 TransportServer.Options.defaults()
                         .clock(clock)
                         .auth(secret == null ? ServerAuth.off() : ServerAuth.enforce(ownOnly, false))

@@ -217,8 +217,8 @@ public final class TransportServer implements Closeable {
      * Immutable: each setter returns a copy.
      */
     public static final class Options {
-        private static final Options DEFAULTS = new Options(
-                TransportObserver.NONE, ProtocolRange.THIS_RELEASE, Clock.system(), ServerAuth.off(), null);
+        private static final Options DEFAULTS =
+                new Options(TransportObserver.NONE, ProtocolRange.THIS_RELEASE, Clock.system(), ServerAuth.off(), null);
 
         final TransportObserver observer;
         final ProtocolRange speaks;
