@@ -1,5 +1,6 @@
 package io.estuary.common.config;
 
+import static io.estuary.common.config.ConfigEntry.Scope.CLIENT;
 import static io.estuary.common.config.ConfigEntry.Scope.SERVER;
 
 /**
@@ -36,4 +37,35 @@ public final class AuthConfig {
                     + "> FILE`). It must be readable by its owner only: a group- or world-readable file is refused at "
                     + "start.")
             .build();
+
+    public static final ConfigEntry<String> APPLICATION_SECRET = ConfigEntry.builder(
+                    "estuary.auth.application.secret", ConfigType.STRING)
+            .defaultValue("")
+            .scope(CLIENT)
+            .doc("The application's secret (base64, at least 16 bytes), which its driver, executors and tasks prove on "
+                    + "every connection. Set by the engine integration, never by hand: empty on a driver, the "
+                    + "lifecycle manager makes one and registers it with the master (no secret ever crosses the wire "
+                    + "in clear); executors and tasks get it from the engine (docs/security.md).")
+            .build();
+
+    /**
+     * The application secret {@code conf} holds, decoded; null when none is set. Checked here, not by a type check,
+     * because a refused value is quoted in the type check's message and this one is a secret.
+     *
+     * @throws ConfigException when it is not base64 of at least 16 bytes (the message never quotes it)
+     */
+    public static byte[] applicationSecret(EstuaryConf conf) {
+        String s = conf.get(APPLICATION_SECRET).trim();
+        if (s.isEmpty()) return null;
+        byte[] secret;
+        try {
+            secret = java.util.Base64.getDecoder().decode(s);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(APPLICATION_SECRET.key() + " is not base64");
+        }
+        if (secret.length < 16) {
+            throw new ConfigException(APPLICATION_SECRET.key() + " holds " + secret.length + " bytes; it needs 16");
+        }
+        return secret;
+    }
 }
