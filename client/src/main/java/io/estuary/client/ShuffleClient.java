@@ -27,7 +27,6 @@ import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
-import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import java.io.Closeable;
 import java.util.List;
@@ -53,7 +52,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     private final EstuaryConf conf;
     private final Clock clock;
-    private final TransportClientFactory connections;
+    private final ClientConnections connections;
     private final ScheduledExecutorService retryTimer;
     private final ReviveBatcher revives;
     private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
@@ -66,7 +65,12 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         this(conf, Clock.system());
     }
 
-    /** {@code clock}: where its writers and readers read the time (back-off, fetch wait, write time). */
+    /**
+     * {@code clock}: where its writers and readers read the time (back-off, fetch wait, write time).
+     *
+     * @throws io.estuary.common.config.ConfigException when authentication is on and {@code conf} holds no
+     *     application secret
+     */
     public ShuffleClient(EstuaryConf conf, Clock clock) {
         this.conf = conf;
         this.clock = clock;
@@ -76,7 +80,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         // each waiting for the master and for the workers).
         this.fileGroupWaitMs = conf.get(ClientConfig.COMMIT_TIMEOUT) + rpc;
         this.registerWaitMs = 3 * (conf.get(ClientConfig.MASTER_WAIT) + 2 * rpc) + rpc;
-        this.connections = new TransportClientFactory(conf, "estuary-client");
+        this.connections = new ClientConnections(conf, "estuary-client");
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
         this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
     }
@@ -166,17 +170,17 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     }
 
     @Override
-    public TransportClient pushClient(WorkerAddress w) throws RemoteException {
-        return connections.client(w.getHost(), w.getPushPort());
+    public TransportClient pushClient(String appId, WorkerAddress w) throws RemoteException {
+        return connections.of(appId).client(w.getHost(), w.getPushPort());
     }
 
     @Override
-    public TransportClient fetchClient(WorkerAddress w) throws RemoteException {
-        return connections.client(w.getHost(), w.getFetchPort());
+    public TransportClient fetchClient(String appId, WorkerAddress w) throws RemoteException {
+        return connections.of(appId).client(w.getHost(), w.getFetchPort());
     }
 
     private TransportClient driver(ShuffleSpec spec) throws RemoteException {
-        return connections.client(spec.driverHost, spec.driverPort);
+        return connections.of(spec.appId).client(spec.driverHost, spec.driverPort);
     }
 
     /**

@@ -1,7 +1,9 @@
 package io.estuary.client;
 
 import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import java.util.Base64;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,11 +52,23 @@ public final class ShuffleServices {
         ShuffleClient c = client;
         if (c == null) {
             synchronized (this) {
-                if (client == null) client = new ShuffleClient(conf);
+                if (client == null) client = new ShuffleClient(clientConf());
                 c = client;
             }
         }
         return c;
+    }
+
+    /**
+     * The client's configuration: the process's, plus, when this process's lifecycle manager made its application's
+     * secret itself (a driver that runs tasks, e.g. Spark local mode), that secret.
+     */
+    private EstuaryConf clientConf() {
+        LifecycleManager lm = lifecycle;
+        byte[] secret = lm == null ? null : lm.applicationSecret();
+        if (secret == null || !conf.get(AuthConfig.APPLICATION_SECRET).isEmpty()) return conf;
+        return conf.copy()
+                .set(AuthConfig.APPLICATION_SECRET.key(), Base64.getEncoder().encodeToString(secret));
     }
 
     /**

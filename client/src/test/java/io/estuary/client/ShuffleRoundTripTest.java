@@ -188,7 +188,7 @@ class ShuffleRoundTripTest {
         byte[] framed =
                 ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
         byte[] batch = new BatchCodec("lz4").encodeToArray(0, 0, 0, 1, framed, 0, framed.length);
-        TransportClient c = client.pushClient(table.get(0).getWorker());
+        TransportClient c = client.pushClient(table.appId(), table.get(0).getWorker());
         for (int i = 0; i < 2; i++) { // a retry whose first try had landed
             TransportClient.await(
                             c.pushData(table.shuffleKey(), 0, 0, new NettyManagedBuffer(Unpooled.wrappedBuffer(batch))))
@@ -318,7 +318,7 @@ class ShuffleRoundTripTest {
     void unknownShuffleAndLocationAreRefusedClearly() throws Exception {
         ShuffleSpec spec = spec(2, 2);
         LocationTable table = client.register(spec, 0, false);
-        TransportClient c = client.pushClient(table.get(0).getWorker());
+        TransportClient c = client.pushClient(table.appId(), table.get(0).getWorker());
         RemoteException e = assertThrows(
                 RemoteException.class,
                 () -> TransportClient.await(c.pushData(

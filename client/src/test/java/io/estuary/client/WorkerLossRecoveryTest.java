@@ -237,7 +237,7 @@ class WorkerLossRecoveryTest {
     }
 
     private static void push(Setup s, LocationTable t, byte[] batch) throws Exception {
-        TransportClient c = s.client.pushClient(t.get(0).getWorker());
+        TransportClient c = s.client.pushClient(t.appId(), t.get(0).getWorker());
         TransportClient.await(c.pushData(
                         t.shuffleKey(), 0, t.get(0).getEpoch(), new NettyManagedBuffer(Unpooled.wrappedBuffer(batch))))
                 .release();

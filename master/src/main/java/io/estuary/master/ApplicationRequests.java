@@ -8,6 +8,7 @@ import io.estuary.common.protocol.ApplicationRegistered;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.RegisterApplicationRequest;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
@@ -23,6 +24,7 @@ import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.state.PlacementEntries;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.auth.Identity;
 import io.estuary.network.rpc.ControlRpcHandler.Reply;
 import java.util.HashSet;
 import java.util.List;
@@ -51,6 +53,7 @@ final class ApplicationRequests {
     private final WorkerFailureTracker failures;
     private final LivenessTracker appLiveness;
     private final MasterMetrics metrics;
+    private final ApplicationSecrets secrets;
     /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
     private final AtomicLong placementIds = new AtomicLong(System.nanoTime() ^ System.currentTimeMillis() << 20);
     /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
@@ -62,7 +65,9 @@ final class ApplicationRequests {
             WorkerRequests workers,
             WorkerFailureTracker failures,
             LivenessTracker appLiveness,
-            MasterMetrics metrics) {
+            MasterMetrics metrics,
+            ApplicationSecrets secrets) {
+        this.secrets = secrets;
         this.log = log;
         this.planner = planner;
         this.workers = workers;
@@ -74,6 +79,42 @@ final class ApplicationRequests {
     void heartbeat(String app, Reply reply, long now) {
         appLiveness.touch(app, now);
         after(ensureApplication(app), reply, Empty::getDefaultInstance);
+    }
+
+    /**
+     * Registers an application's secret (sealed by its lifecycle manager for this master's key, see {@link
+     * ApplicationSecrets#unseal}): logged sealed under the cluster-derived key. Idempotent for the same secret; another
+     * secret for a registered application is FORBIDDEN. With authentication off the application is registered as by
+     * any other request, and the secret is not kept.
+     */
+    void register(RegisterApplicationRequest r, Identity who, Reply reply, long now) {
+        String app = r.getAppId();
+        byte[] secret = secrets.unseal(r, who);
+        appLiveness.touch(app, now);
+        if (!secrets.enabled()) {
+            after(ensureApplication(app, false), reply, Empty::getDefaultInstance);
+            return;
+        }
+        if (secrets.hasSecret(app)) {
+            if (!secrets.matches(app, secret)) throw anotherSecret(app);
+            reply.ok(Empty.getDefaultInstance());
+            return;
+        }
+        LOG.info("Application {} registered its secret", app);
+        CompletableFuture<Void> logged = log.submit(command(c -> c.setApplicationRegistered(
+                ApplicationRegistered.newBuilder().setAppId(app).setSealedSecret(secrets.sealForLog(app, secret)))));
+        // Of two registrations racing with different secrets the first logged stays: the other is refused.
+        after(
+                logged.thenRun(() -> {
+                    if (!secrets.matches(app, secret)) throw anotherSecret(app);
+                }),
+                reply,
+                Empty::getDefaultInstance);
+    }
+
+    private static StatusException anotherSecret(String app) {
+        return new StatusException(
+                StatusCode.FORBIDDEN, "application " + app + " is registered already, with another secret");
     }
 
     void reportWorkerFailures(ReportWorkerFailuresRequest r, Reply reply, long now) {
@@ -243,7 +284,22 @@ final class ApplicationRequests {
     }
 
     private CompletableFuture<Void> ensureApplication(String app) {
+        return ensureApplication(app, secrets.enabled());
+    }
+
+    /**
+     * Registers the application if the state does not know it. {@code needsSecret}: with authentication on an
+     * application registers its secret first (and again after it expired), so an unknown one is refused
+     * UNAUTHENTICATED instead of registered without a secret.
+     */
+    private CompletableFuture<Void> ensureApplication(String app, boolean needsSecret) {
         if (log.stateMachine().read(s -> s.hasApplication(app))) return CompletableFuture.completedFuture(null);
+        if (needsSecret) {
+            throw new StatusException(
+                    StatusCode.UNAUTHENTICATED,
+                    "application " + app + " is not registered (never, or it ended or expired): with authentication "
+                            + "on its lifecycle manager registers its secret first (RegisterApplication)");
+        }
         LOG.info("Application {} registered", app);
         return log.submit(command(c ->
                 c.setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app))));

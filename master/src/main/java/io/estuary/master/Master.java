@@ -21,6 +21,7 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.RatisStateLog;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.auth.ServerSecurity;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.network.server.TransportServer;
 import java.io.Closeable;
@@ -81,6 +82,8 @@ public final class Master implements AdministeredMaster, Closeable {
         this.nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
         this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
         this.metrics = new MasterMetrics(this);
+        // Before anything starts: with authentication on, a master without its cluster secret refuses to start.
+        byte[] clusterSecret = ServerSecurity.clusterSecret(conf);
         int port;
         if (nodes.isEmpty()) {
             this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));
@@ -103,6 +106,7 @@ public final class Master implements AdministeredMaster, Closeable {
                 conf.get(MasterConfig.WORKER_FAILURE_MAX_EXCLUDED_FRACTION),
                 id -> ownHeartbeatsTroubled(id, lateAfterMs),
                 clock::millis);
+        ApplicationSecrets secrets = new ApplicationSecrets(log, clusterSecret);
         MasterRpcHandler handler = this.handler = new MasterRpcHandler(
                 log,
                 SlotAllocators.fromConf(conf),
@@ -112,7 +116,8 @@ public final class Master implements AdministeredMaster, Closeable {
                 metrics,
                 failures,
                 io.estuary.network.rpc.RequestLimits.from(conf),
-                clock);
+                clock,
+                secrets);
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
             workerLiveness.reset();
@@ -122,7 +127,17 @@ public final class Master implements AdministeredMaster, Closeable {
         });
         TransportServer rpc = null;
         try {
-            rpc = new TransportServer(conf, "master", host, port, handler, TransportObserver.NONE, clock);
+            // Admits anonymous connections: a lifecycle manager registers its application's secret on one.
+            rpc = new TransportServer(
+                    conf,
+                    "master",
+                    host,
+                    port,
+                    handler,
+                    TransportServer.Options.defaults()
+                            .observer(TransportObserver.NONE)
+                            .clock(clock)
+                            .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, true)));
             this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();

@@ -8,6 +8,7 @@ import io.estuary.common.time.Clock;
 import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.slots.SlotAllocator;
 import io.estuary.master.state.StateLog;
+import io.estuary.network.auth.Identity;
 import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.RequestLimits;
 import io.estuary.network.rpc.SlotRequestCaps;
@@ -16,14 +17,15 @@ import io.netty.channel.Channel;
 /**
  * Answers workers and drivers. Decisions are made here; state changes go through the {@link StateLog}. Only the
  * leader answers (others refuse with NOT_LEADER, naming the leader). Dispatches each request to {@link
- * WorkerRequests} (registration, heartbeats) or {@link ApplicationRequests} (heartbeats, slots, failure reports,
- * unregistering). Thread-safe: request threads call it concurrently.
+ * WorkerRequests} (registration, heartbeats) or {@link ApplicationRequests} (registering secrets, heartbeats, slots,
+ * failure reports, unregistering); secrets to workers come from {@link ApplicationSecrets}. Thread-safe: request threads call it concurrently.
  */
 final class MasterRpcHandler extends ControlRpcHandler {
     private final StateLog log;
     private final Clock clock;
     private final WorkerRequests workers;
     private final ApplicationRequests applications;
+    private final ApplicationSecrets secrets;
 
     MasterRpcHandler(
             StateLog log,
@@ -34,7 +36,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
             MasterMetrics metrics,
             WorkerFailureTracker failures,
             RequestLimits limits,
-            Clock clock) {
+            Clock clock,
+            ApplicationSecrets secrets) {
         // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
         super(
                 "master",
@@ -44,9 +47,10 @@ final class MasterRpcHandler extends ControlRpcHandler {
                         SlotRequestCaps.reason(Runtime.getRuntime().maxMemory(), "partition")));
         this.log = log;
         this.clock = clock;
+        this.secrets = secrets;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
-        this.applications =
-                new ApplicationRequests(log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics);
+        this.applications = new ApplicationRequests(
+                log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics, secrets);
     }
 
     /** Forgets unknown shuffles no worker reported for a while; run periodically. */
@@ -79,6 +83,16 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 break;
             case WORKER_HEARTBEAT:
                 workers.heartbeat(request.getWorkerHeartbeat(), reply, now);
+                break;
+            case GET_REGISTRATION_KEY:
+                reply.ok(secrets.registrationKey());
+                break;
+            case REGISTER_APPLICATION:
+                applications.register(request.getRegisterApplication(), Identity.of(channel), reply, now);
+                break;
+            case GET_APPLICATION_SECRET:
+                reply.ok(secrets.secretForWorker(
+                        request.getGetApplicationSecret().getAppId(), Identity.of(channel)));
                 break;
             case APPLICATION_HEARTBEAT:
                 applications.heartbeat(request.getApplicationHeartbeat().getAppId(), reply, now);

@@ -142,10 +142,12 @@ final class WorkerRequests {
         WorkerHeartbeatResponse.Builder resp =
                 WorkerHeartbeatResponse.newBuilder().setRegistered(true);
         log.stateMachine().read(s -> {
+            java.util.Set<String> removedApps = new java.util.TreeSet<>();
             for (String key : r.getShuffleKeysList()) {
                 String app = ShuffleKey.appId(key);
                 int shuffle = ShuffleKey.shuffleId(key);
                 boolean expired;
+                if (s.wasRemoved(app)) removedApps.add(app); // the worker forgets its secret too
                 if (s.wasRemoved(app) || s.isShuffleUnregistered(app, shuffle)) {
                     expired = true; // what the log recorded as gone
                 } else if (s.isShufflePlaced(app, shuffle) || (s.hasApplication(app) && !durableState)) {
@@ -160,6 +162,7 @@ final class WorkerRequests {
                 }
                 if (expired) resp.addExpiredShuffleKeys(key);
             }
+            resp.addAllRemovedAppIds(removedApps);
             return null;
         });
         CompletableFuture<Void> logged = CompletableFuture.completedFuture(null);

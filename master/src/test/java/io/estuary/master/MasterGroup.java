@@ -69,6 +69,11 @@ final class MasterGroup implements AutoCloseable {
         return new Master(tune.apply(conf), () -> {});
     }
 
+    /** Where the masters keep their Raft logs and snapshots. */
+    Path dir() {
+        return dir;
+    }
+
     MasterClient client() {
         return new MasterClient(clients, rpcEndpoints);
     }

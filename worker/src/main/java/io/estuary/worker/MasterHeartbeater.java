@@ -48,6 +48,8 @@ final class MasterHeartbeater {
     private final java.util.Set<String> unreportable = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
 
+    private final java.util.function.Consumer<String> onApplicationRemoved;
+
     MasterHeartbeater(MasterClient master, Supplier<WorkerInfo> self, PartitionRegistry registry, long intervalMs) {
         this(master, self, registry, intervalMs, () -> WorkerState.WORKER_ACTIVE, () -> {});
     }
@@ -59,6 +61,19 @@ final class MasterHeartbeater {
             long intervalMs,
             Supplier<WorkerState> state,
             Runnable onDecommission) {
+        this(master, self, registry, intervalMs, state, onDecommission, app -> {});
+    }
+
+    /** {@code onApplicationRemoved}: told each application the master says ended or expired (its secret goes). */
+    MasterHeartbeater(
+            MasterClient master,
+            Supplier<WorkerInfo> self,
+            PartitionRegistry registry,
+            long intervalMs,
+            Supplier<WorkerState> state,
+            Runnable onDecommission,
+            java.util.function.Consumer<String> onApplicationRemoved) {
+        this.onApplicationRemoved = onApplicationRemoved;
         this.state = state;
         this.onDecommission = onDecommission;
         this.master = master;
@@ -150,6 +165,7 @@ final class MasterHeartbeater {
                 timer.execute(this::beat);
             }
             for (String key : r.getExpiredShuffleKeysList()) removeLater(key);
+            for (String app : r.getRemovedAppIdsList()) onApplicationRemoved.accept(app);
             if (r.getRegistered()
                     && r.getState() == WorkerState.WORKER_DECOMMISSIONING
                     && mine == WorkerState.WORKER_ACTIVE) {

@@ -1,18 +1,28 @@
 package io.estuary.worker;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.GetApplicationSecretRequest;
+import io.estuary.common.protocol.GetApplicationSecretResponse;
+import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
+import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.HostNames;
+import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.network.auth.Credentials;
+import io.estuary.network.auth.ServerSecurity;
+import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.estuary.worker.admin.WorkerAdmin;
+import io.estuary.worker.auth.ApplicationSecretCache;
 import io.estuary.worker.fetch.CacheFiller;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.lifecycle.Decommission;
@@ -29,7 +39,10 @@ import java.io.Closeable;
 import java.io.File;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +67,10 @@ public final class Worker implements Closeable {
     private final Replicator replicator;
     private final io.estuary.worker.push.CongestionControl congestion;
     private final TransportClientFactory masterClients;
+    /** Applications' secrets (null with authentication off), and the threads that ask the master for them. */
+    private final ApplicationSecretCache secrets;
+
+    private final ExecutorService secretAsks;
     private final MasterHeartbeater heartbeater;
     private final WorkerAddress address;
     private final CommittedFileStore metaStore;
@@ -105,6 +122,29 @@ public final class Worker implements Closeable {
             registry.setListener(new CommittedFileRecorder(metaStore));
         }
         io.estuary.network.rpc.RequestLimits limits = io.estuary.network.rpc.RequestLimits.from(conf);
+        // With authentication on: a worker without the cluster secret refuses to start; it proves it to the masters
+        // and to other workers, and learns applications' secrets from the master.
+        byte[] clusterSecret;
+        try {
+            clusterSecret = ServerSecurity.clusterSecret(conf);
+        } catch (RuntimeException e) {
+            storage.close();
+            metaStore.close();
+            throw e;
+        }
+        Credentials credentials = ServerSecurity.clusterCredentials(clusterSecret);
+        this.masterClients = new TransportClientFactory(conf, "worker-master-client", credentials);
+        MasterClient masterClient = new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS), clock);
+        this.secretAsks = clusterSecret == null
+                ? null
+                : Executors.newFixedThreadPool(2, new NamedThreadFactory("worker-secret-fetch"));
+        this.secrets = clusterSecret == null
+                ? null
+                : new ApplicationSecretCache(
+                        clusterSecret,
+                        conf.get(AuthConfig.WORKER_SECRET_CACHE_SIZE),
+                        askSecretOf(masterClient, conf.get(NetworkConfig.RPC_TIMEOUT)),
+                        secretAsks);
         this.fetchHandler = new FetchHandler(
                 registry,
                 storage.cache(),
@@ -120,9 +160,13 @@ public final class Worker implements Closeable {
         }
         this.admin = new WorkerAdmin(
                 conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams, clock);
-        this.replicator =
-                new Replicator(new TransportClientFactory(conf, "worker-replicate"), admin.metrics()::replicated);
+        this.replicator = new Replicator(
+                new TransportClientFactory(conf, "worker-replicate", credentials), admin.metrics()::replicated);
         this.congestion = new io.estuary.worker.push.CongestionControl(conf, storage.memory(), clock);
+        // Only servers and applications with a registered secret connect: no anonymous peer.
+        TransportServer.Options options = TransportServer.Options.defaults()
+                .clock(clock)
+                .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, false));
         TransportServer rpc = null;
         TransportServer push = null;
         TransportServer fetch = null;
@@ -134,8 +178,7 @@ public final class Worker implements Closeable {
                     conf.get(WorkerConfig.RPC_PORT),
                     new WorkerControlHandler(
                             registry, gate, congestion, limits, conf.get(WorkerConfig.COMMIT_MAX_WAIT)),
-                    admin.observer("rpc"),
-                    clock);
+                    options.observer(admin.observer("rpc")));
             push = new TransportServer(
                     conf,
                     "worker-push",
@@ -154,16 +197,14 @@ public final class Worker implements Closeable {
                                             conf.get(WorkerConfig.PUSH_MAX_UNFINISHED),
                                             storage.memory().limit() / 4),
                                     WorkerConfig.PUSH_MAX_UNFINISHED.key())),
-                    admin.observer("push"),
-                    clock);
+                    options.observer(admin.observer("push")));
             fetch = new TransportServer(
                     conf,
                     "worker-fetch",
                     host,
                     conf.get(WorkerConfig.FETCH_PORT),
                     fetchHandler,
-                    admin.observer("fetch"),
-                    clock);
+                    options.observer(admin.observer("fetch")));
             admin.start(
                     host,
                     conf.get(WorkerConfig.HTTP_PORT),
@@ -181,6 +222,8 @@ public final class Worker implements Closeable {
             fetchHandler.close();
             replicator.close();
             congestion.close();
+            masterClients.close();
+            if (secretAsks != null) secretAsks.shutdownNow();
             storage.close();
             metaStore.close();
             throw e;
@@ -194,15 +237,12 @@ public final class Worker implements Closeable {
                 .setPushPort(push.port())
                 .setFetchPort(fetch.port())
                 .build();
-        this.masterClients = new TransportClientFactory(conf, "worker-master-client");
         long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
+        ApplicationSecretCache cache = secrets;
         this.heartbeater = new MasterHeartbeater(
-                new MasterClient(masterClients, conf.get(MasterConfig.ENDPOINTS), clock),
-                this::info,
-                registry,
-                heartbeatMs,
-                state::get,
-                this::decommission);
+                masterClient, this::info, registry, heartbeatMs, state::get, this::decommission, app -> {
+                    if (cache != null) cache.forget(app);
+                });
         this.decommission = new Decommission(
                 registry::shuffleKeys,
                 () -> heartbeater.beatNow(heartbeatMs),
@@ -219,6 +259,28 @@ public final class Worker implements Closeable {
                 address.getPushPort(),
                 address.getFetchPort(),
                 admin.httpPort());
+    }
+
+    /** Asks the master for an application's secret (sealed), waiting up to {@code waitMs}. */
+    private static Function<String, GetApplicationSecretResponse> askSecretOf(MasterClient master, long waitMs) {
+        return appId -> {
+            try {
+                return master.ask(
+                        Request.newBuilder()
+                                .setGetApplicationSecret(
+                                        GetApplicationSecretRequest.newBuilder().setAppId(appId)),
+                        GetApplicationSecretResponse.parser(),
+                        waitMs);
+            } catch (RemoteException e) {
+                throw new EstuaryException(
+                        "cannot learn the secret of application " + appId + " from the master: " + e.getMessage(), e);
+            }
+        };
+    }
+
+    /** The secrets of applications this worker knows (null with authentication off). */
+    public ApplicationSecretCache secrets() {
+        return secrets;
     }
 
     public WorkerAddress address() {
@@ -324,6 +386,7 @@ public final class Worker implements Closeable {
         decommission.close();
         admin.close();
         heartbeater.close();
+        if (secretAsks != null) secretAsks.shutdownNow();
         masterClients.close();
         rpcServer.close();
         pushServer.close();

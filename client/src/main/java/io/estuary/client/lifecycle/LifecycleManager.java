@@ -1,5 +1,6 @@
 package io.estuary.client.lifecycle;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
@@ -12,9 +13,14 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.UnregisterApplicationRequest;
 import io.estuary.common.protocol.UnregisterShuffleRequest;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
+import io.estuary.network.auth.Credentials;
+import io.estuary.network.auth.Identity;
+import io.estuary.network.auth.SecretLookup;
+import io.estuary.network.auth.ServerAuth;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
@@ -55,6 +61,10 @@ public final class LifecycleManager implements Closeable {
     private final long masterWaitMs;
     private final TransportServer server;
     private final String host;
+    /** The application's secret (null with authentication off), proved on every connection it opens or accepts. */
+    private final byte[] secret;
+
+    private final String user;
     /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
     private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
     /**
@@ -94,14 +104,21 @@ public final class LifecycleManager implements Closeable {
         this.appId = engineAppId + "-" + instanceSuffix();
         this.conf = conf;
         this.host = host;
-        this.connections = new TransportClientFactory(conf, "estuary-driver");
+        if (conf.get(AuthConfig.ENABLED)) {
+            byte[] given = AuthConfig.applicationSecret(conf);
+            this.secret = given != null ? given : SecretRegistration.newSecret();
+        } else {
+            this.secret = null;
+        }
+        this.connections = new TransportClientFactory(
+                conf, "estuary-driver", secret == null ? Credentials.NONE : Credentials.application(appId, secret));
         this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS), clock);
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
-        String user = conf.get(ClientConfig.USER);
+        String configuredUser = conf.get(ClientConfig.USER);
+        this.user = configuredUser.isEmpty() ? System.getProperty("user.name", "") : configuredUser;
         this.failedWorkers = new FailedWorkers(clock::millis);
-        SlotReserver reserver =
-                new SlotReserver(connections, appId, user.isEmpty() ? System.getProperty("user.name", "") : user);
+        SlotReserver reserver = new SlotReserver(connections, appId, user);
         this.registrar = new ShuffleRegistrar(
                 appId, master, masterWaitMs, replicate, reserver, failedWorkers, this::reportFailedWorkers, work);
         this.committer = new ShuffleCommitter(
@@ -122,6 +139,7 @@ public final class LifecycleManager implements Closeable {
                 revives,
                 clock);
         try {
+            if (secret != null) registerSecret();
             sendHeartbeat();
         } catch (RemoteException e) {
             connections.close();
@@ -134,6 +152,9 @@ public final class LifecycleManager implements Closeable {
                             + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.",
                     e);
         }
+        // Only this application's executors and tasks (proving its secret) connect, never anyone else.
+        SecretLookup ownOnly = id ->
+                CompletableFuture.completedFuture(Identity.application(appId).equals(id) ? secret.clone() : null);
         this.server = new TransportServer(
                 conf,
                 "estuary-lifecycle",
@@ -155,7 +176,10 @@ public final class LifecycleManager implements Closeable {
                         shuffleLostListener.accept(s.engineShuffleId);
                         unregisterAtMaster(s.shuffleId);
                     }
-                }));
+                }),
+                TransportServer.Options.defaults()
+                        .clock(clock)
+                        .auth(secret == null ? ServerAuth.off() : ServerAuth.enforce(ownOnly, false)));
         long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
         heartbeat.scheduleWithFixedDelay(
                 () -> {
@@ -176,7 +200,37 @@ public final class LifecycleManager implements Closeable {
         return String.format("%08x", new java.security.SecureRandom().nextInt());
     }
 
+    /**
+     * Registers the application's secret with the master leader, on a connection of its own that proves nothing (the
+     * master does not know the application until it is registered).
+     */
+    private void registerSecret() throws RemoteException {
+        try (TransportClientFactory anonymous = new TransportClientFactory(conf, "estuary-register")) {
+            SecretRegistration.register(
+                    new MasterClient(anonymous, master.endpoints(), clock), appId, secret, user, masterWaitMs);
+        }
+    }
+
+    /**
+     * Tells the master the application lives. With authentication on, a master that no longer knows the application
+     * (it expired, or a single master restarted) refuses UNAUTHENTICATED: the secret is registered again, then the
+     * heartbeat sent again.
+     */
     private void sendHeartbeat() throws RemoteException {
+        try {
+            askHeartbeat();
+        } catch (RemoteException e) {
+            if (secret == null || e.status() != StatusCode.UNAUTHENTICATED) throw e;
+            LOG.warn(
+                    "The master does not know application {} ({}); registering its secret again",
+                    appId,
+                    e.getMessage());
+            registerSecret();
+            askHeartbeat();
+        }
+    }
+
+    private void askHeartbeat() throws RemoteException {
         master.ask(
                 Request.newBuilder()
                         .setApplicationHeartbeat(
@@ -191,6 +245,15 @@ public final class LifecycleManager implements Closeable {
 
     public int port() {
         return server.port();
+    }
+
+    /**
+     * The application's secret (a copy; null with authentication off): the one configured
+     * ({@code estuary.auth.application.secret}) or the one this manager made. Engines hand it to their executors and
+     * tasks; it is never logged.
+     */
+    public byte[] applicationSecret() {
+        return secret == null ? null : secret.clone();
     }
 
     /** The Estuary application id: the engine's application id, a dash and this manager's own suffix. */

@@ -46,7 +46,7 @@ final class CopyOpener {
         StreamHandle h;
         TransportClient c;
         try {
-            c = client.fetchClient(loc.getWorker());
+            c = client.fetchClient(spec.appId, loc.getWorker());
             OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
                     .setAppId(spec.appId)
                     .setShuffleId(shuffleId)

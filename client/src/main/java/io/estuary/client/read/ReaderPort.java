@@ -25,6 +25,6 @@ public interface ReaderPort {
     GetReducerFileGroupResponse reducerFiles(
             ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) throws RemoteException;
 
-    /** The connection to a worker's fetch port. */
-    TransportClient fetchClient(WorkerAddress worker) throws RemoteException;
+    /** The connection to a worker's fetch port, proving application {@code appId}'s credentials. */
+    TransportClient fetchClient(String appId, WorkerAddress worker) throws RemoteException;
 }

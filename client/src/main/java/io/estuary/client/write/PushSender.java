@@ -138,7 +138,7 @@ final class PushSender {
     private void send(Push push, int attempt) {
         CompletableFuture<ByteBuf> f;
         try {
-            f = push.sendOn(port.pushClient(push.worker()), table.shuffleKey(), pushTimeoutMs);
+            f = push.sendOn(port.pushClient(table.appId(), push.worker()), table.shuffleKey(), pushTimeoutMs);
         } catch (RemoteException | RuntimeException e) {
             f = new CompletableFuture<>();
             f.completeExceptionally(e);

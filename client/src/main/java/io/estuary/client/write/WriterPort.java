@@ -45,8 +45,8 @@ public interface WriterPort {
             List<PartitionStats> stats)
             throws RemoteException;
 
-    /** The connection to a worker's push port. */
-    TransportClient pushClient(WorkerAddress worker) throws RemoteException;
+    /** The connection to a worker's push port, proving application {@code appId}'s credentials. */
+    TransportClient pushClient(String appId, WorkerAddress worker) throws RemoteException;
 
     /**
      * Runs {@code retry} after {@code delayMs}, or, if the port closes first, {@code dropped} instead: exactly one of

@@ -38,6 +38,16 @@ public final class AuthConfig {
                     + "start.")
             .build();
 
+    public static final ConfigEntry<Integer> WORKER_SECRET_CACHE_SIZE = ConfigEntry.builder(
+                    "estuary.auth.worker.secretCacheSize", ConfigType.INT)
+            .defaultValue("10000")
+            .scope(SERVER)
+            .check(n -> n >= 1 ? null : "must be at least 1")
+            .doc("How many applications' secrets a worker keeps (least recently used out first). A secret not kept "
+                    + "is asked of the master when the application next connects; the master's heartbeat answers drop "
+                    + "those of applications that ended or expired.")
+            .build();
+
     public static final ConfigEntry<String> APPLICATION_SECRET = ConfigEntry.builder(
                     "estuary.auth.application.secret", ConfigType.STRING)
             .defaultValue("")

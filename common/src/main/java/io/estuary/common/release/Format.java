@@ -9,11 +9,13 @@ package io.estuary.common.release;
 public enum Format {
     PROTOCOL(
             "Wire protocol",
+            6,
             5,
-            5,
-            Releases.V0_1_0,
+            Releases.NEXT,
             "network `Handshake` and frames, control requests (`ProtocolVersion`). 0.2.0 made the handshake negotiate "
-                    + "(outcome 2, sent only to clients newer than the server); no frame changed, so the version stays."),
+                    + "(outcome 2, sent only to clients newer than the server) and, at version 6, follow it with the "
+                    + "authentication exchange (`AuthExchange`), which protocol-5 peers (0.1.0) skip: a server that "
+                    + "enforces authentication refuses them, a permissive one admits them unchecked."),
     RAFT_LOG(
             "Raft log",
             1,
@@ -29,7 +31,9 @@ public enum Format {
             "`MasterSnapshot` protobuf written by `RatisStateMachine`. 0.2.0 keeps unregistered shuffles as id ranges "
                     + "(`UnregisteredShuffles.range_ends`); a 0.1.0 master installing such a snapshot reads each range "
                     + "as its first id, so it forgets the rest, and a worker's files of those shuffles expire through "
-                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe."),
+                    + "the unknown-shuffle grace instead of at once: a downgrade stays safe. 0.2.0 also keeps each application's "
+                    + "secret, sealed under the cluster-derived key (`ApplicationSlots.sealed_secret`), when "
+                    + "authentication is on; a 0.1.0 master ignores it (its applications then cannot authenticate)."),
     WORKER_METADATA(
             "Worker metadata",
             2,

@@ -30,6 +30,12 @@ public final class MasterState {
     /** Application ids currently registered. */
     final Map<String, Map<Integer, List<PartitionLocation>>> applications = new TreeMap<>();
     /**
+     * The secret of each registered application that has one (authentication on), sealed under the key every master
+     * derives from the cluster secret ({@code ClusterKeys}): the state, its log and its snapshots never hold it in
+     * clear. Dropped with the application.
+     */
+    final Map<String, com.google.protobuf.ByteString> sealedSecrets = new TreeMap<>();
+    /**
      * Applications removed recently, the newest {@link #maxRemovedApps}: workers are told at once to delete their
      * data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows nothing of,
      * and those expire after the application timeout (see the leader's UnknownShuffles).
@@ -106,6 +112,11 @@ public final class MasterState {
 
     public boolean hasApplication(String appId) {
         return applications.containsKey(appId);
+    }
+
+    /** The application's secret as sealed under the cluster-derived key, or null when it registered none. */
+    public com.google.protobuf.ByteString sealedSecret(String appId) {
+        return sealedSecrets.get(appId);
     }
 
     public List<String> applicationIds() {

@@ -148,11 +148,17 @@ public final class MasterStateMachine {
                 String app = command.getApplicationRegistered().getAppId();
                 state.applications.computeIfAbsent(app, a -> new TreeMap<>());
                 state.recentlyRemoved.remove(app);
+                // The first secret registered stays: a second registration with another one is refused by the leader,
+                // and of two racing ones the first logged wins (the other's answer says so).
+                com.google.protobuf.ByteString sealed =
+                        command.getApplicationRegistered().getSealedSecret();
+                if (!sealed.isEmpty()) state.sealedSecrets.putIfAbsent(app, sealed);
                 break;
             }
             case APPLICATION_REMOVED: {
                 ApplicationRemoved c = command.getApplicationRemoved();
                 state.applications.remove(c.getAppId());
+                state.sealedSecrets.remove(c.getAppId());
                 state.unregisteredShuffles.remove(c.getAppId());
                 state.partialPlacements.remove(c.getAppId());
                 state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
@@ -236,6 +242,8 @@ public final class MasterStateMachine {
         for (java.util.Map.Entry<String, java.util.Map<Integer, List<PartitionLocation>>> app :
                 state.applications.entrySet()) {
             ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
+            com.google.protobuf.ByteString sealed = state.sealedSecrets.get(app.getKey());
+            if (sealed != null) a.setSealedSecret(sealed);
             for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh :
                     app.getValue().entrySet()) {
                 a.addShuffles(
@@ -269,6 +277,7 @@ public final class MasterStateMachine {
     public synchronized void restore(MasterSnapshot snap) {
         state.workers.clear();
         state.applications.clear();
+        state.sealedSecrets.clear();
         state.recentlyRemoved.clear();
         state.unregisteredShuffles.clear();
         state.partialPlacements.clear();
@@ -284,6 +293,7 @@ public final class MasterStateMachine {
             for (ShuffleSlots sh : a.getShufflesList())
                 shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
             state.applications.put(a.getAppId(), shuffles);
+            if (!a.getSealedSecret().isEmpty()) state.sealedSecrets.put(a.getAppId(), a.getSealedSecret());
             for (ShuffleSlots sh : a.getPartialList()) {
                 MasterState.PartialPlacement p =
                         new MasterState.PartialPlacement(sh.getPlacementId(), sh.getTotalLocations());
