@@ -10,7 +10,16 @@ public final class ProcessCluster implements AutoCloseable {
     private final WorkerProcesses workers;
 
     public ProcessCluster(int numWorkers, String... workerSettings) throws Exception {
-        MasterProcesses m = MasterProcesses.single();
+        this(numWorkers, new String[0], workerSettings);
+    }
+
+    /** One master with {@code settings} and {@code numWorkers} workers with the same settings. */
+    public static ProcessCluster withSettings(int numWorkers, String... settings) throws Exception {
+        return new ProcessCluster(numWorkers, settings, settings);
+    }
+
+    private ProcessCluster(int numWorkers, String[] masterSettings, String[] workerSettings) throws Exception {
+        MasterProcesses m = MasterProcesses.single(masterSettings);
         WorkerProcesses w = null;
         try {
             w = new WorkerProcesses(numWorkers, m.endpoints(), workerSettings);
