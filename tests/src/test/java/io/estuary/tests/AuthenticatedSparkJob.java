@@ -32,7 +32,8 @@ public final class AuthenticatedSparkJob {
                 .set("spark.executor.memory", "512m")
                 .set("spark.executor.extraClassPath", System.getProperty("java.class.path"))
                 .set("spark.eventLog.enabled", "true")
-                .set("spark.eventLog.dir", eventLog.toUri().toString());
+                .set("spark.eventLog.dir", eventLog.toUri().toString())
+                .set("spark.eventLog.compress", "false"); // Spark 4 compresses it by default: read it as text
         SparkSession spark = SparkSessions.start(conf);
         String secret = spark.sparkContext().getConf().get(SECRET_KEY, "");
         Checksum sum = AuthenticatedSparkTest.reduceByKey(spark);
