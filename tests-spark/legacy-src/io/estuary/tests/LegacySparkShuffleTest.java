@@ -175,4 +175,32 @@ class LegacySparkShuffleTest {
         System.out.println("STAGE RERUN on " + org.apache.spark.package$.MODULE$.SPARK_VERSION() + ": map attempts "
                 + mapRuns.value() + " for " + MAPS + " maps");
     }
+
+    /**
+     * Against servers that enforce authentication, with the application secret derived from Spark's own
+     * (spark.authenticate through this line's SecurityManager): the job still matches native shuffle. Runs last: this
+     * line allows one SparkContext per JVM.
+     */
+    @Test
+    @Order(3)
+    void authenticatedWithTheSecretDerivedFromSparks() throws Exception {
+        sc.stop();
+        sc = null;
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("estuary-legacy-auth");
+        java.nio.file.Path secretFile = io.estuary.testing.ClusterSecrets.newFile(dir);
+        try (ProcessCluster secured = ProcessCluster.withSettings(
+                2, "estuary.auth.enabled=true", "estuary.auth.cluster.secretFile=" + secretFile)) {
+            sc = new JavaSparkContext(base("estuary-auth")
+                    .set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
+                    .set("spark.estuary.master.endpoints", secured.masterEndpoint())
+                    .set("spark.estuary.auth.enabled", "true")
+                    .set("spark.authenticate", "true")
+                    .set(
+                            "spark.authenticate.secret",
+                            java.util.UUID.randomUUID().toString()));
+            assertEquals(nativeRerunJob, Checksum.of(summary(grouped(sc, sc.accumulator(0)))));
+            sc.stop();
+            sc = null;
+        }
+    }
 }

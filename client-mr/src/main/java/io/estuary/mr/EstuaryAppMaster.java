@@ -1,6 +1,8 @@
 package io.estuary.mr;
 
 import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.AuthConfig;
+import io.estuary.common.config.EstuaryConf;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -37,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * every map has ended (a reducer's first request waits for the shuffle's commit, which needs every map; started
  * earlier it would only hold a container). Map-only jobs start nothing.
  *
+ * <p>With authentication on, the job's application secret is made here and added to this process's credentials,
+ * which MRAppMaster hands to every task container it launches ({@link JobSecret}); it is never written to job.xml.
+ *
  * <p>When a reducer finds data lost it reports fetch failures for the maps ({@link MapReruns}); this launcher sets
  * the ApplicationMaster to rerun a map on the first report ({@code mapreduce.reduce.shuffle.max-fetch-failures-*}),
  * and the lifecycle to give the rerun maps a fresh generation
@@ -61,7 +66,14 @@ public final class EstuaryAppMaster {
                     ContainerId.fromString(container).getApplicationAttemptId().toString();
             String host = System.getenv(ApplicationConstants.Environment.NM_HOST.name());
             if (host == null) host = InetAddress.getLocalHost().getCanonicalHostName();
-            LifecycleManager lifecycle = new LifecycleManager(appId, MrConfBridge.toEstuaryConf(conf), host);
+            EstuaryConf estuary = MrConfBridge.toEstuaryConf(conf);
+            if (estuary.get(AuthConfig.ENABLED)) {
+                // Before MRAppMaster copies this user's credentials into those of every task container it launches.
+                byte[] secret = JobSecret.generate();
+                JobSecret.addToCurrentUser(secret);
+                JobSecret.setIn(estuary, secret);
+            }
+            LifecycleManager lifecycle = new LifecycleManager(appId, estuary, host);
             lifecycle.rerunsReplaceLostGenerations();
             Runtime.getRuntime().addShutdownHook(new Thread(lifecycle::close, "estuary-lifecycle-stop"));
             String address = host + ":" + lifecycle.port();

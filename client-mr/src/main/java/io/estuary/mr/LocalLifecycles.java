@@ -3,7 +3,10 @@ package io.estuary.mr;
 import io.estuary.client.ShuffleServices;
 import io.estuary.client.engine.ProcessServices;
 import io.estuary.client.lifecycle.LifecycleManager;
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -17,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * process's lifecycle manager, started by the first task that needs it and stopped when the JVM exits. Each job is
  * one engine shuffle of it, numbered in the order jobs first touch Estuary; a job's shuffle is forgotten (its data
  * deleted) once all its reducers have read it. The first job's configuration configures the services (masters and
- * client settings) for every later job of the JVM. Thread-safe.
+ * client settings) for every later job of the JVM, and, with authentication on, one secret serves them all (it
+ * never leaves the JVM). Thread-safe.
  */
 final class LocalLifecycles {
     private static final Logger LOG = LoggerFactory.getLogger(LocalLifecycles.class);
@@ -30,8 +34,27 @@ final class LocalLifecycles {
     static ShuffleServices services(JobConf job) {
         return ProcessServices.get(() -> {
             EstuaryConf conf = MrConfBridge.toEstuaryConf(job);
+            if (conf.get(AuthConfig.ENABLED)) JobSecret.setIn(conf, secret(job));
             return new ShuffleServices(conf, () -> startLocal(conf));
         });
+    }
+
+    /**
+     * The job's secret: from the task's credentials on YARN; made here under LocalJobRunner, where the tasks and the
+     * lifecycle manager share this JVM and so these services.
+     */
+    private static byte[] secret(JobConf job) {
+        byte[] secret;
+        try {
+            secret = JobSecret.find(job);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Reading the job's credentials failed", e);
+        }
+        if (secret != null) return secret;
+        if (MrJobKeys.isLocal(job)) return JobSecret.generate();
+        throw new IllegalStateException("Estuary authentication is on but this task's credentials hold no "
+                + JobSecret.KEY_NAME + ": the job's ApplicationMaster must be Estuary's (yarn.app.mapreduce.am."
+                + "command-opts = -Xmx<heap> io.estuary.mr.EstuaryAppMaster), which makes the job's secret");
     }
 
     private static LifecycleManager startLocal(EstuaryConf conf) {

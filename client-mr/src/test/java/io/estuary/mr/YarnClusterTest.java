@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.testing.ClusterSecrets;
 import io.estuary.testing.Waits;
 import io.estuary.worker.MiniCluster;
 import java.io.IOException;
@@ -23,6 +25,7 @@ import org.apache.hadoop.io.IntWritable;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.JobCounter;
+import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.Mapper;
 import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.lib.map.TokenCounterMapper;
@@ -167,6 +170,44 @@ class YarnClusterTest {
                     .findCounter(JobCounter.TOTAL_LAUNCHED_MAPS)
                     .getValue();
             assertTrue(launched >= 2L * maps, launched + " map attempts for " + maps + " maps: the maps did not rerun");
+        }
+    }
+
+    /**
+     * With authentication on (a cluster of its own that enforces it), the ApplicationMaster makes the job's secret and
+     * its tasks prove it from the job's credentials: a task without it could not push or fetch, so the job's native
+     * output proves they had it. No job configuration written for the job (the staging directory, the history
+     * server's copy of the AM's configuration) names the secret.
+     */
+    @Test
+    void authenticatedJobGetsItsSecretFromTheCredentialsNotTheConfiguration() throws Exception {
+        Path in = path("words-auth");
+        TestInputs.words(local, new Path(in, "words.txt"), 2L << 20);
+        JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("auth-native"), 2);
+        java.nio.file.Path secretFile = ClusterSecrets.newFile(tmp);
+        try (MiniCluster secured = new MiniCluster(2, 1, ClusterSecrets.enable(new EstuaryConf(), secretFile))) {
+            Configuration c = onYarn();
+            LocalModeTest.withEstuary(c, secured.masterEndpoint());
+            c.setBoolean(AuthConfig.ENABLED.key(), true);
+            Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
+            TestJobs.setPaths(job, in, path("auth-yarn"));
+            assertEquals(expected, TestJobs.finish(job));
+
+            String jobId = job.getJobID().toString();
+            java.nio.file.Path staging =
+                    java.nio.file.Paths.get(yarn.getConfig().get(MRJobConfig.MR_AM_STAGING_DIR));
+            List<java.nio.file.Path> confs;
+            try (java.util.stream.Stream<java.nio.file.Path> files = Files.walk(staging)) {
+                confs = files.filter(f ->
+                                f.toString().endsWith(".xml") && f.toString().contains(jobId))
+                        .collect(Collectors.toList());
+            }
+            assertFalse(confs.isEmpty(), "no configuration of " + jobId + " under " + staging);
+            for (java.nio.file.Path f : confs) {
+                String xml = new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.UTF_8);
+                assertTrue(xml.contains("estuary.auth.enabled"), f + " is not the job's configuration");
+                assertFalse(xml.contains("application.secret"), f + " names the application secret");
+            }
         }
     }
 

@@ -31,6 +31,11 @@ public final class MasterProcesses implements AutoCloseable {
         return new MasterProcesses(1, false);
     }
 
+    /** One master without a Raft group, on free ports, with {@code settings} ({@code key=value}) added. */
+    public static MasterProcesses single(String... settings) throws IOException {
+        return new MasterProcesses(1, false, new String[1], Arrays.asList(settings));
+    }
+
     /** A Raft group of {@code n} masters. */
     public MasterProcesses(int n) throws IOException {
         this(n, true);

@@ -10,12 +10,22 @@ public final class ProcessCluster implements AutoCloseable {
     private final WorkerProcesses workers;
 
     public ProcessCluster(int numWorkers, String... workerSettings) throws Exception {
-        this(numWorkers, 1, workerSettings);
+        this(numWorkers, 1, new String[0], workerSettings);
     }
 
     /** As above, each worker with {@code disksPerWorker} storage folders. */
     public ProcessCluster(int numWorkers, int disksPerWorker, String... workerSettings) throws Exception {
-        MasterProcesses m = MasterProcesses.single();
+        this(numWorkers, disksPerWorker, new String[0], workerSettings);
+    }
+
+    /** One master with {@code settings} and {@code numWorkers} workers with the same settings. */
+    public static ProcessCluster withSettings(int numWorkers, String... settings) throws Exception {
+        return new ProcessCluster(numWorkers, 1, settings, settings);
+    }
+
+    private ProcessCluster(int numWorkers, int disksPerWorker, String[] masterSettings, String[] workerSettings)
+            throws Exception {
+        MasterProcesses m = MasterProcesses.single(masterSettings);
         WorkerProcesses w = null;
         try {
             w = new WorkerProcesses(numWorkers, disksPerWorker, m.endpoints(), workerSettings);

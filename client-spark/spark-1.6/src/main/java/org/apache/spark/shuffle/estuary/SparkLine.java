@@ -17,6 +17,9 @@ import scala.math.Ordering;
 final class SparkLine {
     private SparkLine() {}
 
+    /** Spark 1.6 shows every property unredacted in its UI and event log (spark.redaction.regex came in 2.1). */
+    static final boolean UI_REDACTS_SECRETS = false;
+
     /** Where Spark believes map output lives: not a real executor, so losing one never discards Estuary's data. */
     static final BlockManagerId LOCATION = BlockManagerId$.MODULE$.apply("estuary", "estuary", 1);
 

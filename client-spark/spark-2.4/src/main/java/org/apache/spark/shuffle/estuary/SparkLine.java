@@ -19,6 +19,9 @@ import scala.math.Ordering;
 final class SparkLine {
     private SparkLine() {}
 
+    /** Spark 2.4 hides keys matching spark.redaction.regex (default: secret, password, token, access key) in its UI and event log. */
+    static final boolean UI_REDACTS_SECRETS = true;
+
     /** Where Spark believes map output lives: not a real executor, so losing one never discards Estuary's data. */
     static final BlockManagerId LOCATION = BlockManagerId$.MODULE$.apply("estuary", "estuary", 1, Option.empty());
 

@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.ShuffleServices;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.spec.ShuffleSpec;
 import org.apache.spark.MapOutputTracker;
@@ -25,11 +24,12 @@ import org.apache.spark.shuffle.ShuffleWriter;
 public class EstuaryShuffleManager implements ShuffleManager {
     private final boolean isDriver;
     private final EstuaryBlockResolver resolver = new EstuaryBlockResolver();
-    private final ShuffleServices services;
+    private final SparkServices services;
 
     public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
         this.isDriver = isDriver;
-        this.services = SparkServices.create(sparkConf, EstuaryShuffleManager::forgetMapOutputs);
+        // Every Spark line from 2.2 on redacts keys holding "secret" in its UI and event log.
+        this.services = new SparkServices(sparkConf, isDriver, true, EstuaryShuffleManager::forgetMapOutputs);
         if (isDriver) {
             ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
             // Before SparkContext loads the shuffle I/O plugin and validates dynamic allocation (same SparkConf
@@ -55,7 +55,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
     @Override
     public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
-        LifecycleManager lm = services.lifecycle();
+        LifecycleManager lm = services.get().lifecycle();
         ShuffleSpec spec = new ShuffleSpec(
                 lm.appId(),
                 shuffleId,
@@ -75,7 +75,11 @@ public class EstuaryShuffleManager implements ShuffleManager {
     public <K, V> ShuffleWriter<K, V> getWriter(
             ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
         return new EstuaryShuffleWriter<>(
-                (EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, services.client(), metrics);
+                (EstuaryShuffleHandle<K, V, ?>) checked(handle),
+                mapId,
+                context,
+                services.get().client(),
+                metrics);
     }
 
     @Override
@@ -95,7 +99,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
                 startPartition,
                 endPartition,
                 context,
-                services.client(),
+                services.get().client(),
                 metrics);
     }
 

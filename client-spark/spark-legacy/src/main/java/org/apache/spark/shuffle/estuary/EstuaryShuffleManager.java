@@ -1,6 +1,5 @@
 package org.apache.spark.shuffle.estuary;
 
-import io.estuary.client.ShuffleServices;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.client.spec.ShuffleSpec;
 import java.util.Map;
@@ -24,10 +23,10 @@ public class EstuaryShuffleManager implements ShuffleManager {
     /** Driver only: the handles of live shuffles, whose generation a loss bumps. */
     private final Map<Integer, EstuaryShuffleHandle<?, ?, ?>> handles = new ConcurrentHashMap<>();
 
-    private final ShuffleServices services;
+    private final SparkServices services;
 
     public EstuaryShuffleManager(SparkConf sparkConf, boolean isDriver) {
-        this.services = SparkServices.create(sparkConf, this::shuffleLost);
+        this.services = new SparkServices(sparkConf, isDriver, SparkLine.UI_REDACTS_SECRETS, this::shuffleLost);
         if (isDriver) {
             ExecutorClassPathCheck.verify(sparkConf, EstuaryShuffleManager.class);
         }
@@ -46,7 +45,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
 
     @Override
     public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, int numMaps, ShuffleDependency<K, V, C> dependency) {
-        LifecycleManager lm = services.lifecycle();
+        LifecycleManager lm = services.get().lifecycle();
         ShuffleSpec spec = new ShuffleSpec(
                 lm.appId(), shuffleId, numMaps, dependency.partitioner().numPartitions(), lm.host(), lm.port());
         EstuaryShuffleHandle<K, V, C> handle =
@@ -59,7 +58,10 @@ public class EstuaryShuffleManager implements ShuffleManager {
     @SuppressWarnings("unchecked")
     public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, int mapId, TaskContext context) {
         return new EstuaryShuffleWriter<>(
-                (EstuaryShuffleHandle<K, V, ?>) checked(handle), mapId, context, services.client());
+                (EstuaryShuffleHandle<K, V, ?>) checked(handle),
+                mapId,
+                context,
+                services.get().client());
     }
 
     @Override
@@ -71,7 +73,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
                 startPartition,
                 endPartition,
                 context,
-                services.client());
+                services.get().client());
     }
 
     /** Refuses a handle that is not ours, loudly (see the Spark 3 manager for the usual cause). */
