@@ -123,7 +123,12 @@ public final class Master implements AdministeredMaster, Closeable {
         TransportServer rpc = null;
         try {
             rpc = new TransportServer(conf, "master", host, port, handler, TransportObserver.NONE, clock);
-            this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
+            this.admin = new MasterAdminEndpoint(
+                    host,
+                    conf.get(MasterConfig.HTTP_PORT),
+                    this,
+                    metrics,
+                    io.estuary.server.admin.AdminAuth.fromConf(conf, clock));
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();
             log.close();
