@@ -36,7 +36,7 @@ public final class ConfigType<T> {
             value = parser.apply(text.trim());
         } catch (RuntimeException e) {
             throw new ConfigException(key + ": '" + SecretKeys.shown(key, text) + "' is not a valid " + name
-                    + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+                    + (e.getMessage() == null || SecretKeys.isSecret(key) ? "" : " (" + e.getMessage() + ")"));
         }
         String err = check == null ? null : check.apply(value);
         if (err != null) {

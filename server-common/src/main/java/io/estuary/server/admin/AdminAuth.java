@@ -58,6 +58,7 @@ public final class AdminAuth {
     private long lastWarnNanos;
     private boolean warnedOnce;
     private long unlogged;
+    private long logged;
 
     private AdminAuth(AdminToken token, boolean protectReads, boolean openMetrics, Clock clock) {
         this.token = token;
@@ -141,6 +142,13 @@ public final class AdminAuth {
         return refusals.labels(r.label).get();
     }
 
+    /** How many WARN lines refusals have logged (tests check the rate limit). */
+    long warningsLogged() {
+        synchronized (warnLock) {
+            return logged;
+        }
+    }
+
     /** Adds the refusal counter to {@code registry}. */
     public void register(CollectorRegistry registry) {
         registry.register(refusals);
@@ -158,6 +166,7 @@ public final class AdminAuth {
             lastWarnNanos = now;
             suppressed = unlogged;
             unlogged = 0;
+            logged++;
         }
         LOG.warn(
                 "Refused admin call {} {} from {}: {} admin token{}",
