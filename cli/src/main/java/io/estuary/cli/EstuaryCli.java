@@ -1,7 +1,9 @@
 package io.estuary.cli;
 
+import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.server.admin.AdminToken;
 import io.estuary.server.admin.AdminViews;
 import io.estuary.server.auth.ClusterSecret;
 import java.io.IOException;
@@ -17,13 +19,13 @@ import java.util.List;
  * and follows the leader for changes; prints tables, or with {@code --json} the API's JSON ({@link AdminViews}, or
  * {@link CliViews} for what it joins from several masters); exits 0 on success,
  * 1 when a master refuses or something named does not exist, 2 on a bad command line, 3 when no master answers or
- * leads. Warns when nodes run different versions (a rolling upgrade under way). Stateless between runs. This class
+ * leads. Sends the admin token when it finds one ({@link #token}) and never prints it. Warns when nodes run different versions (a rolling upgrade under way). Stateless between runs. This class
  * parses the command line and dispatches; {@link ClusterCommands} runs the commands.
  */
 public final class EstuaryCli {
     static final String USAGE = String.join(
             "\n",
-            "usage: estuary [--master host:httpPort[,host:httpPort...]] [--json] <command> [args]",
+            "usage: estuary [--master host:httpPort[,host:httpPort...]] [--token-file FILE] [--json] <command> [args]",
             "commands:",
             "  status                         cluster overview: leader, term, masters, workers, versions",
             "  masters                        masters with role, term and version",
@@ -38,7 +40,9 @@ public final class EstuaryCli {
             "                                 `estuary secret generate > FILE && chmod 600 FILE`)",
             "A worker is host:rpcPort:pushPort:fetchPort, or host:rpcPort when that is unambiguous.",
             "Without --master: $ESTUARY_MASTERS, else the masters' hosts in $ESTUARY_CONF_DIR/estuary-defaults.conf",
-            "with estuary.master.http.port.");
+            "with estuary.master.http.port.",
+            "The admin token (masters with estuary.auth.enabled=true): --token-file FILE, else $ESTUARY_ADMIN_TOKEN_FILE,",
+            "else estuary.auth.admin.tokenFile in that file, else derived from its estuary.auth.cluster.secretFile.");
 
     private final PrintStream out;
     private final PrintStream err;
@@ -69,6 +73,7 @@ public final class EstuaryCli {
         List<String> words = new ArrayList<>();
         boolean json = false;
         String masterList = null;
+        String tokenFile = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--json")) {
@@ -78,6 +83,11 @@ public final class EstuaryCli {
                 masterList = args[++i];
             } else if (a.startsWith("--master=")) {
                 masterList = a.substring("--master=".length());
+            } else if (a.equals("--token-file")) {
+                if (i + 1 == args.length) throw usage("--token-file needs a file");
+                tokenFile = args[++i];
+            } else if (a.startsWith("--token-file=")) {
+                tokenFile = a.substring("--token-file=".length());
             } else if (a.equals("-h") || a.equals("--help") || a.equals("help")) {
                 out.println(USAGE);
                 return;
@@ -95,7 +105,10 @@ public final class EstuaryCli {
             out.println(ClusterSecret.generate());
             return;
         }
-        MasterHttp masters = new MasterHttp(masterList != null ? split(masterList) : defaultMasters());
+        List<String> endpoints = masterList != null ? split(masterList) : defaultMasters();
+        String[] whyNone = new String[1];
+        AdminToken token = token(tokenFile, whyNone);
+        MasterHttp masters = new MasterHttp(endpoints, token, whyNone[0]);
         ClusterCommands commands = new ClusterCommands(masters, json, out, err);
         String cmd = words.get(0);
         List<String> rest = words.subList(1, words.size());
@@ -157,20 +170,46 @@ public final class EstuaryCli {
         return out;
     }
 
+    /**
+     * The admin token: {@code --token-file}, else {@code $ESTUARY_ADMIN_TOKEN_FILE} (either must load, else exit 2),
+     * else what the configuration file gives ({@link AdminToken#fromConf}); null when there is none, with why in
+     * {@code whyNone[0]} when the configuration names one that cannot be read (said only if a master asks for one).
+     */
+    private static AdminToken token(String tokenFile, String[] whyNone) throws CliException {
+        String env = System.getenv("ESTUARY_ADMIN_TOKEN_FILE");
+        String given =
+                tokenFile != null ? tokenFile : env != null && !env.trim().isEmpty() ? env.trim() : null;
+        String what = tokenFile != null ? "--token-file" : "$ESTUARY_ADMIN_TOKEN_FILE";
+        try {
+            if (given != null) return AdminToken.fromFile(Paths.get(given), what);
+        } catch (ConfigException e) {
+            throw usage(e.getMessage());
+        }
+        try {
+            return AdminToken.fromConf(conf());
+        } catch (CliException | ConfigException e) {
+            whyNone[0] = e.getMessage();
+            return null;
+        }
+    }
+
+    /** $ESTUARY_CONF_DIR/estuary-defaults.conf (default dir: conf), or an empty conf when there is none. */
+    private static EstuaryConf conf() throws CliException {
+        String dir = System.getenv("ESTUARY_CONF_DIR") == null ? "conf" : System.getenv("ESTUARY_CONF_DIR");
+        Path file = Paths.get(dir, "estuary-defaults.conf");
+        if (!Files.exists(file)) return new EstuaryConf();
+        try {
+            return EstuaryConf.load(file);
+        } catch (IOException | RuntimeException e) {
+            throw new CliException(CliException.USAGE, "cannot read " + file + ": " + e.getMessage());
+        }
+    }
+
     /** $ESTUARY_MASTERS, else the masters' hosts in estuary-defaults.conf with their HTTP port, else localhost. */
     private static List<String> defaultMasters() throws CliException {
         String env = System.getenv("ESTUARY_MASTERS");
         if (env != null && !env.trim().isEmpty()) return split(env);
-        String dir = System.getenv("ESTUARY_CONF_DIR") == null ? "conf" : System.getenv("ESTUARY_CONF_DIR");
-        Path file = Paths.get(dir, "estuary-defaults.conf");
-        EstuaryConf conf = new EstuaryConf();
-        if (Files.exists(file)) {
-            try {
-                conf = EstuaryConf.load(file);
-            } catch (IOException | RuntimeException e) {
-                throw new CliException(CliException.USAGE, "cannot read " + file + ": " + e.getMessage());
-            }
-        }
+        EstuaryConf conf = conf();
         int http = conf.get(MasterConfig.HTTP_PORT);
         List<String> hosts = new ArrayList<>();
         for (String node : conf.get(MasterConfig.HA_NODES)) {

@@ -1,7 +1,9 @@
 package io.estuary.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.estuary.common.config.AuthConfig;
 import io.estuary.server.admin.AdminJson;
+import io.estuary.server.admin.AdminToken;
 import io.estuary.server.admin.AdminViews.MasterStatus;
 import java.io.IOException;
 import java.net.URI;
@@ -44,12 +46,20 @@ final class MasterHttp {
     }
 
     private final List<String> endpoints;
+    private final AdminToken token;
+    private final String whyNoToken;
     private final HttpClient client =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private Map<String, MasterStatus> statuses;
 
-    MasterHttp(List<String> endpoints) {
+    /**
+     * {@code token}: sent with every call, or null; {@code whyNoToken}: why there is none (e.g. the configured file
+     * cannot be read), said when a master asks for one, or null.
+     */
+    MasterHttp(List<String> endpoints, AdminToken token, String whyNoToken) {
         this.endpoints = endpoints;
+        this.token = token;
+        this.whyNoToken = whyNoToken;
     }
 
     List<String> endpoints() {
@@ -60,13 +70,18 @@ final class MasterHttp {
         return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 
-    /** {@code method path} on one master; throws IOException when it does not answer. */
-    Answer call(String endpoint, String method, String path) throws IOException {
+    /**
+     * {@code method path} on one master; throws IOException when it does not answer, and CliException when it asks
+     * for an admin token (401).
+     */
+    Answer call(String endpoint, String method, String path) throws IOException, CliException {
         HttpRequest.Builder b =
                 HttpRequest.newBuilder(URI.create("http://" + endpoint + path)).timeout(Duration.ofSeconds(30));
         b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
+        if (token != null) b.header("Authorization", "Bearer " + token.value());
         try {
             HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() == 401) throw unauthorized(endpoint);
             return new Answer(r.statusCode(), r.body());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -80,13 +95,13 @@ final class MasterHttp {
      * GET /api/status of every master, by endpoint; null for those that do not answer. Asked once per command (a
      * status lists every worker, which is much with thousands); {@link #freshStatuses()} asks again.
      */
-    Map<String, MasterStatus> statuses() {
+    Map<String, MasterStatus> statuses() throws CliException {
         if (statuses == null) statuses = freshStatuses();
         return statuses;
     }
 
     /** As {@link #statuses()}, asked now (leadership may have moved). */
-    Map<String, MasterStatus> freshStatuses() {
+    Map<String, MasterStatus> freshStatuses() throws CliException {
         Map<String, MasterStatus> out = new LinkedHashMap<>();
         for (String e : endpoints) {
             MasterStatus s = null;
@@ -171,6 +186,17 @@ final class MasterHttp {
             throw new CliException(
                     CliException.UNREACHABLE, "master " + endpoint + " did not answer: " + e.getMessage());
         }
+    }
+
+    /** A master refused the call for want of the right admin token: say how to give it, never the token. */
+    private CliException unauthorized(String endpoint) {
+        String detail = token != null
+                ? " (the token " + token.source() + " was refused)"
+                : whyNoToken != null ? " (none found: " + whyNoToken + ")" : "";
+        return new CliException(
+                CliException.FAILED,
+                "the master at " + endpoint + " requires an admin token: pass --token-file or set "
+                        + AuthConfig.ADMIN_TOKEN_FILE.key() + detail);
     }
 
     private CliException unreachable() {

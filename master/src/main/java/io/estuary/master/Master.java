@@ -23,7 +23,6 @@ import io.estuary.master.state.RatisStateLog;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.auth.ServerSecurity;
-import io.estuary.network.server.TransportObserver;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ServerTls;
 import java.io.Closeable;
@@ -139,11 +138,16 @@ public final class Master implements AdministeredMaster, Closeable {
                     port,
                     handler,
                     TransportServer.Options.defaults()
-                            .observer(TransportObserver.NONE)
+                            .observer(metrics.observer())
                             .clock(clock)
                             .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, true))
                             .tls(tls));
-            this.admin = new MasterAdminEndpoint(host, conf.get(MasterConfig.HTTP_PORT), this, metrics);
+            this.admin = new MasterAdminEndpoint(
+                    host,
+                    conf.get(MasterConfig.HTTP_PORT),
+                    this,
+                    metrics,
+                    io.estuary.server.admin.AdminAuth.fromConf(conf, clock));
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();
             log.close();

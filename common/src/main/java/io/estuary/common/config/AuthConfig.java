@@ -78,4 +78,33 @@ public final class AuthConfig {
         }
         return secret;
     }
+
+    // ---- Admin HTTP (masters' and workers' HTTP ports; bin/estuary sends the token) ----
+
+    public static final ConfigEntry<String> ADMIN_TOKEN_FILE = ConfigEntry.builder(
+                    "estuary.auth.admin.tokenFile", ConfigType.STRING)
+            .defaultValue("")
+            .doc("File holding the bearer token the admin HTTP API of masters and workers asks for (with "
+                    + "estuary.auth.enabled=true): one line of at least 16 printable characters, no spaces. It must be "
+                    + "readable by its owner only, as the cluster secret. Unset: the token is derived from the cluster "
+                    + "secret (hex of HMAC-SHA256 keyed with the bytes of estuary.auth.cluster.secretFile, over "
+                    + "\"estuary admin token v1\"), so bin/estuary run with the servers' configuration finds it. "
+                    + "bin/estuary reads this key too (or --token-file, or $ESTUARY_ADMIN_TOKEN_FILE).")
+            .build();
+
+    public static final ConfigEntry<Boolean> ADMIN_PROTECT_READS = ConfigEntry.builder(
+                    "estuary.auth.admin.protectReads", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(SERVER)
+            .doc("With estuary.auth.enabled=true, reads of the admin HTTP API (GET /api/...: workers, applications, "
+                    + "shuffles, status) need the admin token too. Changes (every POST) always need it.")
+            .build();
+
+    public static final ConfigEntry<Boolean> ADMIN_OPEN_METRICS = ConfigEntry.builder(
+                    "estuary.auth.admin.openMetrics", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(SERVER)
+            .doc("With estuary.auth.enabled=true, GET /metrics and GET /health stay open (no token) for "
+                    + "Prometheus scrapers and liveness probes. false: they need the admin token too.")
+            .build();
 }

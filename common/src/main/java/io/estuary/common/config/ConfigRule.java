@@ -56,8 +56,11 @@ public final class ConfigRule {
         if (!hasValue(conf, lower) || !hasValue(conf, upper)) return null; // the required-key check reports it
         int c = compare(conf.get(lower), conf.get(upper));
         if (strict ? c < 0 : c <= 0) return null;
-        return describe() + " (" + conf.toMap().getOrDefault(lower.key(), lower.defaultText()) + " vs "
-                + conf.toMap().getOrDefault(upper.key(), upper.defaultText()) + ")";
+        return describe() + " (" + shown(conf, lower) + " vs " + shown(conf, upper) + ")";
+    }
+
+    private static String shown(EstuaryConf conf, ConfigEntry<?> entry) {
+        return SecretKeys.shown(entry.key(), conf.toMap().getOrDefault(entry.key(), entry.defaultText()));
     }
 
     private static boolean hasValue(EstuaryConf conf, ConfigEntry<?> entry) {

@@ -35,12 +35,12 @@ public final class ConfigType<T> {
         try {
             value = parser.apply(text.trim());
         } catch (RuntimeException e) {
-            throw new ConfigException(key + ": '" + text + "' is not a valid " + name
-                    + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+            throw new ConfigException(key + ": '" + SecretKeys.shown(key, text) + "' is not a valid " + name
+                    + (e.getMessage() == null || SecretKeys.isSecret(key) ? "" : " (" + e.getMessage() + ")"));
         }
         String err = check == null ? null : check.apply(value);
         if (err != null) {
-            throw new ConfigException(key + ": '" + text + "' " + err);
+            throw new ConfigException(key + ": '" + SecretKeys.shown(key, text) + "' " + err);
         }
         return value;
     }

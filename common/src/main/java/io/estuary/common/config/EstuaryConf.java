@@ -147,8 +147,16 @@ public final class EstuaryConf {
         return this;
     }
 
+    /** The values with every secret one ({@link SecretKeys}) redacted: safe to log or print. */
+    public Map<String, String> toRedactedMap() {
+        Map<String, String> out = new TreeMap<>();
+        values.forEach((k, v) -> out.put(k, SecretKeys.shown(k, v)));
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** Redacts secret values ({@link SecretKeys}): a conf may end up in a log line or an exception. */
     @Override
     public String toString() {
-        return "EstuaryConf" + toMap();
+        return "EstuaryConf" + toRedactedMap();
     }
 }

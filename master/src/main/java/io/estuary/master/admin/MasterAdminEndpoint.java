@@ -7,6 +7,7 @@ import io.estuary.common.protocol.WorkerState;
 import io.estuary.master.state.MasterNodes;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.WorkerId;
+import io.estuary.server.admin.AdminAuth;
 import io.estuary.server.admin.AdminHttpServer;
 import io.estuary.server.admin.AdminHttpServer.Request;
 import io.estuary.server.admin.AdminHttpServer.Response;
@@ -31,7 +32,8 @@ import java.util.TreeSet;
  * /api/shuffles}) are answered by any master from its replicated state, and say which master answered and its
  * role. Changes ({@code POST /api/workers/(exclude|activate|decommission)}, {@code POST /api/leadership/transfer})
  * only the leader makes: a follower answers 421 naming the leader's id and RPC endpoint, and the caller asks the
- * leader. Bad input gets 400, an unknown worker, master or application 404, a change that cannot be made 409.
+ * leader. With authentication on, changes (and by configuration reads) need the admin token: 401 without it
+ * ({@link AdminAuth}). Bad input gets 400, an unknown worker, master or application 404, a change that cannot be made 409.
  * Every answer is one of {@link AdminViews}.
  *
  * <p>Thread-safe: requests run on the HTTP server's threads and only read the master's state (through its state
@@ -44,10 +46,12 @@ public final class MasterAdminEndpoint implements Closeable {
     private final AdminHttpServer http;
     private final AdministeredMaster master;
 
-    public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics)
+    /** {@code auth}: which calls need the admin token ({@link AdminAuth#fromConf}). */
+    public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics, AdminAuth auth)
             throws IOException {
         this.master = master;
         this.http = AdminHttpServer.builder("master")
+                .auth(auth)
                 .get("/api/status", r -> Response.json(200, status()))
                 .get("/api/masters", r -> Response.json(200, new AdminViews.Masters(servedBy(), masters())))
                 .get(

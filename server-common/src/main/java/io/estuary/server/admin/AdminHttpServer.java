@@ -17,7 +17,8 @@ import java.util.concurrent.ExecutorService;
  * A server's admin HTTP endpoint on a port of its own (the JDK's HTTP server; two threads): routes by method and
  * path, answers unknown paths with 404 listing the known ones, and turns an exception from a route into a 500 with
  * its message as JSON. Masters and workers add their own routes; {@link Builder#metrics} adds the Prometheus
- * text exposition of a registry at {@code GET /metrics}.
+ * text exposition of a registry at {@code GET /metrics}. {@link Builder#auth} decides which calls need the admin
+ * token: a call without it (or with another) gets 401 with a JSON error naming what is missing, before any route runs.
  *
  * <p>Routes run on the server's own threads, one request at a time per thread, and may block briefly.
  */
@@ -41,6 +42,11 @@ public final class AdminHttpServer implements Closeable {
 
         public String path() {
             return exchange.getRequestURI().getPath();
+        }
+
+        /** The caller's address, for logs. */
+        public String peer() {
+            return String.valueOf(exchange.getRemoteAddress());
         }
 
         /** The value of query parameter {@code name}, percent-decoded, or null. */
@@ -114,6 +120,8 @@ public final class AdminHttpServer implements Closeable {
     public static final class Builder {
         private final String name;
         private final List<Entry> routes = new ArrayList<>();
+        private AdminAuth auth = AdminAuth.off();
+        private CollectorRegistry registry;
 
         private Builder(String name) {
             this.name = name;
@@ -135,15 +143,23 @@ public final class AdminHttpServer implements Closeable {
             return this;
         }
 
+        /** Who may call what (default: everyone, authentication off); its refusals are counted in the registry. */
+        public Builder auth(AdminAuth auth) {
+            this.auth = java.util.Objects.requireNonNull(auth);
+            return this;
+        }
+
         /** {@code GET /metrics}: the registry in Prometheus' text format. */
         public Builder metrics(CollectorRegistry registry) {
+            this.registry = registry;
             return get(
                     "/metrics", r -> new Response(200, PrometheusText.CONTENT_TYPE, PrometheusText.scrape(registry)));
         }
 
         /** Binds {@code host:port} (0: any free port) and starts serving. */
         public AdminHttpServer start(String host, int port) throws IOException {
-            return new AdminHttpServer(name, new ArrayList<>(routes), host, port);
+            if (registry != null) auth.register(registry);
+            return new AdminHttpServer(name, new ArrayList<>(routes), auth, host, port);
         }
     }
 
@@ -155,9 +171,11 @@ public final class AdminHttpServer implements Closeable {
     private final HttpServer http;
     private final ExecutorService threads;
     private final List<Entry> routes;
+    private final AdminAuth auth;
 
-    private AdminHttpServer(String name, List<Entry> routes, String host, int port) throws IOException {
+    private AdminHttpServer(String name, List<Entry> routes, AdminAuth auth, String host, int port) throws IOException {
         this.routes = routes;
+        this.auth = auth;
         this.http = HttpServer.create(new InetSocketAddress(host, port), 64);
         this.threads = new GuardedThreadPool(name + "-http", 2);
         http.setExecutor(threads);
@@ -165,7 +183,15 @@ public final class AdminHttpServer implements Closeable {
             try {
                 Response r;
                 try {
-                    r = route(new Request(ex));
+                    Request request = new Request(ex);
+                    AdminAuth.Refusal refused = auth.check(
+                            request.method(),
+                            request.path(),
+                            ex.getRequestHeaders().getFirst("Authorization"),
+                            request.peer());
+                    r = refused == null
+                            ? route(request)
+                            : Response.error(401, AdminAuth.message(request.method(), request.path(), refused));
                 } catch (RuntimeException e) {
                     r = Response.error(500, String.valueOf(e.getMessage()));
                 }
@@ -185,6 +211,7 @@ public final class AdminHttpServer implements Closeable {
     private static void send(HttpExchange ex, Response r) throws IOException {
         byte[] b = r.body.getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", r.contentType);
+        if (r.code == 401) ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"estuary-admin\"");
         ex.sendResponseHeaders(r.code, b.length == 0 ? -1 : b.length); // -1: no body (0 would mean chunked)
         try (OutputStream out = ex.getResponseBody()) {
             out.write(b);

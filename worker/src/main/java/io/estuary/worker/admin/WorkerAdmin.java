@@ -7,6 +7,7 @@ import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.server.TransportServer;
+import io.estuary.server.admin.AdminAuth;
 import io.estuary.server.admin.AdminHttpServer;
 import io.estuary.server.admin.AdminHttpServer.Response;
 import io.estuary.server.admin.AdminViews;
@@ -33,7 +34,8 @@ import java.util.function.Supplier;
  *   <li>{@code POST /api/decommission}: stop taking new slots, let running shuffles finish and be read or expire,
  *       then exit (202; the drain runs in the background).</li>
  * </ul>
- * Created before the worker's servers (they report to {@link #metrics()}), started once they are up. Thread-safe.
+ * With authentication on, {@code POST}s (and by configuration reads, /metrics and /health) need the admin token
+ * ({@link AdminAuth}). Created before the worker's servers (they report to {@link #metrics()}), started once they are up. Thread-safe.
  */
 public final class WorkerAdmin implements Closeable {
     /** How often every watched executor gets a probe. */
@@ -47,6 +49,7 @@ public final class WorkerAdmin implements Closeable {
     private final StallDetector stalls;
     private final WorkerMetrics metrics;
     private final String version;
+    private final AdminAuth auth;
     private volatile AdminHttpServer http;
 
     /** {@code version}: the release this worker reports ({@link io.estuary.common.BuildVersion#of}). */
@@ -72,6 +75,7 @@ public final class WorkerAdmin implements Closeable {
         this.activeShuffles = activeShuffles;
         this.openStreams = openStreams;
         this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT), clock);
+        this.auth = AdminAuth.fromConf(conf, clock); // a missing or open token file fails the worker's start here
         this.metrics = new WorkerMetrics(version, storage, activeShuffles, openStreams, stalls);
     }
 
@@ -103,6 +107,7 @@ public final class WorkerAdmin implements Closeable {
         }
         try {
             http = AdminHttpServer.builder("worker")
+                    .auth(auth)
                     .metrics(metrics.registry())
                     .get("/api/status", r -> Response.json(200, status(address.get(), state.get())))
                     .get("/health", r -> health())
