@@ -3,6 +3,7 @@ package io.estuary.cli;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.server.admin.AdminViews;
+import io.estuary.server.auth.ClusterSecret;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -33,6 +34,8 @@ public final class EstuaryCli {
             "  activate <worker>              give it slots again",
             "  decommission <worker>          drain a worker: no new slots, it exits once its shuffles are gone",
             "  transfer-leadership <masterId> hand leadership to another master",
+            "  secret generate                print a new cluster secret (for estuary.auth.cluster.secretFile:",
+            "                                 `estuary secret generate > FILE && chmod 600 FILE`)",
             "A worker is host:rpcPort:pushPort:fetchPort, or host:rpcPort when that is unambiguous.",
             "Without --master: $ESTUARY_MASTERS, else the masters' hosts in $ESTUARY_CONF_DIR/estuary-defaults.conf",
             "with estuary.master.http.port.");
@@ -85,6 +88,13 @@ public final class EstuaryCli {
             }
         }
         if (words.isEmpty()) throw usage("give a command");
+        if (words.get(0).equals("secret")) { // local: needs no master
+            List<String> rest = words.subList(1, words.size());
+            args("secret", rest, 1, 1);
+            if (!rest.get(0).equals("generate")) throw usage("unknown secret command '" + rest.get(0) + "'");
+            out.println(ClusterSecret.generate());
+            return;
+        }
         MasterHttp masters = new MasterHttp(masterList != null ? split(masterList) : defaultMasters());
         ClusterCommands commands = new ClusterCommands(masters, json, out, err);
         String cmd = words.get(0);

@@ -78,6 +78,11 @@ class TransportProtocolTest {
             DataInputStream in = new DataInputStream(s.getInputStream());
             hello(s, in, ProtocolVersion.CURRENT);
             assertEquals(1, in.readByte(), "the server accepts its own version");
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeShort(0); // protocol 6: an anonymous AUTH_HELLO (no identity, a nonce)
+            out.write(new byte[io.estuary.network.auth.AuthExchange.NONCE_BYTES]);
+            out.flush();
+            assertEquals(io.estuary.network.auth.AuthExchange.ADMITTED, in.readByte(), "authentication is off");
             s.getOutputStream().write(bytes);
             s.getOutputStream().flush();
             int len = in.readInt();
@@ -136,7 +141,7 @@ class TransportProtocolTest {
             RemoteException e = assertThrows(RemoteException.class, () -> clients.client("127.0.0.1", newer.port()));
             assertEquals(io.estuary.common.status.StatusCode.VERSION_MISMATCH, e.status(), e.getMessage());
             assertTrue(
-                    e.getMessage().contains("speaks Estuary protocol " + ProtocolVersion.CURRENT)
+                    e.getMessage().contains("speaks Estuary " + io.estuary.network.protocol.ProtocolRange.THIS_RELEASE)
                             && e.getMessage().contains("speaks protocol " + other),
                     e.getMessage());
         }

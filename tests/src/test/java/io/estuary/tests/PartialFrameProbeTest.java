@@ -127,6 +127,10 @@ class PartialFrameProbeTest {
         byte[] answer = new byte[Handshake.ANSWER_SIZE];
         in.readFully(answer);
         assertEquals(1, answer[Handshake.ANSWER_SIZE - 1], "the worker accepts the handshake");
+        out.writeShort(0); // protocol 6: an anonymous AUTH_HELLO (no identity, a nonce)
+        out.write(new byte[io.estuary.network.auth.AuthExchange.NONCE_BYTES]);
+        out.flush();
+        assertEquals(io.estuary.network.auth.AuthExchange.ADMITTED, in.readByte(), "the worker admits the probe");
         try {
             out.writeInt(ANNOUNCED); // frame length: type byte and body
             out.writeByte(MessageType.PUSH_DATA.id());

@@ -9,11 +9,13 @@ package io.estuary.common.release;
 public enum Format {
     PROTOCOL(
             "Wire protocol",
+            6,
             5,
-            5,
-            Releases.V0_1_0,
+            Releases.NEXT,
             "network `Handshake` and frames, control requests (`ProtocolVersion`). 0.2.0 made the handshake negotiate "
-                    + "(outcome 2, sent only to clients newer than the server); no frame changed, so the version stays."),
+                    + "(outcome 2, sent only to clients newer than the server) and, at version 6, follow it with the "
+                    + "authentication exchange (`AuthExchange`), which protocol-5 peers (0.1.0) skip: a server that "
+                    + "enforces authentication refuses them, a permissive one admits them unchecked."),
     RAFT_LOG(
             "Raft log",
             1,

@@ -2,6 +2,7 @@ package io.estuary.network.client;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
+import io.estuary.network.auth.Credentials;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
@@ -20,7 +21,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Opens and caches one connection per remote address. Shared by everything in a process (one factory per
- * process role), so threads and connections do not grow with the number of shuffles.
+ * process role), so threads and connections do not grow with the number of shuffles. Every connection proves the
+ * factory's {@link Credentials} in its handshake (protocol 6 on) and checks the server's proof of the same secret;
+ * a server that refuses them fails the connect with {@code UNAUTHENTICATED}.
  */
 public final class TransportClientFactory implements Closeable {
     private final EventLoopGroup loops;
@@ -29,6 +32,7 @@ public final class TransportClientFactory implements Closeable {
     private final long timeoutMs;
     private final int connectTimeoutMs;
     private final ProtocolRange speaks;
+    private final Credentials credentials;
     private final Map<String, TransportClient> clients = new ConcurrentHashMap<>();
     private final Map<String, Object> connectLocks = new ConcurrentHashMap<>();
 
@@ -43,12 +47,28 @@ public final class TransportClientFactory implements Closeable {
 
     /** A factory whose connections speak {@code speaks} (tests play clients of other releases with it). */
     public TransportClientFactory(EstuaryConf conf, String name, ProtocolRange speaks) {
+        this(conf, name, speaks, Credentials.NONE);
+    }
+
+    /** A factory whose connections prove {@code credentials} to every server (and check each server's proof). */
+    public TransportClientFactory(EstuaryConf conf, String name, Credentials credentials) {
+        this(conf, name, ProtocolRange.THIS_RELEASE, credentials);
+    }
+
+    /** A factory whose connections speak {@code speaks} and prove {@code credentials}. */
+    public TransportClientFactory(EstuaryConf conf, String name, ProtocolRange speaks, Credentials credentials) {
         this.speaks = speaks;
+        this.credentials = java.util.Objects.requireNonNull(credentials, "credentials");
         this.loops = NettyUtils.eventLoops(conf.get(NetworkConfig.IO_THREADS), name);
         this.allocator = NettyUtils.allocator();
         this.maxFrameSize = conf.get(NetworkConfig.MAX_FRAME_SIZE);
         this.timeoutMs = conf.get(NetworkConfig.RPC_TIMEOUT);
         this.connectTimeoutMs = (int) Math.min(Integer.MAX_VALUE, conf.get(NetworkConfig.CONNECT_TIMEOUT));
+    }
+
+    /** What this factory's connections prove themselves with ({@link Credentials#NONE}: anonymous). */
+    public Credentials credentials() {
+        return credentials;
     }
 
     /** The active connection to {@code host:port} if one is open, else null. Never blocks. */
@@ -95,7 +115,7 @@ public final class TransportClientFactory implements Closeable {
     private TransportClient connect(String host, int port, int helloVersion) throws RemoteException {
         String remote = host + ":" + port;
         ResponseHandler handler = new ResponseHandler(remote);
-        ClientHandshake handshake = new ClientHandshake(remote, speaks, helloVersion);
+        ClientHandshake handshake = new ClientHandshake(remote, speaks, helloVersion, credentials);
         Bootstrap b = new Bootstrap()
                 .group(loops)
                 .channel(NettyUtils.clientChannelClass())

@@ -1,6 +1,7 @@
 package io.estuary.network.server;
 
 import io.estuary.common.status.StatusCode;
+import io.estuary.network.auth.AuthFailure;
 
 /**
  * What a server's transport tells about its traffic, for metrics: connections, each push with its size, time and
@@ -29,4 +30,13 @@ public interface TransportObserver {
 
     /** A request other than a push (an RPC or a chunk fetch) was answered with a failure. */
     default void requestFailed(StatusCode status) {}
+
+    /**
+     * A connection failed the authentication handshake, for {@code reason}, and was closed (or refused before the
+     * exchange: a protocol-5 peer while authentication is enforced).
+     */
+    default void authenticationFailed(AuthFailure reason) {}
+
+    /** The permissive mode admitted a peer that proved nothing (anonymous, or protocol 5): unchecked. */
+    default void admittedUnauthenticated() {}
 }

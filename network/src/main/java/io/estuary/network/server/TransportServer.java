@@ -4,6 +4,7 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
+import io.estuary.network.auth.ServerAuth;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.protocol.FrameDecoder;
 import io.estuary.network.protocol.MessageEncoder;
@@ -76,6 +77,22 @@ public final class TransportServer implements Closeable {
             TransportObserver observer,
             ProtocolRange speaks,
             Clock clock) {
+        this(
+                conf,
+                name,
+                host,
+                port,
+                handler,
+                Options.defaults().observer(observer).speaks(speaks).clock(clock));
+    }
+
+    /** A server configured by {@code options} (observer, protocol range, clock, authentication). */
+    public TransportServer(EstuaryConf conf, String name, String host, int port, RpcHandler handler, Options options) {
+        TransportObserver observer = options.observer;
+        ProtocolRange speaks = options.speaks;
+        Clock clock = options.clock;
+        ServerAuth auth = options.auth;
+        io.estuary.common.util.RateLimitedLog warnings = ServerHandshake.warnings(clock);
         this.name = name;
         long maxFrame = conf.get(NetworkConfig.MAX_FRAME_SIZE);
         int maxHeaderString = conf.get(NetworkConfig.MAX_STRING_BYTES);
@@ -105,10 +122,13 @@ public final class TransportServer implements Closeable {
                                 connections,
                                 idleMs,
                                 clock);
-                        // Before the decoder: the versions are exchanged before any frame (after the idle timer, which
-                        // must
-                        // also close a connection that never says hello).
-                        ch.pipeline().addBefore("encoder", "handshake", new ServerHandshake(name, speaks));
+                        // Before the decoder: the versions and identities are exchanged before any frame (after the
+                        // idle timer, which must also close a connection that never says hello).
+                        ch.pipeline()
+                                .addBefore(
+                                        "encoder",
+                                        "handshake",
+                                        new ServerHandshake(name, speaks, auth, observer, warnings));
                     }
                 });
         InetSocketAddress addr =
@@ -184,6 +204,52 @@ public final class TransportServer implements Closeable {
                                 maxHeaderString,
                                 handler.receiveProgress(pipeline.channel())))
                 .addLast("handler", new RequestHandler(handler, serverName, observer, connections, idleMs, clock));
+    }
+
+    /**
+     * What a server is told besides its address and handler, each with a default: observer {@link
+     * TransportObserver#NONE}, {@link ProtocolRange#THIS_RELEASE}, the system clock, {@link ServerAuth#off()}.
+     * Immutable: each setter returns a copy.
+     */
+    public static final class Options {
+        private static final Options DEFAULTS =
+                new Options(TransportObserver.NONE, ProtocolRange.THIS_RELEASE, Clock.system(), ServerAuth.off());
+
+        final TransportObserver observer;
+        final ProtocolRange speaks;
+        final Clock clock;
+        final ServerAuth auth;
+
+        private Options(TransportObserver observer, ProtocolRange speaks, Clock clock, ServerAuth auth) {
+            this.observer = java.util.Objects.requireNonNull(observer, "observer");
+            this.speaks = java.util.Objects.requireNonNull(speaks, "speaks");
+            this.clock = java.util.Objects.requireNonNull(clock, "clock");
+            this.auth = java.util.Objects.requireNonNull(auth, "auth");
+        }
+
+        public static Options defaults() {
+            return DEFAULTS;
+        }
+
+        /** Who hears about connections, pushes, chunks, failures and failed authentications. */
+        public Options observer(TransportObserver observer) {
+            return new Options(observer, speaks, clock, auth);
+        }
+
+        /** The protocol versions spoken (tests play a server of another release with it). */
+        public Options speaks(ProtocolRange speaks) {
+            return new Options(observer, speaks, clock, auth);
+        }
+
+        /** The clock that times answers. */
+        public Options clock(Clock clock) {
+            return new Options(observer, speaks, clock, auth);
+        }
+
+        /** How connections authenticate. */
+        public Options auth(ServerAuth auth) {
+            return new Options(observer, speaks, clock, auth);
+        }
     }
 
     /** The address the server socket is bound to. */

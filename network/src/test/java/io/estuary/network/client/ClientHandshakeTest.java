@@ -36,6 +36,10 @@ class ClientHandshakeTest {
         ClientHandshake h = new ClientHandshake("srv", SPEAKS, 6);
         EmbeddedChannel ch = connect(h, 6);
         ch.writeInbound(answer(6, Handshake.ACCEPTED));
+        ByteBuf authHello = ch.readOutbound(); // protocol 6: anonymous, then the server admits it
+        assertEquals(2 + 32, authHello.readableBytes());
+        authHello.release();
+        ch.writeInbound(Unpooled.buffer().writeByte(1));
         assertEquals(6, h.done().getNow());
         assertNull(ch.pipeline().get(ClientHandshake.class));
         assertFalse(ch.finishAndReleaseAll());

@@ -40,9 +40,17 @@ class ServerHandshakeTest {
     void aHelloInTheRangeIsAcceptedAsIsAndFramesFollow() {
         for (int v : new int[] {5, 6}) {
             EmbeddedChannel ch = channel();
-            ByteBuf in = hello(v).writeInt(42); // the first frame's bytes in the same read
+            ByteBuf in = hello(v);
+            if (v >= 6) in.writeShort(0).writeZero(32); // protocol 6: an anonymous AUTH_HELLO
+            in.writeInt(42); // the first frame's bytes in the same read
             ch.writeInbound(in);
             assertArrayEquals(new int[] {v, Handshake.ACCEPTED}, answer(ch));
+            if (v >= 6) {
+                ByteBuf admitted = ch.readOutbound();
+                assertEquals(1, admitted.readableBytes());
+                assertEquals(1, admitted.readByte(), "authentication off admits without proof");
+                admitted.release();
+            }
             assertEquals(v, ch.attr(Handshake.AGREED_VERSION).get());
             assertNull(ch.pipeline().get(ServerHandshake.class), "the handshake leaves the pipeline");
             ByteBuf rest = ch.readInbound();
