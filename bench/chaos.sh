@@ -176,12 +176,14 @@ monkey() { # driver-log, driver-pid, delay-seconds, worker, restart-after (0: no
   fi
 }
 
-# A Spark driver JVM as build/spark-driver.sh starts it (Spark, then the shaded client jar), on the snapshot.
+# A Spark driver JVM as build/spark-driver.sh starts it (Spark, then the shaded client jar), on the snapshot,
+# authenticating as the cluster expects (build/lib/cluster.sh).
 spark_driver() {
   local opens
   opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
   # shellcheck disable=SC2086
   SPARK_LOCAL_IP=127.0.0.1 exec java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
+    "$(cluster_spark_auth_opts)" \
     -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"
 }
 

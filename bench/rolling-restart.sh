@@ -101,11 +101,13 @@ stop_worker() { cluster_stop_worker "$1" 2>&1 >/dev/null; } # prints only troubl
 # The worker's "Graceful stop:" lines so far (its log is appended to across restarts).
 graceful_lines() { cat "$work/logs/estuary-worker-$1.log"* 2>/dev/null | grep -c 'Graceful stop:' || true; }
 
+# The drivers authenticate as the cluster expects (build/lib/cluster.sh).
+spark_auth=$(cluster_spark_auth_opts)
 spark_driver() {
   local opens
   opens=$(sed -n 's:.*<spark.jvm.opens>\(.*\)</spark.jvm.opens>.*:\1:p' pom.xml)
   # shellcheck disable=SC2086
-  SPARK_LOCAL_IP=127.0.0.1 java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" \
+  SPARK_LOCAL_IP=127.0.0.1 java -Xmx"${DRIVER_MEMORY:-6g}" $opens -Djava.io.tmpdir="$work/tmp" "$spark_auth" \
     -cp "$work/bench-classes:$(cat bench/target/spark-classpath.txt):$(ls "$ESTUARY_HOME"/spark/estuary-client-spark-3-shaded_2.12-*.jar)" "$@"
 }
 
@@ -116,7 +118,7 @@ job_loop() {
     n=$((n + 1))
     out=$work/drivers/job-$n.log
     # shellcheck disable=SC2086
-    timeout "$job_timeout" bash -c "$(declare -f spark_driver); work='$work'; ESTUARY_HOME='$ESTUARY_HOME'; \
+    timeout "$job_timeout" bash -c "$(declare -f spark_driver); work='$work'; ESTUARY_HOME='$ESTUARY_HOME'; spark_auth='$spark_auth'; \
       spark_driver io.estuary.bench.ChaosJob '$master_ep' '$gb' true $expected" >"$out" 2>&1 || true
     line=$(grep '^RESULT' "$out" | tail -1 || true)
     [ -n "$line" ] || line="RESULT failed (driver died or hung: $(grep -m1 -E 'Exception|Error' "$out" || tail -1 "$out"))"

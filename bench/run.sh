@@ -14,14 +14,18 @@ repeats=${2:-1}
 work=$(mktemp -d /tmp/estuary-bench.XXXXXX)
 trap 'build/local-cluster.sh stop "$work"; rm -rf "$work"' EXIT
 build/local-cluster.sh start "$work"
-driver() { SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work" io.estuary.bench.ShuffleBenchmark "$@"; }
-# Estuary with one copy of each partition (SparkConf reads spark.* system properties).
-single() { SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work" \
+# The drivers authenticate as the cluster expects (build/lib/cluster.sh; SparkConf reads spark.* system properties).
+# shellcheck source=build/lib/cluster.sh
+. build/lib/cluster.sh
+auth=$(cluster_spark_auth_opts)
+driver() { SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work" "$auth" io.estuary.bench.ShuffleBenchmark "$@"; }
+# Estuary with one copy of each partition.
+single() { SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh -Djava.io.tmpdir="$work" "$auth" \
   -Dspark.estuary.client.push.replicate=false io.estuary.bench.ShuffleBenchmark "$@"; }
 # Estuary servers are long-running: warm them up (JIT) with a job of their own first, as a production cluster is.
 # Each measured driver is a fresh JVM, as executors are, with the same warm-up job before timing.
 echo "Warming up the Estuary servers"
-SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 >/dev/null 2>&1
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "$auth" io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 >/dev/null 2>&1
 echo "Each workload on native sort shuffle, then on Estuary (127.0.0.1:19097), scale $scale"
 nat=""
 est=""

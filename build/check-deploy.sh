@@ -113,7 +113,8 @@ fi
 
 # Upgrade: `helm upgrade` from the previous release's chart (the commit CHANGELOG.md names) to this one, for each
 # values file, rendered both ways and compared (build/check_helm_upgrade.py: nothing deleted, no immutable field
-# changed, volumes kept, one pod at a time under PodDisruptionBudgets, time for the Raft leader to hand over).
+# changed, volumes kept, one pod at a time under PodDisruptionBudgets, time for the Raft leader to hand over, the
+# cluster secret kept: same Secret, kept by helm, its value reused through lookup).
 # shellcheck source=build/lib/releases.sh
 . build/lib/releases.sh
 previous=$(previous_release_commit)
@@ -141,7 +142,7 @@ else
     fi
     "$helm" template estuary "$chart" --namespace shuffle "${args[@]}" >"$up/$name-new.yaml"
     echo "== upgrade $name: chart of ${previous:0:10} -> this tree"
-    if "$venv/bin/python" build/check_helm_upgrade.py "$up/$name-old.yaml" "$up/$name-new.yaml"; then
+    if "$venv/bin/python" build/check_helm_upgrade.py "$up/$name-old.yaml" "$up/$name-new.yaml" "$chart"; then
       checked=$((checked + 1))
     else
       echo "FAIL upgrade $name: helm upgrade from ${previous:0:10} would not roll safely"; failed=$((failed + 1))
@@ -155,6 +156,16 @@ else
   else
     echo "== upgrade-broken: refused as it should be ($(grep -c BROKEN "$up/broken.txt") problems)"; checked=$((checked + 1))
   fi
+  # And a cluster secret that would change in the middle of a rolling upgrade: another Secret, or one helm drops.
+  "$helm" template estuary "$chart" --namespace shuffle --set auth.existingSecret=another >"$up/other-secret.yaml"
+  grep -v 'helm.sh/resource-policy' "$up/default-new.yaml" >"$up/unkept-secret.yaml"
+  for broken in other-secret unkept-secret; do
+    if "$venv/bin/python" build/check_helm_upgrade.py "$up/default-new.yaml" "$up/$broken.yaml" "$chart" >"$up/$broken.txt"; then
+      echo "FAIL upgrade-$broken: a changed cluster secret was accepted"; failed=$((failed + 1))
+    else
+      echo "== upgrade-$broken: refused as it should be"; checked=$((checked + 1))
+    fi
+  done
 fi
 
 # Start: the servers of the three-master values, from the release tarball, each as its container would run
@@ -181,12 +192,17 @@ else
   pids=()
   stop_started() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
   trap stop_started EXIT
-  # start_pod KIND NAME POD ROLE: starts one server; its files under $smoke/pods/POD (its /data, /var/lib, conf).
+  # The cluster secret, as the chart's Secret holds it (32 random bytes in base64).
+  head -c 32 /dev/urandom | base64 | tr -d '\n' >"$smoke/cluster.secret"
+  # start_pod KIND NAME POD ROLE: starts one server; its files under $smoke/pods/POD (its /data, /var/lib, conf,
+  # and the private copy of the cluster secret its init container makes under /etc/estuary/auth).
   start_pod() {
     local pod_root=$smoke/pods/$3
-    mkdir -p "$pod_root/conf" "$pod_root/logs" "$pod_root/var/lib/estuary/ratis"
+    mkdir -p "$pod_root/conf" "$pod_root/logs" "$pod_root/var/lib/estuary/ratis" "$pod_root/etc/estuary/auth"
+    install -m 0400 "$smoke/cluster.secret" "$pod_root/etc/estuary/auth/cluster.secret"
     "$venv/bin/python" build/pod_command.py --names "$smoke"/conf/"$4"-*.conf \
-      | sed -e "s#/var/lib/estuary/#$pod_root/var/lib/estuary/#; s#/data/#$pod_root/data/#g" >"$pod_root/conf/estuary-defaults.conf"
+      | sed -e "s#/var/lib/estuary/#$pod_root/var/lib/estuary/#; s#/data/#$pod_root/data/#g" \
+        -e "s#/etc/estuary/auth/#$pod_root/etc/estuary/auth/#" >"$pod_root/conf/estuary-defaults.conf"
     cp "$smoke"/conf/"$4"-*.log4j2.xml "$pod_root/conf/log4j2.xml"
     sed -n 's/^estuary.worker.storage.dirs *//p' "$pod_root/conf/estuary-defaults.conf" | tr , '\n' | xargs -r mkdir -p
     "$venv/bin/python" build/pod_command.py "$smoke/rendered.yaml" "$1" "$2" "$3" >"$pod_root/pod.sh"

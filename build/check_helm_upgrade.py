@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares two renderings of the chart, the previous release's and this tree's, for build/check-deploy.sh.
 
-Usage: check_helm_upgrade.py OLD.yaml NEW.yaml
+Usage: check_helm_upgrade.py OLD.yaml NEW.yaml [CHART_DIR]
 
 `helm upgrade` from OLD to NEW must be a rolling update that keeps the cluster serving and its data:
 - every workload, Service, Secret and PersistentVolumeClaim of OLD is still rendered (helm deletes what is gone);
@@ -11,7 +11,12 @@ Usage: check_helm_upgrade.py OLD.yaml NEW.yaml
 - workloads update by RollingUpdate, one pod at a time, and both roles have a PodDisruptionBudget; the masters'
   lets no more of them go than leaves a Raft quorum, so the group keeps serving through the upgrade and node drains;
 - a master has time to hand its Raft leadership over before it is killed (grace period of at least 10 s: a master
-  transfers leadership on SIGTERM, waiting up to 5 s).
+  transfers leadership on SIGTERM, waiting up to 5 s);
+- servers keep their cluster secret (estuary.auth.cluster.secretFile): the file is on a volume the server mounts
+  read-only, the Secret it comes from keeps its name across the upgrade (another name is another secret: upgraded
+  servers would refuse the others), and a Secret the chart makes carries helm.sh/resource-policy: keep. A rendering
+  cannot show `lookup` at work (helm template sees no cluster), so with CHART_DIR the template that makes such a
+  Secret must take its value from a lookup of the Secret already in the cluster.
 
 Prints what changes between the two (objects added, removed, and the changed field paths of the others) and exits
 1 with one line per broken rule.
@@ -24,6 +29,8 @@ import yaml
 WORKLOADS = ("StatefulSet", "DaemonSet", "Deployment")
 KEPT_KINDS = WORKLOADS + ("Service", "Secret", "PersistentVolumeClaim")
 MIN_MASTER_GRACE_S = 10
+SECRET_FILE_KEY = "estuary.auth.cluster.secretFile"
+KEEP = ("helm.sh/resource-policy", "keep")
 
 
 def load(path):
@@ -56,6 +63,87 @@ def mounts(workload):
     return {m["name"]: m["mountPath"] for c in spec.get("containers", []) for m in c.get("volumeMounts", [])}
 
 
+def conf_of(objs, role):
+    """The role's rendered estuary-defaults.conf as a dict (empty when the chart rendered none)."""
+    for (kind, _), o in objs.items():
+        text = (o.get("data") or {}).get("estuary-defaults.conf") if kind == "ConfigMap" else None
+        if text is not None and component(o) == role:
+            return dict(line.split(None, 1) for line in text.splitlines()
+                        if line.strip() and not line.startswith("#") and len(line.split(None, 1)) == 2)
+    return {}
+
+
+def secret_volumes(workload):
+    """Volume name -> the Secret it mounts."""
+    return {v["name"]: v["secret"].get("secretName") for v in workload["spec"]["template"]["spec"].get("volumes", [])
+            if "secret" in v}
+
+
+def init_mounts(workload):
+    """Volume name -> mount path, over the pod's init containers."""
+    spec = workload["spec"]["template"]["spec"]
+    return {m["name"]: m["mountPath"] for c in spec.get("initContainers", []) for m in c.get("volumeMounts", [])}
+
+
+def cluster_secret_rules(old, new):
+    errors = []
+    for (kind, name), n in sorted(new.items()):
+        if kind not in WORKLOADS:
+            continue
+        path = conf_of(new, component(n)).get(SECRET_FILE_KEY, "").strip()
+        if not path:
+            continue
+        container = n["spec"]["template"]["spec"]["containers"][0]
+        holders = [m for m in container.get("volumeMounts", []) if path.startswith(m["mountPath"].rstrip("/") + "/")]
+        if not holders:
+            errors.append(f"{kind} {name}: {SECRET_FILE_KEY} {path} is on no volume the server mounts")
+        elif not holders[0].get("readOnly"):
+            errors.append(f"{kind} {name}: the volume holding {path} is mounted writable")
+        secrets = secret_volumes(n)
+        # The Secrets the pod's containers (the init container copying it included) read the cluster secret from.
+        sources = {secrets[v] for v in set(init_mounts(n)) | {m["name"] for m in container.get("volumeMounts", [])}
+                   if v in secrets}
+        if not sources:
+            errors.append(f"{kind} {name}: {SECRET_FILE_KEY} is set but no Secret is mounted to provide it")
+        for secret in sorted(sources):
+            made = new.get(("Secret", secret))
+            if made is not None and (made["metadata"].get("annotations") or {}).get(KEEP[0]) != KEEP[1]:
+                errors.append(f"Secret {secret}: made by the chart without {KEEP[0]}: {KEEP[1]}")
+        o = old.get((kind, name))
+        if o is None:
+            continue
+        for vol, was in sorted(secret_volumes(o).items()):
+            now = secrets.get(vol)
+            if now is not None and now != was:
+                errors.append(f"{kind} {name}: volume {vol} mounts Secret {now}, {was} before: another cluster secret")
+        was_path = conf_of(old, component(o)).get(SECRET_FILE_KEY, "").strip()
+        if was_path and was_path != path:
+            errors.append(f"{kind} {name}: {SECRET_FILE_KEY} moved from {was_path} to {path}")
+    return errors
+
+
+def lookup_rules(new, chart_dir):
+    """Each Secret the chart keeps must be made by a template that reuses the value already in the cluster."""
+    import glob
+    import os
+    import re
+    errors = []
+    kept = [n for (k, n), o in new.items()
+            if k == "Secret" and (o["metadata"].get("annotations") or {}).get(KEEP[0]) == KEEP[1]]
+    if not kept:
+        return errors
+    templates = [open(f, encoding="utf-8").read() for f in glob.glob(os.path.join(chart_dir, "templates", "*.yaml"))]
+    makers = [t for t in templates if re.search(r"^kind: Secret$", t, re.M) and KEEP[0] in t]
+    if not makers:
+        errors.append(f"Secrets {', '.join(kept)} are kept, but no template of {chart_dir} makes a kept Secret")
+    for t in makers:
+        looked = re.search(r'(\$\w+) := lookup "v1" "Secret" \.Release\.Namespace', t)
+        if not looked or not re.search(r"index " + re.escape(looked.group(1)) + r"\.data", t):
+            errors.append(f"a template of {chart_dir} makes a kept Secret without reusing the value a lookup finds:"
+                          " every upgrade would make a new secret")
+    return errors
+
+
 def check(old, new):
     errors = []
     for key in sorted(old):
@@ -81,7 +169,8 @@ def check(old, new):
         if kind == "Service" and o["spec"].get("clusterIP") == "None" and n["spec"].get("clusterIP") != "None":
             errors.append(f"Service {name}: no longer headless (spec.clusterIP is immutable)")
     errors += rollout_rules(new)
-    return errors
+    errors += cluster_secret_rules(old, new)
+    return list(dict.fromkeys(errors))
 
 
 def rollout_rules(objs):
@@ -114,7 +203,7 @@ def rollout_rules(objs):
     return errors
 
 
-def main(old_path, new_path):
+def main(old_path, new_path, chart_dir=None):
     old, new = load(old_path), load(new_path)
     for key in sorted(set(new) - set(old)):
         print(f"   added   {key[0]} {key[1]}")
@@ -122,16 +211,21 @@ def main(old_path, new_path):
         print(f"   removed {key[0]} {key[1]}")
     for key in sorted(set(old) & set(new)):
         paths = changed_paths(old[key], new[key])
+        if key[0] == "Secret" and (new[key]["metadata"].get("annotations") or {}).get(KEEP[0]) == KEEP[1]:
+            # A rendering has no cluster to look the live value up in: helm upgrade keeps that value.
+            paths = [p for p in paths if not p.startswith("data.")]
         if paths:
             shown = ", ".join(paths[:6]) + (f" and {len(paths) - 6} more" if len(paths) > 6 else "")
             print(f"   changed {key[0]} {key[1]}: {shown}")
     errors = check(old, new)
+    if chart_dir:
+        errors += lookup_rules(new, chart_dir)
     for e in errors:
         print(f"   BROKEN  {e}")
     return 1 if errors else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:]))

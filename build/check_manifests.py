@@ -4,12 +4,13 @@
 Usage: check_manifests.py RENDERED.yaml OUTDIR
 
 - Kubernetes' own kinds go to OUTDIR/k8s/, one file each, for kubernetes-validate.
-- Prometheus Operator objects (monitoring.coreos.com) are checked here against the part of their CRD schema the
-  chart uses, strictly (unknown fields refused): kubernetes-validate has no CRD schemas and only warns on them.
+- Prometheus Operator objects (monitoring.coreos.com) and cert-manager Certificates (cert-manager.io) are checked
+  here against the part of their CRD schema the chart uses, strictly (unknown fields refused): kubernetes-validate
+  has no CRD schemas and only warns on them.
 - Each ConfigMap's estuary-defaults.conf goes to OUTDIR/conf/<component>-<name>.conf, for Estuary's ConfigCheck
   (and its log4j2.xml beside it, as <component>-<name>.log4j2.xml).
 
-Exits 1 when a monitoring object is malformed or when no master and worker configuration was rendered.
+Exits 1 when a monitoring or cert-manager object is malformed or when no master and worker configuration was rendered.
 Needs PyYAML and jsonschema (both come with kubernetes-validate).
 """
 import os
@@ -49,10 +50,33 @@ def monitor_schema(endpoints_field):
                    "metadata": METADATA, "spec": spec}, ["apiVersion", "kind", "metadata", "spec"])
 
 
-# The monitoring.coreos.com/v1 fields the chart may use; a subset of the CRDs, with their names and types.
+GO_DURATION = {"type": "string", "pattern": r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"}
+# The cert-manager.io/v1 Certificate fields the chart may use (a subset of the CRD, with their names and types).
+CERTIFICATE = strict({
+    "apiVersion": {"const": "cert-manager.io/v1"}, "kind": {"const": "Certificate"}, "metadata": METADATA,
+    "spec": strict({
+        "secretName": {"type": "string", "minLength": 1},
+        "duration": GO_DURATION, "renewBefore": GO_DURATION,
+        "privateKey": strict({"algorithm": {"enum": ["RSA", "ECDSA", "Ed25519"]}, "size": {"type": "integer"},
+                              "encoding": {"enum": ["PKCS1", "PKCS8"]},
+                              "rotationPolicy": {"enum": ["Never", "Always"]}}),
+        "usages": {"type": "array", "items": {"enum": ["server auth", "client auth", "digital signature",
+                                                        "key encipherment"]}},
+        "dnsNames": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+        "ipAddresses": {"type": "array", "items": {"type": "string"}},
+        "issuerRef": strict({"name": {"type": "string", "minLength": 1},
+                             "kind": {"enum": ["Issuer", "ClusterIssuer"]}, "group": {"type": "string"}},
+                            ["name"]),
+    }, ["secretName", "issuerRef"]),
+}, ["apiVersion", "kind", "metadata", "spec"])
+
+# Per API group, the kinds the chart may render and the fields they may use; subsets of the CRDs.
 CRD_SCHEMAS = {
-    "ServiceMonitor": monitor_schema("endpoints"),
-    "PodMonitor": monitor_schema("podMetricsEndpoints"),
+    "monitoring.coreos.com": {
+        "ServiceMonitor": monitor_schema("endpoints"),
+        "PodMonitor": monitor_schema("podMetricsEndpoints"),
+    },
+    "cert-manager.io": {"Certificate": CERTIFICATE},
 }
 
 
@@ -66,10 +90,11 @@ def main(rendered, outdir):
     for i, doc in enumerate(docs):
         kind, name = doc.get("kind"), doc.get("metadata", {}).get("name")
         api = doc.get("apiVersion", "")
-        if api.startswith("monitoring.coreos.com/"):
-            schema = CRD_SCHEMAS.get(kind)
+        group = api.split("/")[0] if "/" in api else ""
+        if group in CRD_SCHEMAS:
+            schema = CRD_SCHEMAS[group].get(kind)
             if schema is None:
-                errors.append(f"{kind} {name}: no schema for this monitoring.coreos.com kind")
+                errors.append(f"{kind} {name}: no schema for this {group} kind")
                 continue
             for e in jsonschema.Draft7Validator(schema).iter_errors(doc):
                 errors.append(f"{kind} {name}: {'.'.join(map(str, e.absolute_path))}: {e.message}")

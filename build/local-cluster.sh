@@ -2,6 +2,9 @@
 # A master and two workers from dist/ on loopback, each with its own conf dir, logs and disk under $2.
 # Usage: build/local-cluster.sh (start|stop) work-dir
 # Ports: master 19097 (HTTP 9095, the default); worker 1: 19098-19101 (19101: HTTP); worker 2: 19108-19111.
+# Authentication is on: the servers share the cluster secret made in work-dir/cluster.secret (mode 600), and a Spark
+# driver needs -Dspark.estuary.auth.enabled=true (build/lib/cluster.sh: cluster_spark_auth_opts). CLUSTER_AUTH=false
+# in the environment starts them without it.
 set -euo pipefail
 action=$1
 work=$2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: builds Estuary if needed, starts a master and two workers on loopback, shuffles about 1 GB
-# through them with Spark, checks every record, prints the throughput, and stops the servers.
+# through them with Spark, checks every record, prints the throughput, and stops the servers. Authentication is on
+# (build/local-cluster.sh makes the servers' cluster secret; the driver makes its application's own).
 # Usage: build/quickstart.sh [gigabytes]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,4 +11,7 @@ cd "$root"
 work=$(mktemp -d /tmp/estuary-quickstart.XXXXXX)
 trap 'build/local-cluster.sh stop "$work"; rm -rf "$work"' EXIT
 build/local-cluster.sh start "$work"
-SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh io.estuary.bench.QuickstartJob 127.0.0.1:19097 "${1:-1}"
+# shellcheck source=build/lib/cluster.sh
+. build/lib/cluster.sh
+SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "$(cluster_spark_auth_opts)" io.estuary.bench.QuickstartJob \
+  127.0.0.1:19097 "${1:-1}"

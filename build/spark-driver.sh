@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a class of the bench module in a Spark driver JVM whose class path is Spark plus dist/'s shaded Estuary jar,
 # the way a user's application sees Estuary (the jar of $ESTUARY_HOME when set, as the bench scripts do). Usage:
-# build/spark-driver.sh main-class [args]
+# build/spark-driver.sh [JVM options, such as -Dspark.*=... that SparkConf reads] main-class [args]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

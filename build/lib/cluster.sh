@@ -9,16 +9,53 @@
 #   CLUSTER_WORK         a directory for each server's conf dir (conf-master, conf-worker<i>) and disks
 #   CLUSTER_MASTER       the master's RPC endpoint (host:port), written into every server's configuration
 #   CLUSTER_MASTER_HTTP  the masters' HTTP endpoints (host:port[,host:port...]) the CLI asks
+#   CLUSTER_AUTH         true (the default) or false: authentication on every server, with a cluster secret made
+#                        once in CLUSTER_WORK/cluster.secret (mode 600); Spark drivers then need
+#                        $(cluster_spark_auth_opts) among their JVM options
 # Each worker i listens on four consecutive ports from its first one (rpc, push, fetch, http), so its id is
 # 127.0.0.1:p:p+1:p+2. Needs python3 to read the CLI's JSON.
 
-# cluster_conf_dir NAME LINES: a conf dir for one server (log4j2.xml from the distribution, the master endpoint and
-# LINES as estuary-defaults.conf); prints its path.
+# cluster_secret_file: the cluster secret every server of CLUSTER_WORK shares, made the first time (so restarted
+# servers keep it) by the distribution's `bin/estuary secret generate`, or, from a distribution whose CLI cannot,
+# in the same format (32 random bytes in base64); readable by its owner only, as servers require. Prints its path.
+cluster_secret_file() {
+  local f=$CLUSTER_WORK/cluster.secret
+  if [ ! -s "$f" ]; then
+    (
+      umask 077
+      if ! "$ESTUARY_HOME/bin/estuary" secret generate >"$f.new" 2>/dev/null || [ ! -s "$f.new" ]; then
+        head -c 32 /dev/urandom | base64 | tr -d '\n' >"$f.new"
+      fi
+      chmod 600 "$f.new"
+      mv "$f.new" "$f"
+    )
+  fi
+  echo "$f"
+}
+
+# cluster_auth_conf: the authentication lines of every server's estuary-defaults.conf (CLUSTER_AUTH).
+cluster_auth_conf() {
+  if [ "${CLUSTER_AUTH:-true}" = true ]; then
+    printf 'estuary.auth.enabled true\nestuary.auth.cluster.secretFile %s\n' "$(cluster_secret_file)"
+  else
+    echo 'estuary.auth.enabled false'
+  fi
+}
+
+# cluster_spark_auth_opts: the JVM option that gives a Spark driver on this cluster the same authentication setting
+# (SparkConf reads spark.* system properties); with authentication on, the driver makes its application's secret.
+cluster_spark_auth_opts() {
+  echo "-Dspark.estuary.auth.enabled=${CLUSTER_AUTH:-true}"
+}
+
+# cluster_conf_dir NAME LINES: a conf dir for one server (log4j2.xml from the distribution, the master endpoint,
+# authentication (cluster_auth_conf) and LINES as estuary-defaults.conf); prints its path.
 cluster_conf_dir() {
-  local d=$CLUSTER_WORK/conf-$1
+  local d=$CLUSTER_WORK/conf-$1 auth
   mkdir -p "$d"
   cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
-  printf 'estuary.master.endpoints %s\n%s\n' "$CLUSTER_MASTER" "$2" > "$d/estuary-defaults.conf"
+  auth=$(cluster_auth_conf)
+  printf 'estuary.master.endpoints %s\n%s\n%s\n' "$CLUSTER_MASTER" "$auth" "$2" > "$d/estuary-defaults.conf"
   echo "$d"
 }
 

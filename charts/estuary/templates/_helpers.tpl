@@ -77,7 +77,7 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- range $m := .user -}}
 {{- range $k, $v := $m -}}
 {{- if has $k $.reserved -}}
-{{- fail (printf "%s is derived by the chart from its values (ports, replicas, disks); do not set it under config" $k) -}}
+{{- fail (printf "%s is derived by the chart from its values (ports, replicas, disks, auth, tls); do not set it under config" $k) -}}
 {{- end -}}
 {{- if kindIs "float64" $v -}}
 {{- if ne (float64 (int64 $v)) $v -}}
@@ -92,6 +92,127 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- end -}}
 {{- range $k, $v := $conf }}
 {{ $k }} {{ $v }}
+{{- end }}
+{{- end -}}
+
+{{/* The Secret holding the cluster secret (key cluster.secret): the operator's, or the one the chart makes. */}}
+{{- define "estuary.auth.secretName" -}}
+{{- .Values.auth.existingSecret | default (printf "%s-cluster-secret" (include "estuary.fullname" .)) -}}
+{{- end -}}
+
+{{/* Where servers read the cluster secret: an in-memory copy only the server's user may read (see the init container). */}}
+{{- define "estuary.auth.secretFile" -}}/etc/estuary/auth/cluster.secret{{- end -}}
+
+{{/* Where the TLS Secret (tls.crt, tls.key, ca.crt: cert-manager's names) is mounted. */}}
+{{- define "estuary.tls.dir" -}}/etc/estuary/tls{{- end -}}
+{{- define "estuary.tls.secretName" -}}
+{{- .Values.tls.existingSecret | default (printf "%s-tls" (include "estuary.fullname" .)) -}}
+{{- end -}}
+
+{{/* Checks the auth and tls values once (every template that uses them calls this). */}}
+{{- define "estuary.security.check" -}}
+{{- if not (has .Values.auth.mode (list "enforce" "permissive")) -}}
+{{- fail "auth.mode must be enforce or permissive" -}}
+{{- end -}}
+{{- if and .Values.tls.enabled (not .Values.tls.existingSecret) (not .Values.tls.certManager.issuerRef.name) -}}
+{{- fail "tls.enabled needs tls.existingSecret (a Secret with tls.crt, tls.key and ca.crt) or tls.certManager.issuerRef.name (the chart then asks cert-manager for the certificate)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The authentication and TLS keys of masters and workers, set into the dict given as .conf. */}}
+{{- define "estuary.security.conf" -}}
+{{- $v := .root.Values -}}
+{{- include "estuary.security.check" .root -}}
+{{- $_ := set .conf "estuary.auth.enabled" (toString $v.auth.enabled) -}}
+{{- if $v.auth.enabled -}}
+{{- $_ := set .conf "estuary.auth.mode" $v.auth.mode -}}
+{{- $_ := set .conf "estuary.auth.cluster.secretFile" (include "estuary.auth.secretFile" .root) -}}
+{{- end -}}
+{{- if $v.tls.enabled -}}
+{{- $dir := include "estuary.tls.dir" .root -}}
+{{- range $group := list "internal" "data" -}}
+{{- $_ := set $.conf (printf "estuary.tls.%s.enabled" $group) "true" -}}
+{{- $_ := set $.conf (printf "estuary.tls.%s.certFile" $group) (printf "%s/tls.crt" $dir) -}}
+{{- $_ := set $.conf (printf "estuary.tls.%s.keyFile" $group) (printf "%s/tls.key" $dir) -}}
+{{- $_ := set $.conf (printf "estuary.tls.%s.trustFile" $group) (printf "%s/ca.crt" $dir) -}}
+{{- $_ := set $.conf (printf "estuary.tls.%s.clientAuth" $group) (toString $v.tls.clientAuth) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Keys that estuary.security.conf derives from the auth and tls values: not to be set under config. */}}
+{{- define "estuary.security.reserved" -}}
+{{- $keys := list "estuary.auth.enabled" "estuary.auth.mode" "estuary.auth.cluster.secretFile" -}}
+{{- range $group := list "internal" "data" -}}
+{{- range $k := list "enabled" "certFile" "keyFile" "trustFile" "clientAuth" -}}
+{{- $keys = append $keys (printf "estuary.tls.%s.%s" $group $k) -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $keys -}}
+{{- end -}}
+
+{{/*
+The pod parts that give a server its cluster secret and TLS files: volumeMounts (include with "mounts") or volumes
+(with "volumes"), or the init container (with "init"). Takes (dict "root" $ "part" <which>).
+A Secret volume's files belong to root and, when the pod has an fsGroup (the chart's default), are readable by that
+group whatever defaultMode says; a server refuses a cluster secret that anyone but its own user may read. So an init
+container, running as the server's user, copies the secret into a memory-backed emptyDir with mode 0400, and the
+server mounts only that copy, read-only.
+*/}}
+{{- define "estuary.security.pod" -}}
+{{- $v := .root.Values -}}
+{{- if eq .part "init" }}
+{{- if $v.auth.enabled }}
+- name: cluster-secret
+  image: {{ include "estuary.image" .root }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  command: ["sh", "-c", "install -m 0400 /etc/estuary/cluster-secret/cluster.secret {{ include "estuary.auth.secretFile" .root }}"]
+  resources:
+    requests:
+      cpu: 10m
+      memory: 16Mi
+    limits:
+      memory: 16Mi
+  volumeMounts:
+    - name: cluster-secret
+      mountPath: /etc/estuary/cluster-secret
+      readOnly: true
+    - name: auth
+      mountPath: /etc/estuary/auth
+{{- end }}
+{{- else if eq .part "mounts" }}
+{{- if $v.auth.enabled }}
+- name: auth
+  mountPath: /etc/estuary/auth
+  readOnly: true
+{{- end }}
+{{- if $v.tls.enabled }}
+- name: tls
+  mountPath: {{ include "estuary.tls.dir" .root }}
+  readOnly: true
+{{- end }}
+{{- else if eq .part "volumes" }}
+{{- if $v.auth.enabled }}
+- name: cluster-secret
+  secret:
+    secretName: {{ include "estuary.auth.secretName" .root }}
+    items:
+      - key: {{ $v.auth.existingSecretKey }}
+        path: cluster.secret
+    # Owner root, group fsGroup (the init container reads it as a member of that group).
+    defaultMode: 0440
+- name: auth
+  emptyDir:
+    medium: Memory
+    sizeLimit: 1Mi
+{{- end }}
+{{- if $v.tls.enabled }}
+# The whole folder, not subPath mounts: cert-manager's renewals then reach the running server, which reloads them.
+- name: tls
+  secret:
+    secretName: {{ include "estuary.tls.secretName" .root }}
+    defaultMode: 0440
+{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -120,7 +241,8 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- $_ := set $g "estuary.master.ha.nodes" (include "estuary.master.haNodes" .) -}}
 {{- $_ := set $g "estuary.master.ha.dir" "/var/lib/estuary/ratis" -}}
 {{- end -}}
-{{- $reserved := list "estuary.master.endpoints" "estuary.master.port" "estuary.master.http.port" "estuary.master.ha.nodes" "estuary.master.ha.id" "estuary.master.ha.dir" "estuary.master.host" -}}
+{{- include "estuary.security.conf" (dict "root" . "conf" $g) -}}
+{{- $reserved := concat (list "estuary.master.endpoints" "estuary.master.port" "estuary.master.http.port" "estuary.master.ha.nodes" "estuary.master.ha.id" "estuary.master.ha.dir" "estuary.master.host") (splitList "," (include "estuary.security.reserved" .)) -}}
 {{- include "estuary.conf" (dict "generated" $g "user" (list .Values.config .Values.master.config) "reserved" $reserved) -}}
 {{- end -}}
 
@@ -140,6 +262,7 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
   "estuary.worker.fetch.port" (printf "%d" (int .Values.worker.ports.fetch))
   "estuary.worker.http.port" (printf "%d" (int .Values.worker.ports.http))
   "estuary.worker.memory.maxBuffered" (printf "%dm" (div (int .Values.worker.offHeapMiB) 2)) -}}
-{{- $reserved := list "estuary.master.endpoints" "estuary.worker.storage.dirs" "estuary.worker.rpc.port" "estuary.worker.push.port" "estuary.worker.fetch.port" "estuary.worker.http.port" "estuary.worker.host" -}}
+{{- include "estuary.security.conf" (dict "root" . "conf" $g) -}}
+{{- $reserved := concat (list "estuary.master.endpoints" "estuary.worker.storage.dirs" "estuary.worker.rpc.port" "estuary.worker.push.port" "estuary.worker.fetch.port" "estuary.worker.http.port" "estuary.worker.host") (splitList "," (include "estuary.security.reserved" .)) -}}
 {{- include "estuary.conf" (dict "generated" $g "user" (list .Values.config .Values.worker.config) "reserved" $reserved) -}}
 {{- end -}}
