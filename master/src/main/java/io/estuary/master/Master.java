@@ -25,6 +25,7 @@ import io.estuary.master.state.WorkerId;
 import io.estuary.network.auth.ServerSecurity;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ServerTls;
+import io.estuary.server.auth.ClusterSecret;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -84,7 +85,7 @@ public final class Master implements AdministeredMaster, Closeable {
         this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
         this.metrics = new MasterMetrics(this);
         // Before anything starts: with authentication on, a master without its cluster secret refuses to start.
-        byte[] clusterSecret = ServerSecurity.clusterSecret(conf);
+        byte[] clusterSecret = ClusterSecret.bytesOf(conf);
         int port;
         if (nodes.isEmpty()) {
             this.host = HostNames.orLocalHost(conf.get(MasterConfig.HOST));

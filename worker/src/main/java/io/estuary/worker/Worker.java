@@ -24,6 +24,7 @@ import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ClientTls;
 import io.estuary.network.tls.ServerTls;
+import io.estuary.server.auth.ClusterSecret;
 import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.auth.ApplicationSecretCache;
 import io.estuary.worker.fetch.CacheFiller;
@@ -133,7 +134,7 @@ public final class Worker implements Closeable {
         // and to other workers, and learns applications' secrets from the master.
         byte[] clusterSecret;
         try {
-            clusterSecret = ServerSecurity.clusterSecret(conf);
+            clusterSecret = ClusterSecret.bytesOf(conf);
         } catch (RuntimeException e) {
             storage.close();
             metaStore.close();

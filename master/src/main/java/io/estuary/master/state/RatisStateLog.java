@@ -111,7 +111,7 @@ public final class RatisStateLog implements StateLog {
         Parameters parameters = null;
         if (conf.get(AuthConfig.ENABLED)) {
             // Every connection between masters proves the cluster secret first (no secret on the wire).
-            byte[] secret = RaftClusterSecret.load(conf);
+            byte[] secret = io.estuary.server.auth.ClusterSecret.bytesOf(conf);
             parameters = AuthenticatedRaftRpc.configure(p, secret, authFailures);
             java.util.Arrays.fill(secret, (byte) 0);
         }

@@ -65,6 +65,12 @@ public final class ClusterSecret {
         return read(Paths.get(name));
     }
 
+    /** The secret's bytes as {@link #load} finds them; null when authentication is off. */
+    public static byte[] bytesOf(EstuaryConf conf) {
+        ClusterSecret s = load(conf);
+        return s == null ? null : s.bytes();
+    }
+
     /** Reads and checks {@code file} (see the class doc). */
     public static ClusterSecret read(Path file) {
         String what = AuthConfig.CLUSTER_SECRET_FILE.key() + " " + file;
