@@ -132,6 +132,9 @@ inv=$work/inventory.yml
   echo "    estuary_worker_memory: 384m"
   echo "    estuary_worker_offheap_memory: 768m"
   echo "    estuary_stop_timeout: 60"
+  # The first pass from 0.1.0 (docs/upgrading.md): 0.1.0 cannot authenticate, and masters that authenticate Raft
+  # cannot form a group with 0.1.0 masters, so the upgrade itself runs with authentication off.
+  echo "    estuary_auth_enabled: false"
   echo "    estuary_ready_timeout: 90"
   echo "    estuary_worker_conf:"
   echo "      estuary.worker.disk.reserve: 0"
