@@ -26,8 +26,11 @@ class AuthenticatedRaftMastersTest extends RaftMastersTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // Permissive: the Raft port authenticates all the same (it has no permissive mode), while these tests' requests
+        // keep registering applications implicitly, as RaftMastersTest's do (secrets are ApplicationSecretsTest's).
         return super.conf(i)
                 .set(AuthConfig.ENABLED, "true")
+                .set(AuthConfig.MODE, "permissive")
                 .set(
                         AuthConfig.CLUSTER_SECRET_FILE,
                         secretDir.resolve("cluster.secret").toString());

@@ -56,13 +56,21 @@ class MasterAuthorizationTest {
     }
 
     private static Master start(boolean auth) throws Exception {
-        return new Master(
-                new EstuaryConf()
-                        .set(MasterConfig.PORT, "0")
-                        .set(MasterConfig.HTTP_PORT, "0")
-                        .set(MasterConfig.HOST, "127.0.0.1")
-                        .set(AuthConfig.ENABLED, String.valueOf(auth)),
-                () -> {});
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.PORT, "0")
+                .set(MasterConfig.HTTP_PORT, "0")
+                .set(MasterConfig.HOST, "127.0.0.1")
+                .set(AuthConfig.ENABLED, String.valueOf(auth));
+        if (auth) {
+            // Permissive keeps implicit application registration (this test sets identities on its channels
+            // directly, so the authorization it checks is the same in both modes).
+            conf.set(AuthConfig.MODE, "permissive");
+            conf = io.estuary.testing.ClusterSecrets.enable(
+                    conf,
+                    io.estuary.testing.ClusterSecrets.newFile(
+                            java.nio.file.Files.createTempDirectory("estuary-authz")));
+        }
+        return new Master(conf, () -> {});
     }
 
     private EmbeddedChannel as(Identity identity) {

@@ -22,6 +22,7 @@ final class MasterGroup implements AutoCloseable {
     final Master[] masters = new Master[3];
     final List<String> rpcEndpoints = new ArrayList<>();
     final TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test");
+    private final List<TransportClientFactory> clusterClients = new ArrayList<>();
     private final Path dir;
     private final UnaryOperator<EstuaryConf> tune;
     private String nodes;
@@ -80,6 +81,14 @@ final class MasterGroup implements AutoCloseable {
         return dir;
     }
 
+    /** A client proving {@code clusterSecret}: the masters then take it for a worker (or any application). */
+    MasterClient clusterClient(byte[] clusterSecret) {
+        TransportClientFactory f = new TransportClientFactory(
+                new EstuaryConf(), "test-cluster", io.estuary.network.auth.Credentials.cluster(clusterSecret));
+        clusterClients.add(f);
+        return new MasterClient(f, rpcEndpoints);
+    }
+
     MasterClient client() {
         return new MasterClient(clients, rpcEndpoints);
     }
@@ -104,6 +113,7 @@ final class MasterGroup implements AutoCloseable {
     @Override
     public void close() throws IOException {
         clients.close();
+        for (TransportClientFactory f : clusterClients) f.close();
         for (Master m : masters) if (m != null) m.halt();
         try (Stream<Path> s = Files.walk(dir)) {
             s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);

@@ -60,6 +60,15 @@ class RaftMastersTest {
                 .set(MasterConfig.HTTP_PORT, "0");
     }
 
+    /** The tests' connections: anonymous, or the cluster's when the masters authenticate (tests act for workers). */
+    private static TransportClientFactory testClients(EstuaryConf masterConf) {
+        byte[] secret = io.estuary.server.auth.ClusterSecret.bytesOf(masterConf);
+        return secret == null
+                ? new TransportClientFactory(new EstuaryConf(), "test")
+                : new TransportClientFactory(
+                        new EstuaryConf(), "test", io.estuary.network.auth.Credentials.cluster(secret));
+    }
+
     private Master start(int i) throws IOException {
         return new Master(conf(i), () -> {});
     }
@@ -67,7 +76,6 @@ class RaftMastersTest {
     @BeforeEach
     void startGroup() throws Exception {
         dir = Files.createTempDirectory("estuary-raft");
-        clients = new TransportClientFactory(new EstuaryConf(), "test");
         // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
         for (int attempt = 0; ; attempt++) {
             List<String> n = new ArrayList<>();
@@ -78,6 +86,7 @@ class RaftMastersTest {
                 rpcEndpoints.add("127.0.0.1:" + rpc);
             }
             nodes = String.join(",", n);
+            if (clients == null) clients = testClients(conf(0));
             try {
                 for (int i = 0; i < 3; i++) masters[i] = start(i);
                 return;
@@ -242,10 +251,18 @@ class RaftMastersTest {
         assertTrue((boolean) masters[lead].log().stateMachine().read(s -> s.hasApplication("app-new")));
     }
 
-    private static String http(String method, int port, String path) throws IOException {
+    private String http(String method, int port, String path) throws IOException {
         java.net.HttpURLConnection c =
                 (java.net.HttpURLConnection) new java.net.URL("http://127.0.0.1:" + port + path).openConnection();
         c.setRequestMethod(method);
+        // With authentication on, the admin calls carry the token, as bin/estuary sends it.
+        EstuaryConf conf = conf(0);
+        if (conf.get(io.estuary.common.config.AuthConfig.ENABLED)) {
+            c.setRequestProperty(
+                    "Authorization",
+                    "Bearer "
+                            + io.estuary.server.admin.AdminToken.fromConf(conf).value());
+        }
         int code = c.getResponseCode();
         try (java.io.InputStream in = code < 400 ? c.getInputStream() : c.getErrorStream()) {
             return code + " " + new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
@@ -253,7 +270,7 @@ class RaftMastersTest {
     }
 
     /** GET /api/status of a master, which must answer 200. */
-    private static AdminViews.MasterStatus status(int port) throws IOException {
+    private AdminViews.MasterStatus status(int port) throws IOException {
         String answer = http("GET", port, "/api/status");
         assertTrue(answer.startsWith("200 "), answer);
         return AdminJson.read(answer.substring("200 ".length()), AdminViews.MasterStatus.class);

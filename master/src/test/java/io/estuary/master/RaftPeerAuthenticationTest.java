@@ -120,7 +120,8 @@ class RaftPeerAuthenticationTest {
     @Test
     void aMasterWithAnotherSecretCannotJoinVoteOrAppendAndTheGroupKeepsWorking() throws Exception {
         int leader = group.awaitLeader();
-        MasterClient c = group.client();
+        MasterClient c = group.clusterClient(
+                io.estuary.server.auth.ClusterSecret.read(goodSecret).bytes());
         for (int w = 0; w < 3; w++) c.ask(registerWorker(w), Empty.parser(), 30_000);
 
         // One master comes back with a secret of its own: an impostor at the same address and id.
@@ -158,7 +159,8 @@ class RaftPeerAuthenticationTest {
     void aPeerThatDoesNotAuthenticateCannotAppendAndGarbageIsClosed() throws Exception {
         int leader = group.awaitLeader();
         int follower = (leader + 1) % 3;
-        MasterClient c = group.client();
+        MasterClient c = group.clusterClient(
+                io.estuary.server.auth.ClusterSecret.read(goodSecret).bytes());
         c.ask(registerWorker(0), Empty.parser(), 30_000);
         long before = refused(follower);
 
