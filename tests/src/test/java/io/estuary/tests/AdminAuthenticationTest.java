@@ -84,9 +84,10 @@ class AdminAuthenticationTest {
         logs.start();
         ((Logger) LogManager.getLogger("io.estuary")).addAppender(logs);
         dir = Files.createTempDirectory("estuary-admin-auth");
-        secret = new byte[32];
-        new java.security.SecureRandom().nextBytes(secret);
-        secretFile = ownerOnly(dir.resolve("cluster.secret"), secret);
+        // As `bin/estuary secret generate` writes it: base64 of 32 random bytes.
+        String encoded = io.estuary.server.auth.ClusterSecret.generate();
+        secret = java.util.Base64.getDecoder().decode(encoded);
+        secretFile = ownerOnly(dir.resolve("cluster.secret"), encoded.getBytes(StandardCharsets.US_ASCII));
         token = AdminToken.derivedFrom(secretFile, "test").value();
         tokenFile = ownerOnly(dir.resolve("admin.token"), token.getBytes(StandardCharsets.UTF_8));
         cluster = new MiniCluster(
