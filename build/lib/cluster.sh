@@ -33,10 +33,25 @@ cluster_secret_file() {
   echo "$f"
 }
 
+# cluster_admin_token_file: the admin HTTP token of CLUSTER_WORK's servers (estuary.auth.admin.tokenFile), made the
+# first time: 32 random hex characters, readable by its owner only. Prints its path.
+cluster_admin_token_file() {
+  local f=$CLUSTER_WORK/admin.token
+  if [ ! -s "$f" ]; then
+    (
+      umask 077
+      head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$f.new"
+      mv "$f.new" "$f"
+    )
+  fi
+  echo "$f"
+}
+
 # cluster_auth_conf: the authentication lines of every server's estuary-defaults.conf (CLUSTER_AUTH).
 cluster_auth_conf() {
   if [ "${CLUSTER_AUTH:-true}" = true ]; then
-    printf 'estuary.auth.enabled true\nestuary.auth.cluster.secretFile %s\n' "$(cluster_secret_file)"
+    printf 'estuary.auth.enabled true\nestuary.auth.cluster.secretFile %s\nestuary.auth.admin.tokenFile %s\n' \
+      "$(cluster_secret_file)" "$(cluster_admin_token_file)"
   else
     echo 'estuary.auth.enabled false'
   fi
@@ -102,9 +117,15 @@ cluster_worker_id() {
   echo "127.0.0.1:$1:$(($1 + 1)):$(($1 + 2))"
 }
 
-# cluster_cli ARGS...: bin/estuary against CLUSTER_MASTER_HTTP.
+# cluster_cli ARGS...: bin/estuary against CLUSTER_MASTER_HTTP, with the master's configuration: with authentication
+# on, the CLI derives the admin token from the cluster secret file it names, as an operator's would.
+# Without CLUSTER_WORK (servers this library did not start), the caller's environment decides.
 cluster_cli() {
-  "$ESTUARY_HOME/bin/estuary" --master "$CLUSTER_MASTER_HTTP" "$@"
+  if [ -n "${CLUSTER_WORK:-}" ]; then
+    ESTUARY_CONF_DIR=$CLUSTER_WORK/conf-master "$ESTUARY_HOME/bin/estuary" --master "$CLUSTER_MASTER_HTTP" "$@"
+  else
+    "$ESTUARY_HOME/bin/estuary" --master "$CLUSTER_MASTER_HTTP" "$@"
+  fi
 }
 
 # cluster_json EXPRESSION: evaluates a Python expression over the JSON document on stdin (as j) and prints it;
@@ -163,5 +184,8 @@ cluster_wait_master() {
 # master accepted its registration, then ACTIVE, DECOMMISSIONING, ...), or nothing while it does not answer. A
 # restarted worker is back once this says ACTIVE again (the master may have held it ACTIVE throughout).
 cluster_worker_own_state() {
-  curl -s --max-time 5 "http://127.0.0.1:$(($1 + 3))/api/status" 2>/dev/null | cluster_json "j['state']" || true
+  local auth=()
+  [ "${CLUSTER_AUTH:-true}" = true ] && auth=(-H "Authorization: Bearer $(cat "$(cluster_admin_token_file)")")
+  curl -s --max-time 5 "${auth[@]}" "http://127.0.0.1:$(($1 + 3))/api/status" 2>/dev/null \
+    | cluster_json "j['state']" || true
 }
