@@ -240,7 +240,9 @@ else
     all=1
     for pod in "${pods[@]}"; do ready "$pod" || { all=0; break; }; done
     # Every master ready and in the Raft group, a leader elected, both workers registered and active.
-    if [ "$all" = 1 ] && [ "$(cluster_cli --json status 2>/dev/null | cluster_json "j['leader'] is not None \
+    # The CLI with a master pod's configuration, as `kubectl exec` into it would run: it derives the admin token from
+    # the cluster secret that configuration names.
+    if [ "$all" = 1 ] && [ "$(ESTUARY_CONF_DIR=$smoke/pods/estuary-master-0/conf cluster_cli --json status 2>/dev/null | cluster_json "j['leader'] is not None \
         and all(m['role'] in ('leader', 'follower') for m in j['masters']) \
         and j['workersByState'].get('ACTIVE', 0) == 2")" = true ]; then
       ok=1; break

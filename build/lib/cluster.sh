@@ -12,6 +12,9 @@
 #   CLUSTER_AUTH         true (the default) or false: authentication on every server, with a cluster secret made
 #                        once in CLUSTER_WORK/cluster.secret (mode 600); Spark drivers then need
 #                        $(cluster_spark_auth_opts) among their JVM options
+#   CLUSTER_TLS          false (the default) or true: TLS on every port group of every server, with a CA and a
+#                        certificate for 127.0.0.1 made in CLUSTER_WORK/tls; Spark drivers then need each line of
+#                        $(cluster_spark_tls_opts) among their JVM options
 # Each worker i listens on four consecutive ports from its first one (rpc, push, fetch, http), so its id is
 # 127.0.0.1:p:p+1:p+2. Needs python3 to read the CLI's JSON.
 
@@ -57,6 +60,52 @@ cluster_auth_conf() {
   fi
 }
 
+# cluster_tls_dir: a CA and one certificate for 127.0.0.1 signed by it (CLUSTER_WORK/tls: ca.crt, tls.crt, tls.key
+# in PKCS#8 PEM, as cert-manager writes them), made the first time with openssl. Prints the directory.
+cluster_tls_dir() {
+  local d=$CLUSTER_WORK/tls
+  if [ ! -s "$d/tls.crt" ]; then
+    mkdir -p "$d"
+    (
+      umask 077
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 -subj /CN=estuary-test-ca \
+        -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+        -keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/san.ext"
+      openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -days 30 \
+        -extfile "$d/san.ext" -out "$d/tls.crt" 2>/dev/null
+    )
+  fi
+  echo "$d"
+}
+
+# cluster_tls_conf: the TLS lines of every server's estuary-defaults.conf: with CLUSTER_TLS=true every port group
+# (internal, data, application) on, with cluster_tls_dir's certificate; nothing otherwise.
+cluster_tls_conf() {
+  [ "${CLUSTER_TLS:-false}" = true ] || return 0
+  local d g
+  d=$(cluster_tls_dir)
+  for g in internal data application; do
+    printf 'estuary.tls.%s.enabled true\nestuary.tls.%s.certFile %s\nestuary.tls.%s.keyFile %s\n' \
+      "$g" "$g" "$d/tls.crt" "$g" "$d/tls.key"
+    printf 'estuary.tls.%s.trustFile %s\n' "$g" "$d/ca.crt"
+  done
+}
+
+# cluster_spark_tls_opts: the JVM options (one per line; none without CLUSTER_TLS=true) that give a Spark driver on
+# this cluster its TLS settings: it trusts the cluster's CA and presents the same certificate on its own port.
+cluster_spark_tls_opts() {
+  [ "${CLUSTER_TLS:-false}" = true ] || return 0
+  local d g
+  d=$(cluster_tls_dir)
+  for g in internal data application; do
+    printf -- '-Dspark.estuary.tls.%s.enabled=true\n-Dspark.estuary.tls.%s.trustFile=%s\n' "$g" "$g" "$d/ca.crt"
+    printf -- '-Dspark.estuary.tls.%s.certFile=%s\n-Dspark.estuary.tls.%s.keyFile=%s\n' \
+      "$g" "$d/tls.crt" "$g" "$d/tls.key"
+  done
+}
+
 # cluster_spark_auth_opts: the JVM option that gives a Spark driver on this cluster the same authentication setting
 # (SparkConf reads spark.* system properties); with authentication on, the driver makes its application's secret.
 cluster_spark_auth_opts() {
@@ -66,11 +115,12 @@ cluster_spark_auth_opts() {
 # cluster_conf_dir NAME LINES: a conf dir for one server (log4j2.xml from the distribution, the master endpoint,
 # authentication (cluster_auth_conf) and LINES as estuary-defaults.conf); prints its path.
 cluster_conf_dir() {
-  local d=$CLUSTER_WORK/conf-$1 auth
+  local d=$CLUSTER_WORK/conf-$1 auth tls
   mkdir -p "$d"
   cp "$ESTUARY_HOME/conf/log4j2.xml.template" "$d/log4j2.xml"
   auth=$(cluster_auth_conf)
-  printf 'estuary.master.endpoints %s\n%s\n%s\n' "$CLUSTER_MASTER" "$auth" "$2" > "$d/estuary-defaults.conf"
+  tls=$(cluster_tls_conf)
+  printf 'estuary.master.endpoints %s\n%s\n%s\n%s\n' "$CLUSTER_MASTER" "$auth" "$tls" "$2" > "$d/estuary-defaults.conf"
   echo "$d"
 }
 

@@ -117,9 +117,10 @@ public final class ShuffleBenchmark {
 
     /**
      * {@code run native|estuary master scale out-file}: one implementation, in this JVM (bench/run.sh gives each its
-     * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-files estuary-files
-     * [single-copy-files]}: the table (files comma-separated; the best run of each workload counts), Estuary with
-     * replicas (its default) and, when given, with one copy.
+     * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-files column...}: the table, each
+     * workload's time natively and in every column with its ratio to native; a column is {@code label=files}, or
+     * bare files for the first two (labelled "replicated", Estuary's default, and "1-copy"). Files are
+     * comma-separated; the best run of each workload counts. Exits 1 when a checksum differs from native's.
      */
     public static void main(String[] args) throws IOException {
         if (args[0].equals("run")) {
@@ -127,31 +128,31 @@ public final class ShuffleBenchmark {
             return;
         }
         Map<String, Result> nat = best(args[1]);
-        Map<String, Result> est = best(args[2]);
-        Map<String, Result> single = args.length > 3 ? best(args[3]) : null;
+        List<String> labels = new ArrayList<>();
+        List<Map<String, Result>> columns = new ArrayList<>();
+        for (int i = 2; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            labels.add(eq > 0 ? args[i].substring(0, eq) : (i == 2 ? "replicated" : "1-copy"));
+            columns.add(best(eq > 0 ? args[i].substring(eq + 1) : args[i]));
+        }
         System.out.println();
-        System.out.printf("%-52s %10s %12s %8s", "workload", "native s", "replicated s", "ratio");
-        if (single != null) System.out.printf(" %10s %8s", "1-copy s", "ratio");
+        System.out.printf("%-52s %10s", "workload", "native s");
+        for (String l : labels) System.out.printf(" %14s %7s", l + " s", "ratio");
         System.out.printf("  %s%n", "checksum");
         List<String> bad = new ArrayList<>();
         for (String k : nat.keySet()) {
             Result n = nat.get(k);
-            Result e = est.get(k);
-            Result o = single == null ? null : single.get(k);
-            boolean ok = e != null && n.sum.equals(e.sum) && (single == null || (o != null && n.sum.equals(o.sum)));
-            if (!ok) bad.add(k);
-            System.out.printf(
-                    "%-52s %10.2f %12.2f %7.2fx",
-                    k, n.seconds, e == null ? 0 : e.seconds, e == null ? 0 : e.seconds / n.seconds);
-            if (single != null) {
-                System.out.printf(" %10.2f %7.2fx", o == null ? 0 : o.seconds, o == null ? 0 : o.seconds / n.seconds);
+            System.out.printf("%-52s %10.2f", k, n.seconds);
+            StringBuilder mismatch = new StringBuilder();
+            for (int c = 0; c < columns.size(); c++) {
+                Result r = columns.get(c).get(k);
+                System.out.printf(" %14.2f %6.2fx", r == null ? 0 : r.seconds, r == null ? 0 : r.seconds / n.seconds);
+                if (r == null || !n.sum.equals(r.sum)) {
+                    mismatch.append(' ').append(labels.get(c)).append(' ').append(r == null ? "-" : r.sum);
+                }
             }
-            System.out.printf(
-                    "  %s%n",
-                    ok
-                            ? "OK"
-                            : "MISMATCH " + n.sum + " vs " + (e == null ? "-" : e.sum)
-                                    + (o == null ? "" : " / " + o.sum));
+            if (mismatch.length() > 0) bad.add(k);
+            System.out.printf("  %s%n", mismatch.length() == 0 ? "OK" : "MISMATCH native " + n.sum + ";" + mismatch);
         }
         if (!bad.isEmpty()) {
             System.out.println("checksum mismatch in: " + bad);

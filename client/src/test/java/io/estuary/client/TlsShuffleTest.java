@@ -34,16 +34,21 @@ class TlsShuffleTest {
     static final TlsConfig.Group[] ALL = TlsConfig.Group.values();
 
     @Test
-    void aReplicatedShuffleOverTlsEverywhereReturnsEveryRecordOnce() throws Exception {
+    void aReplicatedAuthenticatedShuffleOverTlsEverywhereReturnsEveryRecordOnce() throws Exception {
         TestCertificates ca = TestCertificates.authority(dir, "cluster");
         TestCertificates.Issued node = ca.issue("node");
-        EstuaryConf tls = ca.configure(new EstuaryConf(), node, true, ALL);
+        // With authentication too: the driver registers its secret over TLS, every connection proves its identity.
+        EstuaryConf tls = io.estuary.testing.ClusterSecrets.enable(
+                ca.configure(new EstuaryConf(), node, true, ALL), io.estuary.testing.ClusterSecrets.newFile(dir));
         try (MiniCluster cluster = new MiniCluster(1, 2, 1, tls)) {
             EstuaryConf conf = cluster.clientConf()
                     .set(ClientConfig.PUSH_BUFFER_SIZE, "8k")
                     .set(ClientConfig.PUSH_REPLICATE, "true");
-            try (ShuffleClient client = new ShuffleClient(conf);
-                    LifecycleManager lifecycle = new LifecycleManager("app-tls", conf, "127.0.0.1")) {
+            try (LifecycleManager lifecycle = new LifecycleManager("app-tls", conf, "127.0.0.1");
+                    ShuffleClient client = new ShuffleClient(conf.copy()
+                            .set(
+                                    io.estuary.common.config.AuthConfig.APPLICATION_SECRET.key(),
+                                    java.util.Base64.getEncoder().encodeToString(lifecycle.applicationSecret())))) {
                 int maps = 4;
                 int partitions = 7;
                 ShuffleSpec spec =

@@ -59,6 +59,9 @@ public final class LifecycleManager implements Closeable {
     private final String appId;
     private final Clock clock;
     private final EstuaryConf conf;
+    /** TLS of the driver's connections to masters and workers' control ports (the internal group). */
+    private final ClientTls internalTls;
+
     private final TransportClientFactory connections;
     private final MasterClient master;
     private final long masterWaitMs;
@@ -116,11 +119,12 @@ public final class LifecycleManager implements Closeable {
         // Read first: TLS files that cannot be used fail the start before any thread or connection exists.
         ServerTls serverTls = ServerTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         // The driver talks to the masters and to the workers' control ports: the internal group.
+        this.internalTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);
         this.connections = new TransportClientFactory(
                         conf,
                         "estuary-driver",
                         secret == null ? Credentials.NONE : Credentials.application(appId, secret))
-                .withTls(ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL));
+                .withTls(internalTls);
         this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS), clock);
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
@@ -215,7 +219,8 @@ public final class LifecycleManager implements Closeable {
      * master does not know the application until it is registered).
      */
     private void registerSecret() throws RemoteException {
-        try (TransportClientFactory anonymous = new TransportClientFactory(conf, "estuary-register")) {
+        try (TransportClientFactory anonymous =
+                new TransportClientFactory(conf, "estuary-register").withTls(internalTls)) {
             SecretRegistration.register(
                     new MasterClient(anonymous, master.endpoints(), clock), appId, secret, user, masterWaitMs);
         }
