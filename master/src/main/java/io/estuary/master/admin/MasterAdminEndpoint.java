@@ -28,7 +28,7 @@ import java.util.TreeSet;
 
 /**
  * The master's admin endpoint, on its own port (served by the shared {@link AdminHttpServer}); docs/rest-api.md
- * documents every route. Reads ({@code GET /api/status, /api/masters, /api/workers, /api/applications,
+ * documents every route. {@code GET /health} answers 200 while the master serves (liveness and readiness probes). Reads ({@code GET /api/status, /api/masters, /api/workers, /api/applications,
  * /api/shuffles}) are answered by any master from its replicated state, and say which master answered and its
  * role. Changes ({@code POST /api/workers/(exclude|activate|decommission)}, {@code POST /api/leadership/transfer})
  * only the leader makes: a follower answers 421 naming the leader's id and RPC endpoint, and the caller asks the
@@ -53,6 +53,8 @@ public final class MasterAdminEndpoint implements Closeable {
         this.http = AdminHttpServer.builder("master")
                 .auth(auth)
                 .get("/api/status", r -> Response.json(200, status()))
+                // For probes: open without the admin token (estuary.auth.admin.openMetrics), unlike /api/status.
+                .get("/health", r -> Response.text(200, "ok\n"))
                 .get("/api/masters", r -> Response.json(200, new AdminViews.Masters(servedBy(), masters())))
                 .get(
                         "/api/workers",
