@@ -148,6 +148,60 @@ class AuthenticatedShuffleTest {
     }
 
     @Test
+    void aReservationBringsTheSecretSoPushesAuthenticateWhileNoMasterRuns() throws Exception {
+        try (MiniCluster cluster = new MiniCluster(1, 2, 1, overrides())) {
+            EstuaryConf driverConf = clientConf(cluster);
+            LifecycleManager lm = new LifecycleManager("app-reserved", driverConf, "127.0.0.1");
+            String app = lm.appId();
+            try {
+                // A first shuffle opens the driver's connections to the workers (their handshakes ask the master).
+                try (ShuffleClient first = new ShuffleClient(executorConf(driverConf, lm.applicationSecret()))) {
+                    assertExact(job(first, spec(lm, 0), 500));
+                }
+                // Each worker forgets the secret (as a bounded cache evicts it): only a reservation can bring it back.
+                long[] questions = new long[cluster.workers().size()];
+                for (int i = 0; i < questions.length; i++) {
+                    Worker w = cluster.workers().get(i);
+                    w.secrets().forget(app);
+                    assertFalse(w.secrets().contains(app));
+                    questions[i] = w.secrets().masterQuestions();
+                }
+                // A new executor: new connections to every port, each handshake needs the secret.
+                try (ShuffleClient executor = new ShuffleClient(executorConf(driverConf, lm.applicationSecret()))) {
+                    ShuffleSpec spec = spec(lm, 1);
+                    executor.register(spec, 0, false); // the master places the slots, the driver reserves them
+                    for (Worker w : cluster.workers()) {
+                        assertTrue(w.secrets().contains(app), "the reservation (replicas on both) brought the secret");
+                    }
+                    cluster.stopMaster(0); // every master: a miss now could not be answered
+                    long count = 0;
+                    long sum = 0;
+                    for (int m = 0; m < spec.numMappers; m++) {
+                        MapOutputWriter w = executor.openWriter(spec, m, 0);
+                        for (int i = 0; i < 2000; i++) {
+                            byte[] rec = FramedRecords.framed(spec.shuffleId * 31 + m, i, 10 + (i * 13) % 200);
+                            w.write(Math.floorMod(i * 7 + m, spec.numPartitions), rec, 0, rec.length);
+                            count++;
+                            sum += FramedRecords.hash(rec);
+                        }
+                        w.finish();
+                    }
+                    long[] got = FramedRecords.readAll(executor, spec, 0, spec.numPartitions);
+                    assertExact(new long[][] {{count, sum}, got});
+                }
+                for (int i = 0; i < questions.length; i++) {
+                    assertEquals(
+                            questions[i],
+                            cluster.workers().get(i).secrets().masterQuestions(),
+                            "worker " + i + " asked no master for the secret: it came with the reservation");
+                }
+            } finally {
+                lm.close();
+            }
+        }
+    }
+
+    @Test
     void clientsWithoutASecretOrCredentialsAreRefused() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 1, 1, overrides())) {
             EstuaryConf driverConf = clientConf(cluster);

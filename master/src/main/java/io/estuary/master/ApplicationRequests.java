@@ -4,6 +4,7 @@ import static io.estuary.master.LoggedChanges.after;
 import static io.estuary.master.LoggedChanges.cause;
 import static io.estuary.master.LoggedChanges.command;
 
+import com.google.protobuf.ByteString;
 import io.estuary.common.protocol.ApplicationRegistered;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.Empty;
@@ -142,7 +143,11 @@ final class ApplicationRequests {
                 Empty::getDefaultInstance);
     }
 
-    void requestSlots(RequestSlotsRequest r, Reply reply, long now) {
+    /**
+     * {@code sealedSecret}: the application's secret sealed for workers (or empty), answered with the slots so the
+     * driver hands it to the workers it reserves on ({@link ApplicationSecrets#sealedForReservations}).
+     */
+    void requestSlots(RequestSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
         if (r.getNumPartitions() <= 0) {
             throw new IllegalArgumentException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " asks for "
                     + r.getNumPartitions() + " partitions; need at least 1");
@@ -153,7 +158,10 @@ final class ApplicationRequests {
             metrics.slotRequest(System.nanoTime() - t0, e != null);
             if (e != null) reply.fail(cause(e));
             else
-                reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+                reply.ok(RequestSlotsResponse.newBuilder()
+                        .addAllLocations(locs)
+                        .setSealedSecret(sealedSecret)
+                        .build());
         });
     }
 
@@ -247,7 +255,7 @@ final class ApplicationRequests {
      * New locations for some partitions of a running shuffle. Not logged: the driver owns the epochs and records
      * every location it hands out; the master only chooses where, from its current view.
      */
-    void reviveSlots(ReviveSlotsRequest r, Reply reply, long now) {
+    void reviveSlots(ReviveSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
         metrics.reviveSlotRequest();
         for (int id : r.getPartitionIdsList()) {
             if (id < 0)
@@ -269,7 +277,10 @@ final class ApplicationRequests {
                 r.getReplicate(),
                 appWorkers(r.getAppId()),
                 usable);
-        reply.ok(RequestSlotsResponse.newBuilder().addAllLocations(locs).build());
+        reply.ok(RequestSlotsResponse.newBuilder()
+                .addAllLocations(locs)
+                .setSealedSecret(sealedSecret)
+                .build());
     }
 
     /** WorkerIds holding the application's shuffles, so its placements stay within maxWorkersPerApplication. */

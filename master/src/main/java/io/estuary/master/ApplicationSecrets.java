@@ -178,6 +178,17 @@ final class ApplicationSecrets implements SecretLookup {
         return b.build();
     }
 
+    /**
+     * What a slot answer carries for the driver to pass on to the workers it reserves on: the application's secret
+     * sealed (afresh) under the cluster-derived key, only for a connection proven as that application (the driver
+     * cannot open it; a worker can). Empty with authentication off, for other identities, or without a secret.
+     */
+    ByteString sealedForReservations(String appId, Identity who) {
+        if (sealingKey == null || !who.isApplication() || !who.mayActFor(appId)) return ByteString.EMPTY;
+        byte[] secret = secretOf(appId);
+        return secret == null ? ByteString.EMPTY : ByteString.copyFrom(SecretBox.seal(sealingKey, secret, appId));
+    }
+
     @Override
     public CompletableFuture<byte[]> secretOf(Identity identity) {
         byte[] secret = null;

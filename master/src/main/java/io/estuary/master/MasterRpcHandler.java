@@ -105,10 +105,18 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 applications.heartbeat(request.getApplicationHeartbeat().getAppId(), reply, now);
                 break;
             case REQUEST_SLOTS:
-                applications.requestSlots(request.getRequestSlots(), reply, now);
+                applications.requestSlots(
+                        request.getRequestSlots(),
+                        reply,
+                        now,
+                        secrets.sealedForReservations(request.getRequestSlots().getAppId(), Identity.of(channel)));
                 break;
             case REVIVE_SLOTS:
-                applications.reviveSlots(request.getReviveSlots(), reply, now);
+                applications.reviveSlots(
+                        request.getReviveSlots(),
+                        reply,
+                        now,
+                        secrets.sealedForReservations(request.getReviveSlots().getAppId(), Identity.of(channel)));
                 break;
             case REPORT_WORKER_FAILURES:
                 applications.reportWorkerFailures(request.getReportWorkerFailures(), reply, now);

@@ -7,14 +7,21 @@ import com.google.protobuf.ByteString;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
+import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetApplicationSecretRequest;
 import io.estuary.common.protocol.GetApplicationSecretResponse;
 import io.estuary.common.protocol.GetRegistrationKeyRequest;
 import io.estuary.common.protocol.GetRegistrationKeyResponse;
 import io.estuary.common.protocol.RegisterApplicationRequest;
+import io.estuary.common.protocol.RegisterWorkerRequest;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsRequest;
+import io.estuary.common.protocol.RequestSlotsResponse;
+import io.estuary.common.protocol.ReviveSlotsRequest;
 import io.estuary.common.protocol.UnregisterApplicationRequest;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.security.ClusterKeys;
 import io.estuary.common.security.RegistrationKeys;
 import io.estuary.common.security.SecretBox;
@@ -175,6 +182,70 @@ class ApplicationSecretsTest {
         MasterClient asCluster = client(m, Credentials.cluster(ClusterSecrets.read(secretFile)));
         assertArrayEquals(secret, opened(secretOf(asCluster, "app-a"), "app-a"));
         assertTrue(secretOf(asCluster, "app-b").getSealedSecret().isEmpty());
+    }
+
+    /** RequestSlots, then ReviveSlots, for {@code app}'s shuffle 0 of 2 partitions. */
+    private static List<RequestSlotsResponse> slots(MasterClient c, String app) throws RemoteException {
+        RequestSlotsResponse placed = c.ask(
+                Request.newBuilder()
+                        .setRequestSlots(RequestSlotsRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(0)
+                                .setNumPartitions(2)),
+                RequestSlotsResponse.parser(),
+                WAIT);
+        RequestSlotsResponse revived = c.ask(
+                Request.newBuilder()
+                        .setReviveSlots(ReviveSlotsRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(0)
+                                .addPartitionIds(1)),
+                RequestSlotsResponse.parser(),
+                WAIT);
+        return List.of(placed, revived);
+    }
+
+    @Test
+    void slotAnswersCarryTheSecretSealedForWorkersToTheApplicationOnly() throws Exception {
+        Master m = master(c -> c);
+        MasterClient anonymous = client(m, Credentials.NONE);
+        byte[] secret = newSecret();
+        register(anonymous, "app-r", secret);
+        MasterClient asCluster = client(m, Credentials.cluster(ClusterSecrets.read(secretFile)));
+        asCluster.ask(
+                Request.newBuilder()
+                        .setRegisterWorker(RegisterWorkerRequest.newBuilder()
+                                .setWorker(WorkerInfo.newBuilder()
+                                        .setAddress(WorkerAddress.newBuilder()
+                                                .setHost("127.0.0.9")
+                                                .setRpcPort(1)
+                                                .setPushPort(2)
+                                                .setFetchPort(3))
+                                        .addDisks(DiskInfo.newBuilder().setMountPoint("/d1")))),
+                Empty.parser(),
+                WAIT);
+        MasterClient asApp = client(m, Credentials.application("app-r", secret));
+        for (RequestSlotsResponse r : slots(asApp, "app-r")) {
+            assertTrue(r.getLocationsCount() > 0, r.toString());
+            assertFalse(r.getSealedSecret().isEmpty(), "the application's own slot answers carry its sealed secret");
+            // Sealed: only the cluster-derived key opens it, and only as app-r's.
+            assertArrayEquals(
+                    secret,
+                    SecretBox.open(
+                            ClusterKeys.sealingKey(ClusterSecrets.read(secretFile)),
+                            r.getSealedSecret().toByteArray(),
+                            "app-r"));
+            assertThrows(
+                    java.security.GeneralSecurityException.class,
+                    () -> SecretBox.open(
+                            ClusterKeys.sealingKey(ClusterSecrets.read(secretFile)),
+                            r.getSealedSecret().toByteArray(),
+                            "app-other"));
+        }
+        // A server asking for an application's slots gets none (it has the secret's source at hand).
+        for (RequestSlotsResponse r : slots(asCluster, "app-r")) {
+            assertTrue(r.getSealedSecret().isEmpty());
+        }
     }
 
     @Test

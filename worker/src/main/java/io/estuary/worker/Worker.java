@@ -193,7 +193,8 @@ public final class Worker implements Closeable {
                             congestion,
                             limits,
                             conf.get(WorkerConfig.COMMIT_MAX_WAIT),
-                            authorizer(conf, "worker-rpc")),
+                            authorizer(conf, "worker-rpc"),
+                            secrets),
                     options.observer(admin.observer("rpc")).tls(internalTls));
             push = new TransportServer(
                     conf,

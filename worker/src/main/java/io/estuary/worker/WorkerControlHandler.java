@@ -7,6 +7,7 @@ import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.network.auth.Authorizer;
 import io.estuary.network.rpc.ControlRpcHandler;
+import io.estuary.worker.auth.ApplicationSecretCache;
 import io.estuary.worker.commit.CommitHandler;
 import io.estuary.worker.lifecycle.PushGate;
 import io.estuary.worker.partition.PartitionRegistry;
@@ -14,7 +15,14 @@ import io.netty.channel.Channel;
 
 /**
  * Control requests from drivers: reserve slots before a stage, commit them at its end. Each is authorized against the
- * application it names (its own identity or the cluster's may). Thread-safe.
+ * application it names (its own identity or the cluster's may). A reservation may carry the application's secret
+ * sealed by the master under the cluster-derived key (the driver got it with the slots and cannot open it): the
+ * worker caches it before answering, so the executors' pushes to these slots authenticate without asking the master
+ * (even while none leads). Why the driver carries it rather than the master telling the workers: drivers, not the
+ * master, reserve slots (the master never connects to workers), and the slot answer is the one moment the master and
+ * the driver meet per shuffle; sealed, it is nothing to the driver or anyone on the wire, and bound to the
+ * application's id, so application B cannot plant a secret for A (its reservation for A is FORBIDDEN, and A's seal
+ * does not open as B's). Thread-safe.
  */
 final class WorkerControlHandler extends ControlRpcHandler {
     private final PartitionRegistry registry;
@@ -22,6 +30,8 @@ final class WorkerControlHandler extends ControlRpcHandler {
     private final io.estuary.worker.push.CongestionControl congestion;
     private final PushGate gate;
     private final Authorizer authorizer;
+    /** Null with authentication off: a sealed secret in a reservation is then ignored. */
+    private final ApplicationSecretCache secrets;
 
     WorkerControlHandler(
             PartitionRegistry registry,
@@ -29,9 +39,11 @@ final class WorkerControlHandler extends ControlRpcHandler {
             io.estuary.worker.push.CongestionControl congestion,
             io.estuary.network.rpc.RequestLimits limits,
             long commitMaxWaitMs,
-            Authorizer authorizer) {
+            Authorizer authorizer,
+            ApplicationSecretCache secrets) {
         super("worker", capReservations(limits, Runtime.getRuntime().maxMemory()));
         this.authorizer = authorizer;
+        this.secrets = secrets;
         this.registry = registry;
         this.gate = gate;
         this.congestion = congestion;
@@ -56,6 +68,10 @@ final class WorkerControlHandler extends ControlRpcHandler {
                 if (!gate.isOpen()) {
                     // The master already places nothing here; a driver that raced it places the shuffle elsewhere.
                     throw new StatusException(StatusCode.RETRY_LATER, "worker is stopping: it takes no new slots");
+                }
+                // Before reserving: a seal that does not open refuses the whole request, with nothing reserved.
+                if (secrets != null && !r.getSealedSecret().isEmpty()) {
+                    secrets.learnSealed(r.getAppId(), r.getSealedSecret().toByteArray());
                 }
                 registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
                 congestion.applicationUser(r.getAppId(), r.getUser());

@@ -70,7 +70,7 @@ class WorkerRequestAuthorizationTest {
                 registry, storage.cache(), RequestLimits.DEFAULTS, 100, 600_000, new ManualClock(), authorizer);
         return List.of(
                 new WorkerControlHandler(
-                        registry, new PushGate(), congestion, RequestLimits.DEFAULTS, 1_000, authorizer),
+                        registry, new PushGate(), congestion, RequestLimits.DEFAULTS, 1_000, authorizer, null),
                 fetch);
     }
 

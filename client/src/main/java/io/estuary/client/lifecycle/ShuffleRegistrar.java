@@ -94,6 +94,7 @@ final class ShuffleRegistrar {
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();
+                reserver.sealedSecretFrom(r);
             } catch (RemoteException e) {
                 throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
             }

@@ -1,8 +1,10 @@
 package io.estuary.client.lifecycle;
 
+import com.google.protobuf.ByteString;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
+import io.estuary.common.protocol.RequestSlotsResponse;
 import io.estuary.common.protocol.ReserveSlotsRequest;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.network.client.RemoteException;
@@ -18,13 +20,19 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Reserves locations on the workers that will hold them, primaries and replicas alike (a primary's reservation
- * names its replica, so it knows where to forward). Stateless apart from its connections; thread-safe.
+ * names its replica, so it knows where to forward). With authentication on, each reservation carries the
+ * application's secret as the master sealed it for workers (under the cluster-derived key: this driver cannot open
+ * it), the newest one a slot answer brought ({@link #sealedSecretFrom}): workers then know the secret before the
+ * executors push, without asking a master (a reservation the driver places itself while no master answers carries
+ * it too). State: its connections and that seal (volatile); thread-safe.
  */
 final class SlotReserver {
     private final TransportClientFactory connections;
     private final String appId;
 
     private final String user;
+    /** Empty until a slot answer brings one (authentication off, or a master of the previous release: never). */
+    private volatile ByteString sealedSecret = ByteString.EMPTY;
 
     SlotReserver(TransportClientFactory connections, String appId, String user) {
         this.user = user;
@@ -32,9 +40,15 @@ final class SlotReserver {
         this.appId = appId;
     }
 
+    /** Keeps the sealed secret a slot answer carries (if any) for the reservations that follow. */
+    void sealedSecretFrom(RequestSlotsResponse slots) {
+        if (!slots.getSealedSecret().isEmpty()) sealedSecret = slots.getSealedSecret();
+    }
+
     /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
     Map<WorkerAddress, String> reserve(int shuffleId, List<PartitionLocation> locations) {
         Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
+        ByteString sealed = sealedSecret;
         List<CompletableFuture<Empty>> calls = new ArrayList<>();
         List<WorkerAddress> workers = new ArrayList<>();
         for (List<PartitionLocation> locs : byWorker.values()) {
@@ -55,6 +69,7 @@ final class SlotReserver {
                                             .setAppId(appId)
                                             .setUser(user)
                                             .setShuffleId(shuffleId)
+                                            .setSealedSecret(sealed)
                                             .addAllLocations(part)),
                             Empty.parser());
                 } catch (RemoteException | RuntimeException e) {

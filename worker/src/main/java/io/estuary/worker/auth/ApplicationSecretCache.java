@@ -13,13 +13,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
  * The {@link SecretLookup} of a worker's ports: the cluster secret for servers, and each application's secret from a
  * bounded cache (least recently used out first), filled on a miss by asking the master ({@code GetApplicationSecret}
  * on the worker's cluster-authenticated connection; the answer is sealed under the cluster-derived key). Concurrent
- * misses for one application share one question. The master's heartbeat answers name applications that ended or
+ * misses for one application share one question. A slot reservation may bring the secret too, sealed by the master
+ * under the same key and passed on by the driver ({@link #learnSealed}): pushes to reserved slots then authenticate
+ * without a question, even while no master leads. The master's heartbeat answers name applications that ended or
  * expired: {@link #forget} drops them. An application the master does not know is not cached (asked again next time).
  *
  * <p>Thread-safe: the cache is guarded by its own lock; questions run on {@code askOn} (they block), never on the
@@ -34,6 +37,8 @@ public final class ApplicationSecretCache implements SecretLookup {
     private final Map<String, byte[]> secrets;
     /** Questions to the master under way, by application. */
     private final Map<String, CompletableFuture<byte[]>> asking = new ConcurrentHashMap<>();
+    /** Questions sent to the master since the start (misses that were not shared). */
+    private final AtomicLong questions = new AtomicLong();
 
     /**
      * @param askMaster asks the master for an application's secret (blocking); throws when no master answers
@@ -85,6 +90,7 @@ public final class ApplicationSecretCache implements SecretLookup {
     private void ask(String appId, CompletableFuture<byte[]> mine) {
         byte[] secret;
         try {
+            questions.incrementAndGet();
             secret = unseal(appId, askMaster.apply(appId));
         } catch (RuntimeException e) {
             asking.remove(appId, mine);
@@ -109,6 +115,34 @@ public final class ApplicationSecretCache implements SecretLookup {
                     "the master's answer for the secret of " + appId + " does not open with this worker's cluster "
                             + "secret: do the masters and workers read the same estuary.auth.cluster.secretFile?");
         }
+    }
+
+    /**
+     * Caches the secret a reservation for {@code appId} carried, sealed by the master under the cluster-derived key
+     * (bound to {@code appId}, so a seal of another application's secret does not open here). Refuses BAD_REQUEST a
+     * seal that does not open: altered, for another application, or from masters with another cluster secret. An
+     * application forgotten meanwhile comes back with its next reservation; its next heartbeat answer drops it again
+     * when it has ended.
+     */
+    public void learnSealed(String appId, byte[] sealed) {
+        byte[] secret;
+        try {
+            secret = SecretBox.open(sealingKey, sealed, appId);
+        } catch (GeneralSecurityException e) {
+            throw new StatusException(
+                    StatusCode.BAD_REQUEST,
+                    "the sealed secret in the reservation of " + appId + " does not open with this worker's cluster "
+                            + "secret: altered, sealed for another application, or the masters read another "
+                            + "estuary.auth.cluster.secretFile");
+        }
+        synchronized (secrets) {
+            secrets.put(appId, secret);
+        }
+    }
+
+    /** How many questions this cache sent to the master (for tests and metrics). */
+    public long masterQuestions() {
+        return questions.get();
     }
 
     /** Drops an application's secret (it ended or expired); a question under way is not cached. */
