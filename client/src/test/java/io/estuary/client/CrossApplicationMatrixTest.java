@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -734,10 +735,28 @@ class CrossApplicationMatrixTest {
                     assertEquals(r.expected, post(r), r.toString());
                     table.add(r.toString());
                 }
-                // Refusals are counted where they happen (the master's metrics here).
-                assertTrue(master.metrics().authorizationRefusals("unregister_application", StatusCode.FORBIDDEN) >= 1);
-                assertTrue(master.metrics().authorizationRefusals("unregister_application", StatusCode.UNAUTHENTICATED)
-                        >= 1);
+                // Each refusal was counted where it happened, once per row (the anonymous peer's worker calls never got
+                // past the handshake, so they count as authentication failures instead).
+                String[][] masterCounts = {
+                    {"application_heartbeat", "1"}, {"request_slots", "2"}, {"revive_slots", "1"},
+                    {"report_worker_failures", "1"}, {"unregister_shuffle", "1"}, {"unregister_application", "1"},
+                    {"get_application_secret", "1"}, {"register_worker", "1"}, {"worker_heartbeat", "1"}
+                };
+                for (String[] c : masterCounts) {
+                    long n = Long.parseLong(c[1]);
+                    assertEquals(n, master.metrics().authorizationRefusals(c[0], StatusCode.FORBIDDEN), c[0]);
+                    assertEquals(n, master.metrics().authorizationRefusals(c[0], StatusCode.UNAUTHENTICATED), c[0]);
+                }
+                for (Worker w : cluster.workers()) {
+                    for (String r : new String[] {
+                        "reserve_slots", "commit_files", "push", "push_merged", "replicate", "open_stream"
+                    }) {
+                        assertEquals(
+                                1,
+                                w.admin().metrics().authorizationRefusals(r, StatusCode.FORBIDDEN),
+                                w.address() + " " + r);
+                    }
+                }
                 // Nothing of A's changed at the master, and no worker was excluded, blamed or decommissioned.
                 assertTrue((boolean) master.state(s -> s.hasApplication(target.app)));
                 assertTrue((boolean) master.state(s -> s.isShufflePlaced(target.app, target.table.shuffleId())));
@@ -779,7 +798,17 @@ class CrossApplicationMatrixTest {
                     assertEquals(r.expected, r.attempt.make(), r.toString());
                     table.add(r.toString());
                 }
+                Worker holder = null;
+                for (Worker candidate : cluster.workers())
+                    if (candidate.address().equals(w)) holder = candidate;
+                io.estuary.worker.admin.WorkerMetrics holderMetrics =
+                        holder.admin().metrics();
+                assertEquals(1, holderMetrics.authorizationRefusals("fetch_chunk", StatusCode.FORBIDDEN));
                 callers.b.client(w.getHost(), w.getFetchPort()).closeStream(stream.getStreamId());
+                waitFor(
+                        () -> holderMetrics.authorizationRefusals("close_stream", StatusCode.FORBIDDEN) == 1,
+                        60_000,
+                        "the worker refuses B's close of A's stream");
                 // B's close was ignored: A reads the stream's first chunk afterwards (on its own connection).
                 assertEquals(StatusCode.OK, fetchChunk(readerA, stream.getStreamId(), 0));
                 readerA.closeStream(stream.getStreamId());
