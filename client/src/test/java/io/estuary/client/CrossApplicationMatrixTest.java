@@ -108,13 +108,15 @@ import org.junit.jupiter.api.Test;
  *   <li>Worker push port (PushAuthorizationTest): push, push_merged, replicate (a forwarded push: servers only), on
  *       each worker. Anonymous: handshake, UNAUTHENTICATED.
  *   <li>Worker fetch port (WorkerRequestAuthorizationTest, StreamAuthorizationTest): open_stream on each worker;
- *       fetch_chunk on a stream A opened (after A's commit); close_stream of A's stream by B is ignored (no answer:
- *       checked by A reading that stream afterwards). Anonymous: handshake, UNAUTHENTICATED.
+ *       fetch_chunk on a stream A opened (after A's commit); close_stream of A's stream by B is ignored (it has no
+ *       answer: checked by the worker's refusal count, then by A reading that stream). Anonymous: handshake,
+ *       UNAUTHENTICATED.
  *   <li>A's lifecycle port, the driver (ExecutorRequestAuthorizationTest): register_shuffle, mapper_end (the forged
  *       one: unused attempt id, no counts), get_reducer_file_group (A's locations), revive, report_fetch_failure. This
  *       port admits only A's own identity in the handshake: it cannot check B's proof (it knows no other secret), so
  *       B, the anonymous peer and a peer claiming A's identity with another secret are all refused UNAUTHENTICATED
- *       before any request is read; FORBIDDEN (B proven, e.g. by a future relay) is checked by the unit test.
+ *       before any request is read. FORBIDDEN there (a proven identity other than A's: the cluster, or another
+ *       application) is checked by the unit test, which sets the identity on the channel.
  *   <li>Admin HTTP, master and worker (AdminAuthenticationTest): every POST (exclude, decommission, activate a
  *       worker; leadership transfer; a worker's decommission) without a token or with B's application secret as the
  *       token: 401, nothing changes. There is no admin call that acts on one application (no unregister or exclude of
