@@ -60,6 +60,7 @@ import io.estuary.network.protocol.Message;
 import io.estuary.network.protocol.PushData;
 import io.estuary.network.protocol.PushMergedData;
 import io.estuary.network.rpc.ControlClient;
+import io.estuary.server.admin.AdminToken;
 import io.estuary.testing.ClusterSecrets;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
@@ -118,9 +119,11 @@ import org.junit.jupiter.api.Test;
  *       before any request is read. FORBIDDEN there (a proven identity other than A's: the cluster, or another
  *       application) is checked by the unit test, which sets the identity on the channel.
  *   <li>Admin HTTP, master and worker (AdminAuthenticationTest): every POST (exclude, decommission, activate a
- *       worker; leadership transfer; a worker's decommission) without a token or with B's application secret as the
- *       token: 401, nothing changes. There is no admin call that acts on one application (no unregister or exclude of
- *       an application); reads are open unless {@code estuary.auth.admin.protectReads}.
+ *       worker; leadership transfer; a worker's decommission) and the reads that name applications or their
+ *       locations ({@code GET /api/applications}, {@code /api/shuffles?app=A}, {@code /api/workers},
+ *       {@code /api/status}), without a token or with B's application secret as the token: 401, nothing changes
+ *       (reads are protected by default, {@code estuary.auth.admin.protectReads}). There is no admin call that acts on
+ *       one application (no unregister or exclude of an application).
  * </ul>
  */
 class CrossApplicationMatrixTest {
@@ -181,12 +184,14 @@ class CrossApplicationMatrixTest {
 
     /** An admin HTTP call of the matrix and the HTTP status it must get. */
     static final class AdminRow {
+        final String method;
         final String server;
         final String path;
         final String authorization; // null: no header
         final int expected;
 
-        AdminRow(String server, String path, String authorization, int expected) {
+        AdminRow(String method, String server, String path, String authorization, int expected) {
+            this.method = method;
             this.server = server;
             this.path = path;
             this.authorization = authorization;
@@ -195,7 +200,10 @@ class CrossApplicationMatrixTest {
 
         @Override
         public String toString() {
-            return "POST " + server + " " + path + (authorization == null ? " (no token)" : " (B's secret as token)")
+            return method + " " + server + " " + path
+                    + (authorization == null
+                            ? " (no token)"
+                            : expected == 200 ? " (operator's token: control)" : " (B's secret as token)")
                     + " | " + expected;
         }
     }
@@ -659,33 +667,47 @@ class CrossApplicationMatrixTest {
         return got.get(60, TimeUnit.SECONDS);
     }
 
-    /** Every admin POST of the master and of each worker, without a token and with B's secret as one. */
-    private static List<AdminRow> adminRows(MiniCluster cluster, byte[] secretOfB) {
+    /**
+     * Every admin POST of the master and of each worker, and the reads that show applications, without a token and
+     * with B's secret as one.
+     */
+    private static List<AdminRow> adminRows(MiniCluster cluster, Path secretFile, String appA, byte[] secretOfB) {
         String bearerB = "Bearer " + Base64.getEncoder().encodeToString(secretOfB);
         String w0 = WorkerId.of(cluster.workers().get(0).address());
         String m = "master:" + cluster.master().httpPort();
         List<String[]> calls = new ArrayList<>();
-        for (String action : new String[] {"exclude", "decommission", "activate"}) {
-            calls.add(new String[] {m, "/api/workers/" + action + "?id=" + w0});
+        for (String read :
+                new String[] {"/api/applications", "/api/shuffles?app=" + appA, "/api/workers", "/api/status"}) {
+            calls.add(new String[] {"GET", m, read});
         }
-        calls.add(new String[] {m, "/api/leadership/transfer?to=m0"});
-        for (Worker w : cluster.workers()) calls.add(new String[] {"worker:" + w.httpPort(), "/api/decommission"});
+        for (Worker w : cluster.workers()) calls.add(new String[] {"GET", "worker:" + w.httpPort(), "/api/status"});
+        for (String action : new String[] {"exclude", "decommission", "activate"}) {
+            calls.add(new String[] {"POST", m, "/api/workers/" + action + "?id=" + w0});
+        }
+        calls.add(new String[] {"POST", m, "/api/leadership/transfer?to=m0"});
+        for (Worker w : cluster.workers())
+            calls.add(new String[] {"POST", "worker:" + w.httpPort(), "/api/decommission"});
         List<AdminRow> rows = new ArrayList<>();
         for (String[] c : calls) {
-            rows.add(new AdminRow(c[0], c[1], null, 401));
-            rows.add(new AdminRow(c[0], c[1], bearerB, 401));
+            rows.add(new AdminRow(c[0], c[1], c[2], null, 401));
+            rows.add(new AdminRow(c[0], c[1], c[2], bearerB, 401));
         }
+        // Control: the operator's token (derived from the cluster secret) is served, so the 401s are about the token.
+        String operator = "Bearer " + AdminToken.derivedFrom(secretFile, "test").value();
+        rows.add(new AdminRow("GET", m, "/api/shuffles?app=" + appA, operator, 200));
         return rows;
     }
 
-    private static int post(AdminRow r) throws Exception {
+    private static int call(AdminRow r) throws Exception {
         int port = Integer.parseInt(r.server.substring(r.server.indexOf(':') + 1));
         HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + r.path).openConnection();
         try {
-            c.setRequestMethod("POST");
-            c.setDoOutput(true);
+            c.setRequestMethod(r.method);
             if (r.authorization != null) c.setRequestProperty("Authorization", r.authorization);
-            c.getOutputStream().close();
+            if (r.method.equals("POST")) {
+                c.setDoOutput(true);
+                c.getOutputStream().close();
+            }
             return c.getResponseCode();
         } finally {
             c.disconnect();
@@ -733,8 +755,8 @@ class CrossApplicationMatrixTest {
                     assertEquals(r.expected, r.attempt.make(), r.toString());
                     table.add(r.toString());
                 }
-                for (AdminRow r : adminRows(cluster, b.applicationSecret())) {
-                    assertEquals(r.expected, post(r), r.toString());
+                for (AdminRow r : adminRows(cluster, secretFile, a.appId(), b.applicationSecret())) {
+                    assertEquals(r.expected, call(r), r.toString());
                     table.add(r.toString());
                 }
                 // Each refusal was counted where it happened, once per row (the anonymous peer's worker calls never got
