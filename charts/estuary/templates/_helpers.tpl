@@ -117,6 +117,9 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- if and .Values.tls.enabled (not .Values.tls.existingSecret) (not .Values.tls.certManager.issuerRef.name) -}}
 {{- fail "tls.enabled needs tls.existingSecret (a Secret with tls.crt, tls.key and ca.crt) or tls.certManager.issuerRef.name (the chart then asks cert-manager for the certificate)" -}}
 {{- end -}}
+{{- if and .Values.tls.admin (not .Values.tls.enabled) -}}
+{{- fail "tls.admin (HTTPS on the admin ports) uses the servers' certificate: set tls.enabled too" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The authentication and TLS keys of masters and workers, set into the dict given as .conf. */}}
@@ -137,13 +140,40 @@ generated ones, except reserved keys, which the chart derives and refuses to tak
 {{- $_ := set $.conf (printf "estuary.tls.%s.trustFile" $group) (printf "%s/ca.crt" $dir) -}}
 {{- $_ := set $.conf (printf "estuary.tls.%s.clientAuth" $group) (toString $v.tls.clientAuth) -}}
 {{- end -}}
+{{- if $v.tls.admin -}}
+{{- $_ := set $.conf "estuary.tls.admin.enabled" "true" -}}
+{{- $_ := set $.conf "estuary.tls.admin.certFile" (printf "%s/tls.crt" $dir) -}}
+{{- $_ := set $.conf "estuary.tls.admin.keyFile" (printf "%s/tls.key" $dir) -}}
+{{- $_ := set $.conf "estuary.tls.admin.trustFile" (printf "%s/ca.crt" $dir) -}}
+{{- $_ := set $.conf "estuary.tls.admin.clientAuth" "false" -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* HTTP or HTTPS: how probes and scrapers reach the admin ports. */}}
+{{- define "estuary.admin.scheme" -}}
+{{- if and .Values.tls.enabled .Values.tls.admin -}}HTTPS{{- else -}}HTTP{{- end -}}
+{{- end -}}
+
+{{/* A scrape endpoint's TLS settings when the admin ports speak HTTPS: trust the chart's CA. Every server presents
+the one certificate, whose names are wildcards under the headless services: the scraper (which connects by pod IP)
+checks it against a name under the masters' service. */}}
+{{- define "estuary.admin.scrapeTls" -}}
+{{- if eq (include "estuary.admin.scheme" .) "HTTPS" -}}
+scheme: https
+tlsConfig:
+  ca:
+    secret:
+      name: {{ include "estuary.tls.secretName" . }}
+      key: ca.crt
+  serverName: scrape.{{ include "estuary.master.domain" . }}
+{{- end }}
 {{- end -}}
 
 {{/* Keys that estuary.security.conf derives from the auth and tls values: not to be set under config. */}}
 {{- define "estuary.security.reserved" -}}
 {{- $keys := list "estuary.auth.enabled" "estuary.auth.mode" "estuary.auth.cluster.secretFile" -}}
-{{- range $group := list "internal" "data" -}}
+{{- range $group := list "internal" "data" "admin" -}}
 {{- range $k := list "enabled" "certFile" "keyFile" "trustFile" "clientAuth" -}}
 {{- $keys = append $keys (printf "estuary.tls.%s.%s" $group $k) -}}
 {{- end -}}

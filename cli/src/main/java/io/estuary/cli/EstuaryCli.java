@@ -25,7 +25,8 @@ import java.util.List;
 public final class EstuaryCli {
     static final String USAGE = String.join(
             "\n",
-            "usage: estuary [--master host:httpPort[,host:httpPort...]] [--token-file FILE] [--json] <command> [args]",
+            "usage: estuary [--master host:httpPort[,host:httpPort...]] [--token-file FILE] [--tls] [--trust-file FILE]",
+            "               [--json] <command> [args]",
             "commands:",
             "  status                         cluster overview: leader, term, masters, workers, versions",
             "  masters                        masters with role, term and version",
@@ -42,7 +43,9 @@ public final class EstuaryCli {
             "Without --master: $ESTUARY_MASTERS, else the masters' hosts in $ESTUARY_CONF_DIR/estuary-defaults.conf",
             "with estuary.master.http.port.",
             "The admin token (masters with estuary.auth.enabled=true): --token-file FILE, else $ESTUARY_ADMIN_TOKEN_FILE,",
-            "else estuary.auth.admin.tokenFile in that file, else derived from its estuary.auth.cluster.secretFile.");
+            "else estuary.auth.admin.tokenFile in that file, else derived from its estuary.auth.cluster.secretFile.",
+            "HTTPS (masters with estuary.tls.admin.enabled=true): --tls, --trust-file CA.pem (implies --tls), or",
+            "estuary.tls.admin.* in that file (enabled, trustFile; clientAuth with certFile and keyFile).");
 
     private final PrintStream out;
     private final PrintStream err;
@@ -74,6 +77,8 @@ public final class EstuaryCli {
         boolean json = false;
         String masterList = null;
         String tokenFile = null;
+        boolean tlsOption = false;
+        String trustFile = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (a.equals("--json")) {
@@ -88,6 +93,13 @@ public final class EstuaryCli {
                 tokenFile = args[++i];
             } else if (a.startsWith("--token-file=")) {
                 tokenFile = a.substring("--token-file=".length());
+            } else if (a.equals("--tls")) {
+                tlsOption = true;
+            } else if (a.equals("--trust-file")) {
+                if (i + 1 == args.length) throw usage("--trust-file needs a PEM file of CA certificates");
+                trustFile = args[++i];
+            } else if (a.startsWith("--trust-file=")) {
+                trustFile = a.substring("--trust-file=".length());
             } else if (a.equals("-h") || a.equals("--help") || a.equals("help")) {
                 out.println(USAGE);
                 return;
@@ -108,7 +120,8 @@ public final class EstuaryCli {
         List<String> endpoints = masterList != null ? split(masterList) : defaultMasters();
         String[] whyNone = new String[1];
         AdminToken token = token(tokenFile, whyNone);
-        MasterHttp masters = new MasterHttp(endpoints, token, whyNone[0]);
+        MasterHttp masters =
+                new MasterHttp(endpoints, token, whyNone[0], AdminTls.fromConf(conf(), tlsOption, trustFile));
         ClusterCommands commands = new ClusterCommands(masters, json, out, err);
         String cmd = words.get(0);
         List<String> rest = words.subList(1, words.size());

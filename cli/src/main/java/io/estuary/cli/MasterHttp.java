@@ -48,18 +48,28 @@ final class MasterHttp {
     private final List<String> endpoints;
     private final AdminToken token;
     private final String whyNoToken;
-    private final HttpClient client =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+    private final AdminTls tls;
+    private final HttpClient client;
     private Map<String, MasterStatus> statuses;
+    private final Map<String, String> failures = new LinkedHashMap<>(); // why each master last did not answer
 
     /**
      * {@code token}: sent with every call, or null; {@code whyNoToken}: why there is none (e.g. the configured file
      * cannot be read), said when a master asks for one, or null.
      */
     MasterHttp(List<String> endpoints, AdminToken token, String whyNoToken) {
+        this(endpoints, token, whyNoToken, null);
+    }
+
+    /** {@code tls}: call the masters over HTTPS with it ({@code estuary.tls.admin.*}), or null for plain HTTP. */
+    MasterHttp(List<String> endpoints, AdminToken token, String whyNoToken, AdminTls tls) {
         this.endpoints = endpoints;
         this.token = token;
         this.whyNoToken = whyNoToken;
+        this.tls = tls;
+        HttpClient.Builder b = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3));
+        if (tls != null) b.sslContext(tls.context()).sslParameters(tls.parameters());
+        this.client = b.build();
     }
 
     List<String> endpoints() {
@@ -71,12 +81,13 @@ final class MasterHttp {
     }
 
     /**
-     * {@code method path} on one master; throws IOException when it does not answer, and CliException when it asks
-     * for an admin token (401).
+     * {@code method path} on one master; throws IOException when it does not answer (its message naming a TLS
+     * mismatch or a refused certificate when that is why), and CliException when it asks for an admin token (401).
      */
     Answer call(String endpoint, String method, String path) throws IOException, CliException {
-        HttpRequest.Builder b =
-                HttpRequest.newBuilder(URI.create("http://" + endpoint + path)).timeout(Duration.ofSeconds(30));
+        HttpRequest.Builder b = HttpRequest.newBuilder(
+                        URI.create((tls != null ? "https://" : "http://") + endpoint + path))
+                .timeout(Duration.ofSeconds(30));
         b = method.equals("POST") ? b.POST(HttpRequest.BodyPublishers.noBody()) : b.GET();
         if (token != null) b.header("Authorization", "Bearer " + token.value());
         try {
@@ -88,6 +99,10 @@ final class MasterHttp {
             throw new IOException("interrupted", e);
         } catch (IllegalArgumentException e) {
             throw new IOException("bad master address '" + endpoint + "': " + e.getMessage(), e);
+        } catch (IOException e) {
+            String why = SchemeMismatch.explain(endpoint, tls, e);
+            failures.put(endpoint, why);
+            throw new IOException(why, e);
         }
     }
 
@@ -200,10 +215,14 @@ final class MasterHttp {
     }
 
     private CliException unreachable() {
+        StringBuilder why = new StringBuilder();
+        for (Map.Entry<String, String> f : failures.entrySet()) {
+            why.append("\n  ").append(f.getKey()).append(": ").append(f.getValue());
+        }
         return new CliException(
                 CliException.UNREACHABLE,
                 "no master answered at " + String.join(", ", endpoints)
-                        + " (give the masters' HTTP addresses with --master host:port[,host:port...])");
+                        + " (give the masters' HTTP addresses with --master host:port[,host:port...])" + why);
     }
 
     private static void sleep(long ms) throws CliException {

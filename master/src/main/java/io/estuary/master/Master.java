@@ -131,6 +131,8 @@ public final class Master implements AdministeredMaster, Closeable {
         TransportServer rpc = null;
         try {
             ServerTls tls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL); // before binding: may fail
+            io.estuary.network.tls.JdkServerTls adminTls = io.estuary.network.tls.JdkServerTls.fromConf(
+                    conf, TlsConfig.Group.ADMIN, io.estuary.common.time.Clock.system());
             // Admits anonymous connections: a lifecycle manager registers its application's secret on one.
             rpc = new TransportServer(
                     conf,
@@ -148,7 +150,8 @@ public final class Master implements AdministeredMaster, Closeable {
                     conf.get(MasterConfig.HTTP_PORT),
                     this,
                     metrics,
-                    io.estuary.server.admin.AdminAuth.fromConf(conf, clock));
+                    io.estuary.server.admin.AdminAuth.fromConf(conf, clock),
+                    adminTls);
         } catch (IOException | RuntimeException e) {
             if (rpc != null) rpc.close();
             log.close();

@@ -17,7 +17,9 @@ public final class TlsConfig {
         /** Workers' push and fetch ports (executors, tasks). */
         DATA("data", DATA_ENABLED, DATA_CERT, DATA_KEY, DATA_TRUST, DATA_CLIENT_AUTH),
         /** The driver's (lifecycle manager's) port and its executors' connections to it. */
-        APPLICATION("application", APP_ENABLED, APP_CERT, APP_KEY, APP_TRUST, APP_CLIENT_AUTH);
+        APPLICATION("application", APP_ENABLED, APP_CERT, APP_KEY, APP_TRUST, APP_CLIENT_AUTH),
+        /** Masters' and workers' admin HTTP ports (HTTPS): bin/estuary, scrapers, probes. */
+        ADMIN("admin", ADMIN_ENABLED, ADMIN_CERT, ADMIN_KEY, ADMIN_TRUST, ADMIN_CLIENT_AUTH);
 
         public final String name;
         public final ConfigEntry<Boolean> enabled;
@@ -66,6 +68,15 @@ public final class TlsConfig {
     public static final ConfigEntry<String> APP_KEY = keyFile("application");
     public static final ConfigEntry<String> APP_TRUST = trustFile("application");
     public static final ConfigEntry<Boolean> APP_CLIENT_AUTH = clientAuth("application");
+
+    public static final ConfigEntry<Boolean> ADMIN_ENABLED = enabled(
+            "admin",
+            "the masters' and workers' admin HTTP ports (HTTPS: the REST API, /metrics, /health) and bin/estuary's "
+                    + "calls to them; scrapers and probes then use https");
+    public static final ConfigEntry<String> ADMIN_CERT = certFile("admin");
+    public static final ConfigEntry<String> ADMIN_KEY = keyFile("admin");
+    public static final ConfigEntry<String> ADMIN_TRUST = trustFile("admin");
+    public static final ConfigEntry<Boolean> ADMIN_CLIENT_AUTH = clientAuth("admin");
 
     public static final ConfigEntry<Long> RELOAD_INTERVAL = ConfigEntry.builder(
                     "estuary.tls.reloadInterval", ConfigType.DURATION_MS)

@@ -7,6 +7,7 @@ import io.estuary.common.protocol.WorkerState;
 import io.estuary.master.state.MasterNodes;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.tls.JdkServerTls;
 import io.estuary.server.admin.AdminAuth;
 import io.estuary.server.admin.AdminHttpServer;
 import io.estuary.server.admin.AdminHttpServer.Request;
@@ -46,12 +47,17 @@ public final class MasterAdminEndpoint implements Closeable {
     private final AdminHttpServer http;
     private final AdministeredMaster master;
 
-    /** {@code auth}: which calls need the admin token ({@link AdminAuth#fromConf}). */
-    public MasterAdminEndpoint(String host, int port, AdministeredMaster master, MasterMetrics metrics, AdminAuth auth)
+    /**
+     * {@code auth}: which calls need the admin token ({@link AdminAuth#fromConf}); {@code tls}: serve HTTPS with it
+     * (the admin port group), or null for plain HTTP.
+     */
+    public MasterAdminEndpoint(
+            String host, int port, AdministeredMaster master, MasterMetrics metrics, AdminAuth auth, JdkServerTls tls)
             throws IOException {
         this.master = master;
-        this.http = AdminHttpServer.builder("master")
-                .auth(auth)
+        AdminHttpServer.Builder b = AdminHttpServer.builder("master");
+        if (tls != null) b.https(tls.sslContext(), tls::sslParameters);
+        this.http = b.auth(auth)
                 .get("/api/status", r -> Response.json(200, status()))
                 // For probes: open without the admin token (estuary.auth.admin.openMetrics), unlike /api/status.
                 .get("/health", r -> Response.text(200, "ok\n"))

@@ -2,6 +2,9 @@ package io.estuary.server.admin;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import io.estuary.common.util.GuardedThreadPool;
 import io.prometheus.client.CollectorRegistry;
 import java.io.Closeable;
@@ -12,6 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 
 /**
  * A server's admin HTTP endpoint on a port of its own (the JDK's HTTP server; two threads): routes by method and
@@ -19,6 +25,11 @@ import java.util.concurrent.ExecutorService;
  * its message as JSON. Masters and workers add their own routes; {@link Builder#metrics} adds the Prometheus
  * text exposition of a registry at {@code GET /metrics}. {@link Builder#auth} decides which calls need the admin
  * token: a call without it (or with another) gets 401 with a JSON error naming what is missing, before any route runs.
+ * {@link Builder#https} serves HTTPS instead of HTTP (every route, {@code /metrics} and {@code /health} included).
+ * A plain HTTP request to the HTTPS port gets no answer at all: the JDK's server fails the TLS handshake on its first
+ * bytes and closes the connection without writing anything, so a plain client sees an empty reply (curl: "Empty reply
+ * from server"; Java's HttpClient: "header parser received no bytes"); bin/estuary tells that case apart and says to
+ * use HTTPS.
  *
  * <p>Routes run on the server's own threads, one request at a time per thread, and may block briefly.
  */
@@ -122,6 +133,8 @@ public final class AdminHttpServer implements Closeable {
         private final List<Entry> routes = new ArrayList<>();
         private AdminAuth auth = AdminAuth.off();
         private CollectorRegistry registry;
+        private SSLContext sslContext;
+        private Supplier<SSLParameters> sslParameters;
 
         private Builder(String name) {
             this.name = name;
@@ -149,6 +162,17 @@ public final class AdminHttpServer implements Closeable {
             return this;
         }
 
+        /**
+         * Serve HTTPS: {@code context} makes each connection's engine (the JDK's server asks it once per connection,
+         * so a context that follows renewed files serves them to new connections) and {@code parameters} gives, per
+         * connection, the protocols, cipher suites and client-certificate requirement that engine gets.
+         */
+        public Builder https(SSLContext context, Supplier<SSLParameters> parameters) {
+            this.sslContext = java.util.Objects.requireNonNull(context);
+            this.sslParameters = java.util.Objects.requireNonNull(parameters);
+            return this;
+        }
+
         /** {@code GET /metrics}: the registry in Prometheus' text format. */
         public Builder metrics(CollectorRegistry registry) {
             this.registry = registry;
@@ -159,7 +183,7 @@ public final class AdminHttpServer implements Closeable {
         /** Binds {@code host:port} (0: any free port) and starts serving. */
         public AdminHttpServer start(String host, int port) throws IOException {
             if (registry != null) auth.register(registry);
-            return new AdminHttpServer(name, new ArrayList<>(routes), auth, host, port);
+            return new AdminHttpServer(name, new ArrayList<>(routes), auth, host, port, sslContext, sslParameters);
         }
     }
 
@@ -173,10 +197,30 @@ public final class AdminHttpServer implements Closeable {
     private final List<Entry> routes;
     private final AdminAuth auth;
 
-    private AdminHttpServer(String name, List<Entry> routes, AdminAuth auth, String host, int port) throws IOException {
+    private AdminHttpServer(
+            String name,
+            List<Entry> routes,
+            AdminAuth auth,
+            String host,
+            int port,
+            SSLContext sslContext,
+            Supplier<SSLParameters> sslParameters)
+            throws IOException {
         this.routes = routes;
         this.auth = auth;
-        this.http = HttpServer.create(new InetSocketAddress(host, port), 64);
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        if (sslContext == null) {
+            this.http = HttpServer.create(address, 64);
+        } else {
+            HttpsServer https = HttpsServer.create(address, 64);
+            https.setHttpsConfigurator(new HttpsConfigurator(sslContext) {
+                @Override
+                public void configure(HttpsParameters params) { // called for each new connection
+                    params.setSSLParameters(sslParameters.get());
+                }
+            });
+            this.http = https;
+        }
         this.threads = new GuardedThreadPool(name + "-http", 2);
         http.setExecutor(threads);
         http.createContext("/", ex -> {
@@ -216,6 +260,11 @@ public final class AdminHttpServer implements Closeable {
         try (OutputStream out = ex.getResponseBody()) {
             out.write(b);
         }
+    }
+
+    /** "https" or "http": what this server speaks. */
+    public String scheme() {
+        return http instanceof HttpsServer ? "https" : "http";
     }
 
     /** The bound port (the real one when 0 was asked for). */

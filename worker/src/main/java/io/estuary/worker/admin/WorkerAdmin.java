@@ -2,11 +2,13 @@ package io.estuary.worker.admin;
 
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.server.TransportServer;
+import io.estuary.network.tls.JdkServerTls;
 import io.estuary.server.admin.AdminAuth;
 import io.estuary.server.admin.AdminHttpServer;
 import io.estuary.server.admin.AdminHttpServer.Response;
@@ -51,6 +53,7 @@ public final class WorkerAdmin implements Closeable {
     private final String version;
     private final AdminAuth auth;
     private volatile AdminHttpServer http;
+    private final JdkServerTls https; // null: plain HTTP
 
     /** {@code version}: the release this worker reports ({@link io.estuary.common.BuildVersion#of}). */
     public WorkerAdmin(
@@ -76,6 +79,8 @@ public final class WorkerAdmin implements Closeable {
         this.openStreams = openStreams;
         this.stalls = new StallDetector(conf.get(WorkerConfig.HEALTH_STALL_TIMEOUT), clock);
         this.auth = AdminAuth.fromConf(conf, clock); // a missing or open token file fails the worker's start here
+        // Unusable certificate files fail the start here too; reloads are timed by the wall clock, as the other ports'.
+        this.https = JdkServerTls.fromConf(conf, TlsConfig.Group.ADMIN, io.estuary.common.time.Clock.system());
         this.metrics = new WorkerMetrics(version, storage, activeShuffles, openStreams, stalls);
     }
 
@@ -106,8 +111,9 @@ public final class WorkerAdmin implements Closeable {
             for (int i = 0; i < loops.size(); i++) stalls.watch(s.name() + " event loop " + i, loops.get(i));
         }
         try {
-            http = AdminHttpServer.builder("worker")
-                    .auth(auth)
+            AdminHttpServer.Builder b = AdminHttpServer.builder("worker");
+            if (https != null) b.https(https.sslContext(), https::sslParameters);
+            http = b.auth(auth)
                     .metrics(metrics.registry())
                     .get("/api/status", r -> Response.json(200, status(address.get(), state.get())))
                     .get("/health", r -> health())
