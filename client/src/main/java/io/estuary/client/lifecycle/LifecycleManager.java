@@ -215,7 +215,9 @@ public final class LifecycleManager implements Closeable {
      * master does not know the application until it is registered).
      */
     private void registerSecret() throws RemoteException {
-        try (TransportClientFactory anonymous = new TransportClientFactory(conf, "estuary-register")) {
+        // TLS as the driver's other connections to the masters (the internal group).
+        try (TransportClientFactory anonymous = new TransportClientFactory(conf, "estuary-register")
+                .withTls(ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL))) {
             SecretRegistration.register(
                     new MasterClient(anonymous, master.endpoints(), clock), appId, secret, user, masterWaitMs);
         }
