@@ -54,12 +54,13 @@ public final class CongestionBenchmark {
 
     public static void main(String[] args) throws Exception {
         Path root = Files.createTempDirectory("estuary-congestion-bench");
-        Master master = new Master(new EstuaryConf()
+        Path secret = BenchSecrets.clusterSecretFile(root);
+        Master master = new Master(BenchSecrets.server(new EstuaryConf(), secret)
                 .set(MasterConfig.HOST, "127.0.0.1")
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0"));
         String endpoint = "127.0.0.1:" + master.port();
-        Worker worker = new Worker(new EstuaryConf()
+        Worker worker = new Worker(BenchSecrets.server(new EstuaryConf(), secret)
                 .set(WorkerConfig.HOST, "127.0.0.1")
                 .set(WorkerConfig.RPC_PORT, "0")
                 .set(WorkerConfig.PUSH_PORT, "0")
@@ -76,11 +77,11 @@ public final class CongestionBenchmark {
                 if (System.nanoTime() > deadline) throw new IllegalStateException("the worker did not register");
                 Thread.sleep(20);
             }
-            EstuaryConf calmConf = new EstuaryConf()
+            EstuaryConf calmConf = BenchSecrets.application(new EstuaryConf())
                     .set(MasterConfig.ENDPOINTS, endpoint)
                     .set(ClientConfig.USER, "alice")
                     .set(ClientConfig.PUSH_REPLICATE, "false");
-            EstuaryConf floodConf = calmConf.copy().set(ClientConfig.USER, "mallory");
+            EstuaryConf floodConf = BenchSecrets.application(calmConf.copy()).set(ClientConfig.USER, "mallory");
             try (ShuffleClient calm = new ShuffleClient(calmConf);
                     ShuffleClient flood = new ShuffleClient(floodConf);
                     LifecycleManager calmDriver = new LifecycleManager("calm-bench", calmConf, "127.0.0.1");

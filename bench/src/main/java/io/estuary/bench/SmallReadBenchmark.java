@@ -114,12 +114,13 @@ public final class SmallReadBenchmark {
 
         LocalCluster(boolean cache, Params p) throws Exception {
             root = Files.createTempDirectory("estuary-read-small");
-            master = new Master(new EstuaryConf()
+            Path secret = BenchSecrets.clusterSecretFile(root);
+            master = new Master(BenchSecrets.server(new EstuaryConf(), secret)
                     .set(MasterConfig.HOST, "127.0.0.1")
                     .set(MasterConfig.PORT, "0")
                     .set(MasterConfig.HTTP_PORT, "0"));
             for (int i = 0; i < 2; i++) {
-                workers.add(new Worker(new EstuaryConf()
+                workers.add(new Worker(BenchSecrets.server(new EstuaryConf(), secret)
                         .set(WorkerConfig.HOST, "127.0.0.1")
                         .set(WorkerConfig.RPC_PORT, "0")
                         .set(WorkerConfig.PUSH_PORT, "0")
@@ -250,7 +251,8 @@ public final class SmallReadBenchmark {
     static Result run(boolean cache, Params p) throws Exception {
         System.out.printf("%ncache %s: starting a master and 2 workers%n", cache ? "on" : "off");
         try (LocalCluster cluster = new LocalCluster(cache, p)) {
-            EstuaryConf conf = new EstuaryConf().set(MasterConfig.ENDPOINTS, cluster.endpoint());
+            EstuaryConf conf =
+                    BenchSecrets.application(new EstuaryConf()).set(MasterConfig.ENDPOINTS, cluster.endpoint());
             ShuffleClient client = new ShuffleClient(conf);
             LifecycleManager lifecycle =
                     new LifecycleManager("read-small-" + (cache ? "on" : "off"), conf, "127.0.0.1");

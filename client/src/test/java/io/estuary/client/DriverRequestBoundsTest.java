@@ -35,7 +35,10 @@ class DriverRequestBoundsTest {
         try (MiniCluster cluster = new MiniCluster(1, 1, new EstuaryConf())) {
             EstuaryConf conf = cluster.clientConf().set(NetworkConfig.MAX_PARTITIONS, "1000");
             LifecycleManager driver = new LifecycleManager("app-driver-bounds", conf, "127.0.0.1");
-            try (TransportClientFactory clients = new TransportClientFactory(conf, "executor")) {
+            try (TransportClientFactory clients = new TransportClientFactory(
+                    conf,
+                    "executor",
+                    io.estuary.network.auth.Credentials.application(driver.appId(), driver.applicationSecret()))) {
                 TransportClient c = clients.client("127.0.0.1", driver.port());
                 RemoteException e = assertThrows(
                         RemoteException.class,

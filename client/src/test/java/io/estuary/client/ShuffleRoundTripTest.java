@@ -319,15 +319,16 @@ class ShuffleRoundTripTest {
         ShuffleSpec spec = spec(2, 2);
         LocationTable table = client.register(spec, 0, false);
         TransportClient c = client.pushClient(table.appId(), table.get(0).getWorker());
+        // A shuffle of this application the worker does not hold (another application's is FORBIDDEN with auth on).
         RemoteException e = assertThrows(
                 RemoteException.class,
                 () -> TransportClient.await(c.pushData(
-                        ShuffleKey.of("no-such-app", 7),
+                        ShuffleKey.of(table.appId(), 999_999),
                         0,
                         0,
                         new NettyManagedBuffer(Unpooled.wrappedBuffer(new byte[10])))));
         assertEquals(StatusCode.UNKNOWN_LOCATION, e.status());
-        assertTrue(e.getMessage().contains("no-such-app-7"), e.getMessage());
+        assertTrue(e.getMessage().contains(table.appId() + "-999999"), e.getMessage());
 
         ShuffleSpec unknown = new ShuffleSpec(spec.appId, 999, 2, 2, "127.0.0.1", lifecycle.port());
         RemoteException e2 = assertThrows(RemoteException.class, () -> client.reducerFiles(unknown, 0, 1, 0, 2));

@@ -336,7 +336,9 @@ class ApplicationSecretsTest {
 
     @Test
     void withAuthenticationOffNothingChanges() throws Exception {
-        Master m = closing(new Master(TestConfs.master(), () -> {}));
+        Master m = closing(new Master(
+                TestConfs.master(new EstuaryConf().set(io.estuary.common.config.AuthConfig.ENABLED.key(), "false")),
+                () -> {}));
         MasterClient c = client(m, Credentials.NONE);
         heartbeat(c, "implicit"); // registered implicitly, as before
         assertTrue(m.<Boolean>state(s -> s.hasApplication("implicit")));

@@ -2,6 +2,7 @@ package io.estuary.master;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.DiskInfo;
@@ -16,11 +17,15 @@ import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.auth.Credentials;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.testing.ClusterSecrets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The probe of issue 14 item 11 on a real master: a fault between two applications and the workers (a switch)
@@ -28,6 +33,9 @@ import org.junit.jupiter.api.Test;
  * slots" for the exclusion's grace; now at most the configured fraction is, and new shuffles are placed.
  */
 class ExclusionProbeTest {
+    @TempDir
+    Path tmp;
+
     private static WorkerAddress addr(int i) {
         return WorkerAddress.newBuilder()
                 .setHost("127.0.1." + i)
@@ -39,12 +47,17 @@ class ExclusionProbeTest {
 
     @Test
     void twoApplicationsReportingEveryWorkerDoNotEmptyTheCluster() throws Exception {
-        EstuaryConf conf = new EstuaryConf()
+        Path secret = ClusterSecrets.newFile(tmp);
+        EstuaryConf conf = ClusterSecrets.enable(new EstuaryConf(), secret)
+                // Permissive: the test registers applications implicitly, acting for them as the cluster.
+                .set(AuthConfig.MODE, "permissive")
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0")
                 .set(MasterConfig.HOST, "127.0.0.1");
         try (Master m = new Master(conf, () -> {});
-                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+                // The test acts for the workers and the applications: it proves the cluster secret.
+                TransportClientFactory clients = new TransportClientFactory(
+                        new EstuaryConf(), "test", Credentials.cluster(ClusterSecrets.read(secret)))) {
             MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
             List<WorkerAddress> all = new ArrayList<>();
             for (int i = 0; i < 10; i++) {

@@ -3,6 +3,7 @@ package io.estuary.master;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
@@ -18,19 +19,47 @@ import io.estuary.common.protocol.WorkerHeartbeatRequest;
 import io.estuary.common.protocol.WorkerHeartbeatResponse;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.util.ShuffleKey;
+import io.estuary.network.auth.Credentials;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.testing.ClusterSecrets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A long-lived application (a notebook, a streaming job) runs shuffle after shuffle: what the masters remember of
  * it must stay bounded, and bounding it must never leave data on workers that nobody deletes.
  */
 class LongLivedApplicationTest {
+    @TempDir
+    Path tmp;
+
+    /**
+     * A master's configuration with authentication on, proving {@link #secret}; permissive: the tests register
+     * applications implicitly, acting for them as the cluster.
+     */
+    private EstuaryConf authenticated(EstuaryConf conf) {
+        return ClusterSecrets.enable(conf, secret()).set(AuthConfig.MODE, "permissive");
+    }
+
+    private Path secretFile;
+
+    private Path secret() {
+        if (secretFile == null) secretFile = ClusterSecrets.newFile(tmp);
+        return secretFile;
+    }
+
+    /** The test acts for the workers and the applications: it proves the cluster secret. */
+    private TransportClientFactory clusterClients() {
+        return new TransportClientFactory(
+                new EstuaryConf(), "test", Credentials.cluster(ClusterSecrets.read(secret())));
+    }
+
     private static final WorkerInfo WORKER = WorkerInfo.newBuilder()
             .setAddress(WorkerAddress.newBuilder()
                     .setHost("127.0.0.9")
@@ -61,12 +90,12 @@ class LongLivedApplicationTest {
 
     @Test
     void tenThousandShufflesThroughOneApplicationKeepTheStateBounded() throws Exception {
-        EstuaryConf conf = new EstuaryConf()
+        EstuaryConf conf = authenticated(new EstuaryConf())
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0")
                 .set(MasterConfig.HOST, "127.0.0.1");
         try (Master m = new Master(conf, () -> {});
-                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+                TransportClientFactory clients = clusterClients()) {
             MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
             c.ask(registerWorker(), Empty.parser(), 30_000);
             int afterThousand = 0;
@@ -154,12 +183,12 @@ class LongLivedApplicationTest {
      */
     @Test
     void aWorkerBackFromAwayLearnsEveryUnregisteredShuffleIsGoneWithOneMaster() throws Exception {
-        EstuaryConf conf = new EstuaryConf()
+        EstuaryConf conf = authenticated(new EstuaryConf())
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0")
                 .set(MasterConfig.HOST, "127.0.0.1");
         try (Master m = new Master(conf, () -> {});
-                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test")) {
+                TransportClientFactory clients = clusterClients()) {
             MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
             workerComesBackAfterManyUnregistrations(c, 2_500);
             int remembered = m.state(st -> st.unregisteredShuffleCount());

@@ -2,6 +2,7 @@ package io.estuary.master;
 
 import static io.estuary.testing.Waits.waitFor;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.network.client.TransportClientFactory;
@@ -17,19 +18,30 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
-/** Three real masters forming a Ratis group on loopback ports, in this JVM; for tests. Close it when done. */
+/**
+ * Three real masters forming a Ratis group on loopback ports, in this JVM; for tests. Close it when done. Unless
+ * {@code tune} sets {@code estuary.auth.enabled}, the masters authenticate with a cluster secret of the group's own,
+ * which {@link #client()} proves, in permissive mode: tests act for workers and for applications they never
+ * registered a secret of (enforcement of that is ApplicationSecretsTest's).
+ */
 final class MasterGroup implements AutoCloseable {
     final Master[] masters = new Master[3];
     final List<String> rpcEndpoints = new ArrayList<>();
-    final TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "test");
+    final TransportClientFactory clients;
     private final List<TransportClientFactory> clusterClients = new ArrayList<>();
     private final Path dir;
+    private final Path secretFile;
     private final UnaryOperator<EstuaryConf> tune;
     private String nodes;
 
     MasterGroup(UnaryOperator<EstuaryConf> tune) throws IOException {
         this.tune = tune;
         this.dir = Files.createTempDirectory("estuary-raft");
+        this.secretFile = io.estuary.testing.ClusterSecrets.newFile(dir);
+        this.clients = new TransportClientFactory(
+                new EstuaryConf(),
+                "test",
+                io.estuary.network.auth.Credentials.cluster(io.estuary.testing.ClusterSecrets.read(secretFile)));
         // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
         for (int attempt = 0; ; attempt++) {
             List<String> n = new ArrayList<>();
@@ -67,7 +79,11 @@ final class MasterGroup implements AutoCloseable {
                 .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
                 .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
                 .set(MasterConfig.HTTP_PORT, "0");
-        return new Master(tune.apply(conf), () -> {});
+        EstuaryConf tuned = tune.apply(conf);
+        if (!tuned.contains(AuthConfig.ENABLED)) {
+            tuned = io.estuary.testing.ClusterSecrets.enable(tuned, secretFile).set(AuthConfig.MODE, "permissive");
+        }
+        return new Master(tuned, () -> {});
     }
 
     /** The Raft port of master {@code i}. */

@@ -50,7 +50,9 @@ class RaftMastersTest {
 
     /** The configuration of master {@code i}; a subclass may add to it. */
     EstuaryConf conf(int i) {
+        // Authentication off here; AuthenticatedRaftMastersTest runs every test with it on.
         return new EstuaryConf()
+                .set(io.estuary.common.config.AuthConfig.ENABLED, "false")
                 .set(MasterConfig.HA_NODES, nodes)
                 .set(MasterConfig.HA_ID, "m" + i)
                 .set(MasterConfig.HA_DIR, dir.toString())

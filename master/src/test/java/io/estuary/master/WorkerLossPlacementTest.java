@@ -3,6 +3,7 @@ package io.estuary.master;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.DiskInfo;
@@ -22,9 +23,12 @@ import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.status.StatusCode;
 import io.estuary.master.state.WorkerId;
+import io.estuary.network.auth.Credentials;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
+import io.estuary.testing.ClusterSecrets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -32,16 +36,23 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A real single master on loopback, with fake workers (registered, never running): placement around bad workers. */
 class WorkerLossPlacementTest {
+    @TempDir
+    Path tmp;
+
     private Master master;
     private TransportClientFactory clients;
 
     @BeforeEach
     void start() throws Exception {
+        Path secret = ClusterSecrets.newFile(tmp);
         master = new Master(
-                new EstuaryConf()
+                ClusterSecrets.enable(new EstuaryConf(), secret)
+                        // Permissive: the test registers applications implicitly, acting for them as the cluster.
+                        .set(AuthConfig.MODE, "permissive")
                         .set(MasterConfig.HOST, "127.0.0.1")
                         .set(MasterConfig.PORT, "0")
                         .set(MasterConfig.HTTP_PORT, "0")
@@ -49,7 +60,9 @@ class WorkerLossPlacementTest {
                         .set(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD, "1")
                         .set(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE, "1s"),
                 () -> {});
-        clients = new TransportClientFactory(new EstuaryConf(), "test");
+        // The test acts for the workers and the applications: it proves the cluster secret.
+        clients =
+                new TransportClientFactory(new EstuaryConf(), "test", Credentials.cluster(ClusterSecrets.read(secret)));
         for (int i = 1; i <= 3; i++) ask(registerWorker(i), Empty.parser());
     }
 

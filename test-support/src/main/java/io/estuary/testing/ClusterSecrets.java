@@ -9,7 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * Cluster secrets for tests of authenticated servers: a file as {@code bin/estuary secret generate} writes one (32
@@ -38,6 +41,63 @@ public final class ClusterSecrets {
             return Base64.getDecoder().decode(new String(Files.readAllBytes(file), StandardCharsets.US_ASCII).trim());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Path shared;
+
+    /**
+     * The cluster secret file that server processes of this JVM's tests share by default ({@link #serverSettings}),
+     * made on first use in a temporary folder and deleted when the JVM exits.
+     */
+    public static synchronized Path shared() {
+        if (shared == null) {
+            try {
+                Path dir = Files.createTempDirectory("estuary-test-secret");
+                shared = newFile(dir);
+                shared.toFile().deleteOnExit();
+                dir.toFile().deleteOnExit();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return shared;
+    }
+
+    /** {@link #shared()} if some test made it, else null. */
+    public static synchronized Path sharedIfMade() {
+        return shared;
+    }
+
+    /**
+     * The {@code key=value} settings a server process of this build starts with before {@code settings}: with
+     * authentication on by default, the {@link #shared()} cluster secret; none when {@code settings} say whether
+     * authentication is on.
+     */
+    public static List<String> serverSettings(List<String> settings) {
+        for (String s : settings) {
+            if (s.startsWith(AuthConfig.ENABLED.key() + "=")) return Collections.emptyList();
+        }
+        return Arrays.asList(AuthConfig.ENABLED.key() + "=true", AuthConfig.CLUSTER_SECRET_FILE.key() + "=" + shared());
+    }
+
+    /**
+     * The admin HTTP token the servers derive from the cluster secret in {@code file} when no token file is set: hex
+     * of HMAC-SHA256 keyed with the file's bytes over "estuary admin token v1" (as server-common's AdminToken, which
+     * this module cannot see; AdminAuthenticationTest uses that one against servers that use {@link #shared()}).
+     */
+    public static String adminToken(Path file) {
+        try {
+            javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+            mac.init(new javax.crypto.spec.SecretKeySpec(Files.readAllBytes(file), "HmacSHA256"));
+            byte[] h = mac.doFinal("estuary admin token v1".getBytes(StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder();
+            for (byte b : h) hex.append(String.format("%02x", b));
+            return hex.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException(e);
         }
     }
 

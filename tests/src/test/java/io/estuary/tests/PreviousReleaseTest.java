@@ -10,6 +10,7 @@ import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.LocationTable;
 import io.estuary.client.write.MapOutputWriter;
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.PartitionLocation;
@@ -110,7 +111,9 @@ class PreviousReleaseTest {
             int oldLeader = masters.awaitLeader();
             workers.awaitRegistered(() -> masters.registeredWorkers(oldLeader), 90_000);
             assertVersion(masters, oldLeader, previousVersion);
-            EstuaryConf conf = new EstuaryConf().set(MasterConfig.ENDPOINTS, masters.endpoints());
+            // Authentication off, as on the servers (the harness runs servers mixed with release 0.1.0 without it).
+            EstuaryConf conf =
+                    new EstuaryConf().set(AuthConfig.ENABLED, "false").set(MasterConfig.ENDPOINTS, masters.endpoints());
             LifecycleManager driver = new LifecycleManager("app-upgrade-" + System.nanoTime(), conf, "127.0.0.1");
             ShuffleClient client = new ShuffleClient(conf);
             try {
@@ -209,7 +212,9 @@ class PreviousReleaseTest {
                         Arrays.asList(previous, null, previous, null), masters.endpoints(), logging)) {
             int leader = masters.awaitLeader();
             workers.awaitRegistered(() -> masters.registeredWorkers(leader), 90_000);
-            EstuaryConf conf = new EstuaryConf().set(MasterConfig.ENDPOINTS, masters.endpoints());
+            // Authentication off, as on the servers (the harness runs servers mixed with release 0.1.0 without it).
+            EstuaryConf conf =
+                    new EstuaryConf().set(AuthConfig.ENABLED, "false").set(MasterConfig.ENDPOINTS, masters.endpoints());
             LifecycleManager driver = new LifecycleManager("app-mixed-" + System.nanoTime(), conf, "127.0.0.1");
             ShuffleClient client = new ShuffleClient(conf);
             try {

@@ -32,7 +32,9 @@ import org.junit.jupiter.api.Test;
 class MasterWorkerLifecycleTest {
 
     private static EstuaryConf fastTimeouts() {
+        // Permissive: the test sends an application's requests by hand, never registering its secret.
         return new EstuaryConf()
+                .set(io.estuary.common.config.AuthConfig.MODE, "permissive")
                 .set(MasterConfig.APPLICATION_TIMEOUT, "2s")
                 .set(MasterConfig.WORKER_TIMEOUT, "2s")
                 .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
@@ -95,7 +97,7 @@ class MasterWorkerLifecycleTest {
     @Test
     void expiredApplicationAndUnregisteredShuffleAreDeleted() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 1, fastTimeouts());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             PartitionLocation loc = writeShuffle(clients, master, "app-expiring", 1);
             Worker worker = workerOf(cluster, loc.getWorker());
@@ -147,7 +149,7 @@ class MasterWorkerLifecycleTest {
     @Test
     void lostWorkerGetsNoNewSlotsAndComesBackWhenItBeatsAgain() throws Exception {
         try (MiniCluster cluster = new MiniCluster(2, 1, fastTimeouts());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             Worker dying = cluster.workers().get(0);
             WorkerAddress survivor = cluster.workers().get(1).address();

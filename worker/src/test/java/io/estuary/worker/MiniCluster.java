@@ -1,9 +1,13 @@
 package io.estuary.worker;
 
+import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.WorkerConfig;
 import io.estuary.master.Master;
+import io.estuary.network.auth.Credentials;
+import io.estuary.network.client.TransportClientFactory;
+import io.estuary.testing.ClusterSecrets;
 import io.estuary.testing.Waits;
 import java.io.File;
 import java.io.IOException;
@@ -16,6 +20,12 @@ import java.util.List;
 /**
  * A real master and real workers in this JVM, on ephemeral loopback ports, each worker with its own temporary
  * disks. For tests: it waits until every worker has registered before returning.
+ *
+ * <p>Authentication is on, as by default: unless the given configuration sets {@code estuary.auth.enabled}, the
+ * servers prove {@link ClusterSecrets#shared()}, and {@link #clientConf()} an application secret (which a lifecycle manager
+ * registers and its shuffle clients prove). {@link #clusterCredentials()} is what a test that acts for the servers
+ * proves. A test that sends an application's requests by hand, without registering the application's secret, sets
+ * {@code estuary.auth.mode=permissive}.
  */
 public final class MiniCluster implements AutoCloseable {
     private final Path root;
@@ -25,6 +35,8 @@ public final class MiniCluster implements AutoCloseable {
     private final List<Worker> workers = new ArrayList<>();
     private final List<String> workerDirs = new ArrayList<>();
     private final EstuaryConf base;
+    /** The application secret clients of this cluster prove (base64); null when the given configuration set auth. */
+    private final String applicationSecret;
 
     public MiniCluster(int numWorkers) throws IOException {
         this(numWorkers, 1, new EstuaryConf());
@@ -49,7 +61,16 @@ public final class MiniCluster implements AutoCloseable {
             int numMasters, int numWorkers, int disksPerWorker, EstuaryConf overrides, String externalMasters)
             throws IOException {
         this.root = Files.createTempDirectory("estuary-minicluster");
-        this.base = overrides.copy();
+        if (overrides.contains(AuthConfig.ENABLED)) {
+            this.base = overrides.copy();
+            this.applicationSecret = null;
+        } else {
+            // The secret server processes of this JVM share too (MasterProcesses with withExternalMasters).
+            this.base = ClusterSecrets.enable(overrides, ClusterSecrets.shared());
+            byte[] secret = new byte[32];
+            new java.security.SecureRandom().nextBytes(secret);
+            this.applicationSecret = java.util.Base64.getEncoder().encodeToString(secret);
+        }
         this.masters = new Master[numMasters];
         if (externalMasters != null) {
             masterEndpoints.addAll(java.util.Arrays.asList(externalMasters.split(",")));
@@ -228,9 +249,26 @@ public final class MiniCluster implements AutoCloseable {
         return n;
     }
 
-    /** Client configuration pointing at this cluster. */
+    /**
+     * Client configuration pointing at this cluster; with the harness's authentication, it holds an application
+     * secret, as an engine hands one to its driver and executors.
+     */
     public EstuaryConf clientConf() {
-        return base.copy().set(MasterConfig.ENDPOINTS, masterEndpoint());
+        EstuaryConf c = base.copy().set(MasterConfig.ENDPOINTS, masterEndpoint());
+        if (applicationSecret != null) c.set(AuthConfig.APPLICATION_SECRET, applicationSecret);
+        return c;
+    }
+
+    /** What a test acting for the servers proves: the cluster secret, or nothing with authentication off. */
+    public Credentials clusterCredentials() {
+        if (!base.get(AuthConfig.ENABLED)) return Credentials.NONE;
+        return Credentials.cluster(
+                ClusterSecrets.read(java.nio.file.Paths.get(base.get(AuthConfig.CLUSTER_SECRET_FILE))));
+    }
+
+    /** Connections to this cluster's servers proving {@link #clusterCredentials()}; the caller closes them. */
+    public TransportClientFactory clusterClients(String name) {
+        return new TransportClientFactory(clientConf(), name, clusterCredentials());
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.estuary.worker;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.ProtocolVersion;
+import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.Request;
@@ -22,7 +23,9 @@ class ProtocolVersionPortsTest {
 
     @Test
     void everyPortRefusesAnotherVersionAtConnectAndServesItsOwn() throws Exception {
-        try (MiniCluster cluster = new MiniCluster(1)) {
+        // Permissive: the test sends an application's requests by hand, never registering its secret.
+        try (MiniCluster cluster =
+                new MiniCluster(1, 1, new EstuaryConf().set(io.estuary.common.config.AuthConfig.MODE, "permissive"))) {
             cluster.awaitWorkers(1);
             WorkerAddress w = cluster.workers().get(0).address();
             String[] master = cluster.masterEndpoint().split(":");
@@ -46,7 +49,7 @@ class ProtocolVersionPortsTest {
                     }
                 }
             }
-            try (TransportClientFactory same = new TransportClientFactory(cluster.clientConf(), "same-version")) {
+            try (TransportClientFactory same = cluster.clusterClients("same-version")) {
                 for (String[] p : ports)
                     assertTrue(same.client(p[1], Integer.parseInt(p[2])).isActive(), p[0]);
                 MasterClient m = new MasterClient(same, Collections.singletonList(cluster.masterEndpoint()));

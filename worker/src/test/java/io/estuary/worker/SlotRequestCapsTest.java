@@ -50,8 +50,9 @@ class SlotRequestCapsTest {
 
     @Test
     void aReservationAtTheCapIsTakenAndOnePastItRefused() throws Exception {
-        try (MiniCluster cluster = new MiniCluster(1, 1, new EstuaryConf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test-driver")) {
+        try (MiniCluster cluster = new MiniCluster(
+                        1, 1, new EstuaryConf().set(io.estuary.common.config.AuthConfig.MODE, "permissive"));
+                TransportClientFactory clients = cluster.clusterClients("test-driver")) {
             Worker w = cluster.workers().get(0);
             int cap = SlotRequestCaps.reserveLocations(HEAP);
             TransportClient c =
@@ -75,8 +76,9 @@ class SlotRequestCapsTest {
 
     @Test
     void aReviveAtTheCapIsPlacedAndOnePastItRefused() throws Exception {
-        try (MiniCluster cluster = new MiniCluster(1, 1, new EstuaryConf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test-driver")) {
+        try (MiniCluster cluster = new MiniCluster(
+                        1, 1, new EstuaryConf().set(io.estuary.common.config.AuthConfig.MODE, "permissive"));
+                TransportClientFactory clients = cluster.clusterClients("test-driver")) {
             int cap = SlotRequestCaps.revivePartitions(HEAP);
             String[] master = cluster.masterEndpoint().split(":");
             TransportClient c = clients.client(master[0], Integer.parseInt(master[1]));

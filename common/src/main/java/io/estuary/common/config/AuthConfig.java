@@ -12,10 +12,11 @@ public final class AuthConfig {
     private AuthConfig() {}
 
     public static final ConfigEntry<Boolean> ENABLED = ConfigEntry.builder("estuary.auth.enabled", ConfigType.BOOLEAN)
-            .defaultValue("false")
+            .defaultValue("true")
             .doc("Authenticate every connection on every port and authorize every request against the application it "
-                    + "names. Servers then need estuary.auth.cluster.secretFile; each application gets its own secret "
-                    + "from its lifecycle manager.")
+                    + "names (on by default). Servers then need estuary.auth.cluster.secretFile and refuse to start "
+                    + "without it (`bin/estuary secret generate > FILE`); each application gets its own secret from its "
+                    + "lifecycle manager. false: no authentication nor authorization.")
             .build();
 
     public static final ConfigEntry<String> MODE = ConfigEntry.builder("estuary.auth.mode", ConfigType.STRING)

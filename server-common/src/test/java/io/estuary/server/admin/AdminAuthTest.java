@@ -72,7 +72,7 @@ class AdminAuthTest {
 
     @Test
     void withAuthenticationOffEveryCallGoesThrough() throws Exception {
-        AdminAuth auth = start(new EstuaryConf());
+        AdminAuth auth = start(new EstuaryConf().set(AuthConfig.ENABLED, "false"));
         assertFalse(auth.enabled());
         assertEquals(200, call("POST", "/api/change", null).statusCode());
         assertEquals(1, changes.get());

@@ -57,6 +57,14 @@ class ClusterSecretTest {
     }
 
     @Test
+    void byDefaultAServerNeedsASecretAndIsToldHowToMakeOneOrTurnAuthenticationOff() {
+        EstuaryException e = assertThrows(EstuaryException.class, () -> ClusterSecret.load(new EstuaryConf()));
+        assertTrue(e.getMessage().contains("bin/estuary secret generate > FILE"), e.getMessage());
+        assertTrue(e.getMessage().contains("chmod 600 FILE"), e.getMessage());
+        assertTrue(e.getMessage().contains("estuary.auth.enabled=false"), e.getMessage());
+    }
+
+    @Test
     void aMissingFileIsNamed() {
         Path missing = dir.resolve("nope");
         EstuaryException e = assertThrows(EstuaryException.class, () -> ClusterSecret.load(enabled(missing)));

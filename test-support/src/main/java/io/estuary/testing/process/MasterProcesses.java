@@ -23,6 +23,8 @@ public final class MasterProcesses implements AutoCloseable {
     private final Path dir;
     /** Per master: the class path it starts from (null: this build's, {@link ServerProcess#serverClassPath()}). */
     private final String[] classPaths;
+    /** Whether some master started from an earlier release's class path: then this build's run without auth. */
+    private final boolean withEarlierRelease;
 
     private final List<String> extraSettings;
 
@@ -55,6 +57,7 @@ public final class MasterProcesses implements AutoCloseable {
 
     private MasterProcesses(int n, boolean group, String[] classPaths, List<String> extraSettings) throws IOException {
         this.classPaths = classPaths;
+        this.withEarlierRelease = Arrays.stream(classPaths).anyMatch(java.util.Objects::nonNull);
         this.extraSettings = extraSettings;
         dir = Files.createTempDirectory("estuary-master-procs");
         processes = new Process[n];
@@ -92,6 +95,7 @@ public final class MasterProcesses implements AutoCloseable {
                                 "estuary.master.http.port=" + httpPorts[i],
                                 // as the in-process MiniCluster's master, so tests behave alike on either
                                 "estuary.master.liveness.checkInterval=1s"));
+        if (classPaths[i] == null) settings.addAll(ServerProcess.authSettings(withEarlierRelease, extraSettings));
         settings.addAll(extraSettings);
         String cp = classPaths[i] != null ? classPaths[i] : ServerProcess.serverClassPath();
         processes[i] = ServerProcess.start(

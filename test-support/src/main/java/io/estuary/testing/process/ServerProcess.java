@@ -89,6 +89,18 @@ public final class ServerProcess {
         return pb.start();
     }
 
+    /**
+     * Authentication settings of a server of this build, put before the test's {@code settings}: none when those say
+     * whether authentication is on; off in a group started with servers of an earlier release (0.1.0 cannot
+     * authenticate); else on, with the cluster secret this JVM's server processes share
+     * ({@link io.estuary.testing.ClusterSecrets#serverSettings}).
+     */
+    static List<String> authSettings(boolean withEarlierRelease, List<String> settings) {
+        List<String> auth = io.estuary.testing.ClusterSecrets.serverSettings(settings);
+        if (auth.isEmpty() || !withEarlierRelease) return auth;
+        return java.util.Collections.singletonList("estuary.auth.enabled=false");
+    }
+
     /** The file's text, or "" when it does not exist (yet). */
     public static String read(Path file) throws IOException {
         return Files.exists(file) ? new String(Files.readAllBytes(file), StandardCharsets.UTF_8) : "";
@@ -100,6 +112,11 @@ public final class ServerProcess {
             HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
             c.setConnectTimeout(1000);
             c.setReadTimeout(5000);
+            // Servers of the harness authenticate (the shared cluster secret): admin reads carry its token.
+            java.nio.file.Path secret = io.estuary.testing.ClusterSecrets.sharedIfMade();
+            if (secret != null) {
+                c.setRequestProperty("Authorization", "Bearer " + io.estuary.testing.ClusterSecrets.adminToken(secret));
+            }
             try (InputStream in = c.getInputStream()) {
                 ByteArrayOutputStream out = new ByteArrayOutputStream();
                 byte[] buf = new byte[8192];

@@ -34,6 +34,8 @@ public final class WorkerProcesses implements AutoCloseable {
     private final int[] bindRetries;
     /** Per worker: the class path it starts from (null: this build's, {@link ServerProcess#serverClassPath()}). */
     private final String[] classPaths;
+    /** Whether some worker started from an earlier release's class path: then this build's run without auth. */
+    private final boolean withEarlierRelease;
     /** Storage folders each worker has: {@link #disk(int)}, then {@code -2}, {@code -3}... beside it. */
     private final int disksPerWorker;
 
@@ -69,6 +71,7 @@ public final class WorkerProcesses implements AutoCloseable {
         if (disksPerWorker < 1) throw new IllegalArgumentException("disksPerWorker " + disksPerWorker + " < 1");
         int n = classPaths.length;
         this.classPaths = classPaths;
+        this.withEarlierRelease = Arrays.stream(classPaths).anyMatch(java.util.Objects::nonNull);
         this.disksPerWorker = disksPerWorker;
         this.jvmOptions = jvmOptions;
         this.dir = Files.createTempDirectory("estuary-worker-procs");
@@ -127,6 +130,7 @@ public final class WorkerProcesses implements AutoCloseable {
                 "estuary.worker.storage.dirs=" + storageDirs(i),
                 "estuary.worker.disk.reserve=0",
                 "estuary.worker.heartbeat.interval=1s"));
+        if (classPaths[i] == null) settings.addAll(ServerProcess.authSettings(withEarlierRelease, extraSettings));
         settings.addAll(extraSettings);
         String cp = classPaths[i] != null ? classPaths[i] : ServerProcess.serverClassPath();
         processes[i] =

@@ -42,6 +42,11 @@ final class Scrapes {
         c.setRequestMethod(method);
         c.setConnectTimeout(10_000);
         c.setReadTimeout(30_000);
+        // MiniCluster's servers authenticate with the shared cluster secret: admin calls carry its token.
+        java.nio.file.Path secret = io.estuary.testing.ClusterSecrets.sharedIfMade();
+        if (secret != null) {
+            c.setRequestProperty("Authorization", "Bearer " + io.estuary.testing.ClusterSecrets.adminToken(secret));
+        }
         int code = c.getResponseCode();
         try (InputStream in = code < 400 ? c.getInputStream() : c.getErrorStream()) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -63,8 +63,14 @@ class WorkerObservabilityTest {
     @BeforeAll
     static void start() throws Exception {
         // Cache off: held memory is then exactly the flush buffers (the cache's metrics have a test of their own).
+        // Permissive: the test sends the application's requests by hand, never registering its secret.
         cluster = new MiniCluster(
-                1, 1, new EstuaryConf().set(WorkerConfig.CHUNK_SIZE, "4k").set(WorkerConfig.CACHE_ENABLED, "false"));
+                1,
+                1,
+                new EstuaryConf()
+                        .set(io.estuary.common.config.AuthConfig.MODE, "permissive")
+                        .set(WorkerConfig.CHUNK_SIZE, "4k")
+                        .set(WorkerConfig.CACHE_ENABLED, "false"));
     }
 
     @AfterAll
@@ -76,7 +82,7 @@ class WorkerObservabilityTest {
     void pushedAndFetchedBytesShowInMetricsAndStatusDescribesTheWorker() throws Exception {
         Worker worker = cluster.workers().get(0);
         int http = worker.httpPort();
-        try (TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+        try (TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             master.ask(
                     Request.newBuilder()

@@ -34,7 +34,9 @@ import org.junit.jupiter.api.Test;
 class GracefulRestartTest {
 
     private static EstuaryConf conf() {
+        // Permissive: the test sends the applications' requests by hand, never registering their secrets.
         return new EstuaryConf()
+                .set(io.estuary.common.config.AuthConfig.MODE, "permissive")
                 .set(WorkerConfig.CHUNK_SIZE, "8k") // several chunks per partition
                 .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k")
                 .set(WorkerConfig.HEARTBEAT_INTERVAL, "200ms")
@@ -53,7 +55,7 @@ class GracefulRestartTest {
     @Test
     void gracefulStopCommitsOpenLocationsAndTheRestartedWorkerServesEverything() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 1, conf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             Worker before = cluster.workers().get(0);
             String id = WorkerId.of(before.address());
@@ -91,7 +93,7 @@ class GracefulRestartTest {
     @Test
     void committedFilesChangedWhileTheWorkerIsDownAreReportedLostAndTheOthersServed() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 1, conf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             RawShuffle s = new RawShuffle(clients, master, "app-changed", 0, 5);
             s.push(12);
@@ -154,7 +156,7 @@ class GracefulRestartTest {
     @Test
     void afterACrashCommittedFilesAreServedAndLeftoversStayUntilTheMasterSaysTheShuffleIsGone() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 1, conf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             RawShuffle committed = new RawShuffle(clients, master, "app-crash", 1, 3);
             committed.push(10);
@@ -193,7 +195,7 @@ class GracefulRestartTest {
     @Test
     void decommissionStopsNewSlotsAndEndsOnceTheShufflesHeldAreGone() throws Exception {
         try (MiniCluster cluster = new MiniCluster(2, 1, conf());
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "test")) {
+                TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             RawShuffle s = new RawShuffle(clients, master, "app-decom", 0, 4);
             Worker w = cluster.workers().get(0);

@@ -3,6 +3,7 @@ package io.estuary.worker.lifecycle;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.OpenStreamRequest;
@@ -41,8 +42,10 @@ class IdValidationTest {
 
     @Test
     void malformedIdsAreRefusedAtEveryEntryPointAndHeartbeatsGoOn() throws Exception {
-        try (MiniCluster cluster = new MiniCluster(1);
-                TransportClientFactory clients = new TransportClientFactory(cluster.clientConf(), "ids-test")) {
+        // Permissive: the test sends an application's requests by hand, never registering its secret.
+        try (MiniCluster cluster = new MiniCluster(
+                        1, 1, new EstuaryConf().set(io.estuary.common.config.AuthConfig.MODE, "permissive"));
+                TransportClientFactory clients = cluster.clusterClients("ids-test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
             Worker worker = cluster.workers().get(0);
             RawShuffle s = new RawShuffle(clients, master, "app-ids", 0, 2);

@@ -42,12 +42,14 @@ class RequestBoundsTest {
 
     @BeforeAll
     static void start() throws Exception {
+        // Permissive: the test sends an application's requests by hand, never registering its secret.
         EstuaryConf conf = new EstuaryConf()
+                .set(io.estuary.common.config.AuthConfig.MODE, "permissive")
                 .set(NetworkConfig.MAX_PARTITIONS, "1000")
                 .set(NetworkConfig.MAX_LIST_ENTRIES, "50")
                 .set(WorkerConfig.MAX_STREAMS_PER_CONNECTION, "2");
         cluster = new MiniCluster(1, 1, conf);
-        clients = new TransportClientFactory(cluster.clientConf(), "bounds-test");
+        clients = cluster.clusterClients("bounds-test");
         master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
     }
 
