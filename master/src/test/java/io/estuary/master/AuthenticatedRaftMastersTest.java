@@ -26,8 +26,10 @@ class AuthenticatedRaftMastersTest extends RaftMastersTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        // Permissive: the Raft port authenticates all the same (it has no permissive mode), while these tests' requests
-        // keep registering applications implicitly, as RaftMastersTest's do (secrets are ApplicationSecretsTest's).
+        // Permissive, so that these tests' requests keep registering applications implicitly, as RaftMastersTest's do
+        // (secrets are ApplicationSecretsTest's). Masters that all know the secret still authenticate each other: a
+        // permissive master opens every Raft connection with the handshake, and falls back only for a peer that
+        // never admits it (RaftAuthenticationRolloutTest).
         return super.conf(i)
                 .set(AuthConfig.ENABLED, "true")
                 .set(AuthConfig.MODE, "permissive")

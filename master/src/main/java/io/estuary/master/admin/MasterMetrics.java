@@ -95,6 +95,11 @@ public final class MasterMetrics {
                         "estuary_master_raft_authentication_failures_total",
                         "Connections to this master's Raft port refused: no or a wrong proof of the cluster secret.",
                         master.log().raftAuthenticationFailures()));
+                out.add(new io.prometheus.client.CounterMetricFamily(
+                        "estuary_master_raft_unauthenticated_admitted_total",
+                        "Connections to this master's Raft port admitted without a proof of the cluster secret "
+                                + "(estuary.auth.mode=permissive, for a rolling upgrade).",
+                        master.log().raftUnauthenticatedAdmitted()));
                 out.add(new GaugeMetricFamily(
                         "estuary_master_applied_index",
                         "Index of the last applied change.",

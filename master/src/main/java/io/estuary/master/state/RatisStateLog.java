@@ -112,7 +112,8 @@ public final class RatisStateLog implements StateLog {
         if (conf.get(AuthConfig.ENABLED)) {
             // Every connection between masters proves the cluster secret first (no secret on the wire).
             byte[] secret = io.estuary.server.auth.ClusterSecret.bytesOf(conf);
-            parameters = AuthenticatedRaftRpc.configure(p, secret, authFailures);
+            parameters = AuthenticatedRaftRpc.configure(
+                    p, secret, authFailures, !io.estuary.network.auth.ServerSecurity.enforced(conf));
             java.util.Arrays.fill(secret, (byte) 0);
         }
         NettyConfigKeys.Server.setHost(p, self.host);
@@ -146,7 +147,17 @@ public final class RatisStateLog implements StateLog {
                         groupFormats::snapshotFormat))
                 .setOption(RaftStorage.StartupOption.RECOVER)
                 .build();
-        server.start();
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            // E.g. the Raft port is taken: release the storage lock, so that a retry in this JVM can take it.
+            try {
+                server.close();
+            } catch (IOException | RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
         RaftProperties cp = new RaftProperties();
         RaftConfigKeys.Rpc.setType(cp, SupportedRpcType.NETTY);
         org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(
@@ -185,7 +196,9 @@ public final class RatisStateLog implements StateLog {
             try {
                 // Blocking: the client's ordered async stream closes for good at its first failure (a member down).
                 // A stale read at index 0 is answered by any member, leader or not.
-                RaftClientReply r = peerClient.io().sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id));
+                // With authentication, over the authenticated transport (Ratis' client does not authenticate).
+                RaftClientReply r = AuthenticatedRaftRpc.staleRead(server, RaftPeerId.valueOf(n.id));
+                if (r == null) r = peerClient.io().sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id));
                 if (r.isSuccess()) {
                     Message m = r.getMessage();
                     byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
@@ -379,6 +392,11 @@ public final class RatisStateLog implements StateLog {
     @Override
     public long raftAuthenticationFailures() {
         return authFailures.count();
+    }
+
+    @Override
+    public long raftUnauthenticatedAdmitted() {
+        return authFailures.admittedCount();
     }
 
     /**

@@ -30,6 +30,11 @@ public interface StateLog extends Closeable {
         return 0;
     }
 
+    /** Connections to this master's Raft port admitted without a proof (permissive mode; 0 for a single master). */
+    default long raftUnauthenticatedAdmitted() {
+        return 0;
+    }
+
     /** Log index of the last applied change. */
     long appliedIndex();
 

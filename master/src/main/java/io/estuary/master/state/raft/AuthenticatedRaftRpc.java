@@ -1,7 +1,10 @@
 package io.estuary.master.state.raft;
 
+import java.io.IOException;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.rpc.RpcFactory;
 import org.apache.ratis.rpc.RpcType;
 import org.apache.ratis.server.RaftServer;
@@ -16,19 +19,32 @@ import org.apache.ratis.server.ServerFactory;
 public final class AuthenticatedRaftRpc implements RpcType {
     private static final String SECRET = "estuary.raft.clusterSecret";
     private static final String FAILURES = "estuary.raft.authFailures";
+    private static final String PERMISSIVE = "estuary.raft.permissive";
 
     public AuthenticatedRaftRpc() {}
 
     /**
      * Makes the Raft server built with {@code properties} and the returned parameters authenticate every peer with
-     * {@code clusterSecret}; {@code failures} counts the connections it refuses.
+     * {@code clusterSecret}; {@code failures} counts the connections it refuses (and, {@code permissive}, those it
+     * admits without a proof).
      */
-    public static Parameters configure(RaftProperties properties, byte[] clusterSecret, RaftAuthFailures failures) {
+    public static Parameters configure(
+            RaftProperties properties, byte[] clusterSecret, RaftAuthFailures failures, boolean permissive) {
         org.apache.ratis.RaftConfigKeys.Rpc.setType(properties, new AuthenticatedRaftRpc());
         Parameters parameters = new Parameters();
         parameters.put(SECRET, RaftHandshake.checkSecret(clusterSecret), byte[].class);
         parameters.put(FAILURES, failures, RaftAuthFailures.class);
+        parameters.put(PERMISSIVE, permissive, Boolean.class);
         return parameters;
+    }
+
+    /**
+     * A stale read at index 0 of {@code target}'s state machine over {@code server}'s authenticated transport, or
+     * null when {@code server} does not use it (then ask with a Ratis client).
+     */
+    public static RaftClientReply staleRead(RaftServer server, RaftPeerId target) throws IOException {
+        RaftServerRpc rpc = server.getServerRpc();
+        return rpc instanceof AuthenticatedRaftService ? ((AuthenticatedRaftService) rpc).staleRead(target) : null;
     }
 
     @Override
@@ -43,7 +59,9 @@ public final class AuthenticatedRaftRpc implements RpcType {
             throw new IllegalStateException("the authenticated Raft transport was selected without a cluster secret");
         }
         RaftAuthFailures failures = parameters.get(FAILURES, RaftAuthFailures.class);
-        return new Factory(this, secret, failures == null ? new RaftAuthFailures() : failures);
+        Boolean permissive = parameters.get(PERMISSIVE, Boolean.class);
+        return new Factory(
+                this, secret, failures == null ? new RaftAuthFailures() : failures, Boolean.TRUE.equals(permissive));
     }
 
     @Override
@@ -55,11 +73,13 @@ public final class AuthenticatedRaftRpc implements RpcType {
         private final RpcType type;
         private final byte[] secret;
         private final RaftAuthFailures failures;
+        private final boolean permissive;
 
-        Factory(RpcType type, byte[] secret, RaftAuthFailures failures) {
+        Factory(RpcType type, byte[] secret, RaftAuthFailures failures, boolean permissive) {
             this.type = type;
             this.secret = secret;
             this.failures = failures;
+            this.permissive = permissive;
         }
 
         @Override
@@ -69,7 +89,7 @@ public final class AuthenticatedRaftRpc implements RpcType {
 
         @Override
         public RaftServerRpc newRaftServerRpc(RaftServer server) {
-            return new AuthenticatedRaftService(server, type, secret, failures);
+            return new AuthenticatedRaftService(server, type, secret, failures, permissive);
         }
     }
 }

@@ -3,11 +3,13 @@ package io.estuary.master.state.raft;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.impl.ClientProtoUtils;
 import org.apache.ratis.netty.NettyConfigKeys;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.InstallSnapshotReplyProto;
 import org.apache.ratis.proto.RaftProtos.InstallSnapshotRequestProto;
+import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
 import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
@@ -15,7 +17,12 @@ import org.apache.ratis.proto.RaftProtos.StartLeaderElectionReplyProto;
 import org.apache.ratis.proto.RaftProtos.StartLeaderElectionRequestProto;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerReplyProto;
 import org.apache.ratis.proto.netty.NettyProtos.RaftNettyServerRequestProto;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.rpc.CallId;
 import org.apache.ratis.rpc.RpcType;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
@@ -44,8 +51,13 @@ import org.slf4j.LoggerFactory;
  * transport, varint-framed protobuf), behind {@link RaftHandshake} on every connection, both ways. Ratis' own netty
  * transport builds its pipelines in private code with no hook, hence this transport. It serves what masters send
  * each other (vote, pre-vote, append, install snapshot, start election for leadership transfer); Raft client
- * requests never come over the network here (a master submits to its own Raft server). Requests run on the
- * channel's event loop, as in Ratis' netty transport. Thread-safe.
+ * writes never come over the network here (a master submits to its own Raft server); the one client request
+ * served is the stale read by which a master asks another which formats it applies ({@link #staleRead}). Requests
+ * run on the channel's event loop, as in Ratis' netty transport.
+ *
+ * <p>With estuary.auth.mode=permissive (a rolling upgrade from masters without authentication) the port also admits
+ * peers that do not authenticate ({@link RaftHandshakeServer}), and this master speaks to each peer the way it
+ * answers ({@link RaftPeerModes}). Thread-safe.
  */
 final class AuthenticatedRaftService
         extends RaftServerRpcWithProxy<RaftPeerConnection, PeerProxyMap<RaftPeerConnection>> {
@@ -58,29 +70,43 @@ final class AuthenticatedRaftService
     private final EventLoopGroup workers = new NioEventLoopGroup(0, new DefaultThreadFactory("raft-auth-server", true));
     private final EventLoopGroup clientGroup;
     private final InetSocketAddress bindAddress;
+    private final RaftPeerModes modes;
+    private final ClientId readerId = ClientId.randomId();
     private volatile Channel listening;
 
-    AuthenticatedRaftService(RaftServer server, RpcType type, byte[] secret, RaftAuthFailures failures) {
+    AuthenticatedRaftService(
+            RaftServer server, RpcType type, byte[] secret, RaftAuthFailures failures, boolean permissive) {
         this(
                 server,
                 type,
                 secret,
                 failures,
+                new RaftPeerModes(permissive),
                 new NioEventLoopGroup(0, new DefaultThreadFactory("raft-auth-client", true)));
     }
 
     private AuthenticatedRaftService(
-            RaftServer server, RpcType type, byte[] secret, RaftAuthFailures failures, EventLoopGroup clientGroup) {
+            RaftServer server,
+            RpcType type,
+            byte[] secret,
+            RaftAuthFailures failures,
+            RaftPeerModes modes,
+            EventLoopGroup clientGroup) {
         super(
                 server::getId,
                 id -> new PeerProxyMap<>(
                         id.toString(),
                         peer -> new RaftPeerConnection(
-                                peer.getAddress(), secret, clientGroup, requestTimeoutMs(server))));
+                                peer.getAddress(),
+                                modes.handshake(peer.getId()) ? secret : null,
+                                clientGroup,
+                                requestTimeoutMs(server))));
         this.server = server;
         this.type = type;
         this.failures = failures;
+        this.modes = modes;
         this.clientGroup = clientGroup;
+        boolean permissive = modes.permissive();
         String host = NettyConfigKeys.Server.host(server.getProperties());
         int port = NettyConfigKeys.Server.port(server.getProperties());
         this.bindAddress =
@@ -93,7 +119,7 @@ final class AuthenticatedRaftService
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ChannelPipeline p = ch.pipeline();
-                        p.addLast(new RaftHandshakeServer(secret, failures, handshakeTimeoutMs));
+                        p.addLast(new RaftHandshakeServer(secret, failures, handshakeTimeoutMs, permissive));
                         p.addLast(new ProtobufVarint32FrameDecoder());
                         p.addLast(new ProtobufDecoder(RaftNettyServerRequestProto.getDefaultInstance()));
                         p.addLast(new ProtobufVarint32LengthFieldPrepender());
@@ -197,14 +223,40 @@ final class AuthenticatedRaftService
         } catch (IOException e) {
             // A connection that failed to open (or to authenticate) is retried afresh on the next call.
             getProxies().resetProxy(target);
+            if (e instanceof RaftPeerConnection.HandshakeFailedException) modes.handshakeFailed(target);
             throw e;
         }
         try {
             return connection.call(header, message);
         } catch (IOException e) {
+            if (!connection.authenticated() && !connection.isOpen() && !connection.answered()) {
+                modes.closedUnanswered(target);
+            }
             getProxies().handleException(target, e, !connection.isOpen());
             throw e;
         }
+    }
+
+    /**
+     * Asks {@code target} for a stale read of its state machine at index 0 (which any member answers, leader or
+     * not), over this transport's connection to it: how a master learns which formats another applies.
+     */
+    RaftClientReply staleRead(RaftPeerId target) throws IOException {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(readerId)
+                .setServerId(target)
+                .setGroupId(server.getGroupIds().iterator().next())
+                .setCallId(CallId.getAndIncrement())
+                .setMessage(Message.EMPTY)
+                .setType(RaftClientRequest.staleReadRequestType(0))
+                .build();
+        RaftClientRequestProto proto = ClientProtoUtils.toRaftClientRequestProto(request);
+        RaftNettyServerReplyProto reply = send(
+                proto.getRpcRequest(),
+                RaftNettyServerRequestProto.newBuilder()
+                        .setRaftClientRequest(proto)
+                        .build());
+        return ClientProtoUtils.toRaftClientReply(reply.getRaftClientReply());
     }
 
     /** Answers the calls of an authenticated master. */
@@ -212,6 +264,10 @@ final class AuthenticatedRaftService
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, RaftNettyServerRequestProto request) {
             RaftRpcRequestProto header = RaftRpcMessages.header(request);
+            if (request.hasRaftClientRequest()) {
+                answerRead(ctx, request.getRaftClientRequest(), header);
+                return;
+            }
             if (header == null) {
                 LOG.warn(
                         "Closing the Raft connection from {}: it sent {}, which masters never send each other",
@@ -228,6 +284,37 @@ final class AuthenticatedRaftService
             LOG.warn("Closing the Raft connection from {}: {}", ctx.channel().remoteAddress(), cause.toString());
             ctx.close();
         }
+    }
+
+    /** Stale reads only: a master never sends another a write (it submits to its own Raft server). */
+    private void answerRead(ChannelHandlerContext ctx, RaftClientRequestProto proto, RaftRpcRequestProto header) {
+        RaftClientRequest request;
+        try {
+            request = ClientProtoUtils.toRaftClientRequest(proto);
+        } catch (RuntimeException e) {
+            ctx.writeAndFlush(RaftRpcMessages.failure(header, new IOException("malformed client request: " + e, e)));
+            return;
+        }
+        if (!request.is(RaftClientRequestProto.TypeCase.STALEREAD)) {
+            ctx.writeAndFlush(RaftRpcMessages.failure(
+                    header, new IOException("only stale reads are served on the Raft port, not " + request.getType())));
+            return;
+        }
+        java.util.concurrent.CompletableFuture<RaftClientReply> pending;
+        try {
+            pending = server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            ctx.writeAndFlush(RaftRpcMessages.failure(header, e));
+            return;
+        }
+        pending.whenComplete((reply, e) -> ctx.writeAndFlush(
+                e == null
+                        ? RaftNettyServerReplyProto.newBuilder()
+                                .setRaftClientReply(ClientProtoUtils.toRaftClientReplyProto(reply))
+                                .build()
+                        : RaftRpcMessages.failure(
+                                header,
+                                e instanceof IOException ? (IOException) e : new IOException(e.toString(), e))));
     }
 
     private RaftNettyServerReplyProto answer(RaftNettyServerRequestProto request, RaftRpcRequestProto header) {

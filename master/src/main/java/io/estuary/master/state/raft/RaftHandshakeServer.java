@@ -15,7 +15,12 @@ import org.slf4j.LoggerFactory;
  * proved it holds the cluster secret, then this handler leaves the pipeline (bytes already read after the proof go
  * on to the frame decoder). A peer that sends anything else, a wrong proof, or not all of it within the timeout is
  * counted and logged by {@link RaftAuthFailures}, answered {@code REFUSED} where it got that far, and closed.
- * One instance per channel, confined to its event loop.
+ *
+ * <p>In the permissive mode (a rolling upgrade from masters without authentication), a peer whose first bytes are
+ * not the handshake's magic is taken for a master speaking Ratis at once: it is admitted, counted and logged, and
+ * its bytes go on to the frame decoder. No Ratis frame can start with the magic (its fourth byte would open a
+ * protobuf field of wire type 6, which does not exist). A peer that starts the handshake must finish it, in both
+ * modes. One instance per channel, confined to its event loop.
  */
 final class RaftHandshakeServer extends ByteToMessageDecoder {
     private static final Logger LOG = LoggerFactory.getLogger(RaftHandshakeServer.class);
@@ -29,15 +34,17 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
     private final byte[] secret;
     private final RaftAuthFailures failures;
     private final long timeoutMs;
+    private final boolean permissive;
     private State state = State.HELLO;
     private byte[] expectedProof;
     private ScheduledFuture<?> deadline;
     private boolean receivedAny;
 
-    RaftHandshakeServer(byte[] secret, RaftAuthFailures failures, long timeoutMs) {
+    RaftHandshakeServer(byte[] secret, RaftAuthFailures failures, long timeoutMs, boolean permissive) {
         this.secret = secret;
         this.failures = failures;
         this.timeoutMs = timeoutMs;
+        this.permissive = permissive;
     }
 
     @Override
@@ -63,15 +70,28 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
         receivedAny = true;
         switch (state) {
             case HELLO:
-                if (in.readableBytes() < RaftHandshake.HELLO_BYTES) return;
-                int magic = in.readInt();
-                byte version = in.readByte();
-                if (magic != RaftHandshake.MAGIC || version != RaftHandshake.VERSION) {
+                if (in.readableBytes() < Integer.BYTES) return;
+                if (in.getInt(in.readerIndex()) != RaftHandshake.MAGIC) {
                     // A master without authentication speaks Ratis at once; anything else is garbage.
+                    if (permissive) {
+                        admitUnauthenticated(ctx);
+                        return;
+                    }
                     refuse(
                             ctx,
                             "it did not open with the Raft authentication handshake (a master with "
                                     + "estuary.auth.enabled=false, or not a master at all)",
+                            false);
+                    return;
+                }
+                if (in.readableBytes() < RaftHandshake.HELLO_BYTES) return;
+                in.skipBytes(Integer.BYTES);
+                byte version = in.readByte();
+                if (version != RaftHandshake.VERSION) {
+                    refuse(
+                            ctx,
+                            "it speaks version " + version + " of the Raft authentication handshake, this master "
+                                    + RaftHandshake.VERSION,
                             false);
                     return;
                 }
@@ -102,6 +122,13 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
             default:
                 in.skipBytes(in.readableBytes()); // refused: the channel is closing
         }
+    }
+
+    /** Permissive mode: the peer's bytes, unread, go on to Ratis' frame decoder. */
+    private void admitUnauthenticated(ChannelHandlerContext ctx) {
+        state = State.DONE;
+        failures.admittedUnauthenticated(ctx.channel().remoteAddress());
+        ctx.pipeline().remove(this);
     }
 
     @Override

@@ -33,22 +33,37 @@ import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.ProtoUtils;
 
 /**
- * One authenticated connection from this master to another master's Raft port: it is open only once both sides
- * proved the cluster secret ({@link RaftHandshakeClient}), then carries Ratis' own request and reply messages,
- * matched by call id. A connection that fails is closed and fails every outstanding call; Ratis then drops it and
- * opens a new one. Thread-safe.
+ * One connection from this master to another master's Raft port. With the cluster secret it is open only once both
+ * sides proved it ({@link RaftHandshakeClient}); without one (the permissive mode, towards a master that does not
+ * authenticate) it speaks Ratis at once. Either way it carries Ratis' own request and reply messages, matched by call
+ * id. A connection that fails is closed and fails every outstanding call; Ratis then drops it and opens a new one.
+ * Thread-safe.
  */
 final class RaftPeerConnection implements Closeable {
+    /** Connected, but the handshake did not admit this master (the peer refused it, or never answered it). */
+    static final class HandshakeFailedException extends IOException {
+        HandshakeFailedException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private final String peer;
     private final long requestTimeoutMs;
+    private final boolean authenticated;
     private final Map<Long, CompletableFuture<RaftNettyServerReplyProto>> calls = new ConcurrentHashMap<>();
     private final Channel channel;
+    private volatile boolean answered;
 
-    /** Connects and authenticates, or throws an {@link IOException} that says why. */
+    /**
+     * Connects, and with a {@code secret} authenticates, or throws an {@link IOException} that says why
+     * ({@link HandshakeFailedException} when connected but not admitted). A null {@code secret} skips the handshake.
+     */
     RaftPeerConnection(String peer, byte[] secret, EventLoopGroup group, long requestTimeoutMs) throws IOException {
         this.peer = peer;
         this.requestTimeoutMs = requestTimeoutMs;
-        CompletableFuture<Void> authenticated = new CompletableFuture<>();
+        this.authenticated = secret != null;
+        CompletableFuture<Void> admitted = new CompletableFuture<>();
+        if (secret == null) admitted.complete(null);
         InetSocketAddress address = NetUtils.createSocketAddr(peer);
         ChannelFuture connect = new Bootstrap()
                 .group(group)
@@ -59,7 +74,7 @@ final class RaftPeerConnection implements Closeable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ChannelPipeline p = ch.pipeline();
-                        p.addLast(new RaftHandshakeClient(secret, peer, authenticated));
+                        if (secret != null) p.addLast(new RaftHandshakeClient(secret, peer, admitted));
                         p.addLast(new ProtobufVarint32FrameDecoder());
                         p.addLast(new ProtobufDecoder(RaftNettyServerReplyProto.getDefaultInstance()));
                         p.addLast(new ProtobufVarint32LengthFieldPrepender());
@@ -69,27 +84,41 @@ final class RaftPeerConnection implements Closeable {
                 })
                 .connect(address);
         this.channel = connect.channel();
+        boolean connected = false;
         try {
             connect.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
-            authenticated.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
+            connected = true;
+            admitted.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             // Ratis interrupts calls it no longer needs (an election decided): finish the handshake before closing,
             // so the peer does not take this for a handshake cut halfway.
-            authenticated.whenComplete((ok, failed) -> channel.close());
+            admitted.whenComplete((ok, failed) -> channel.close());
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted while connecting to the master at " + peer);
         } catch (ExecutionException e) {
             channel.close();
             Throwable c = e.getCause();
+            if (connected) throw new HandshakeFailedException(String.valueOf(c.getMessage()), c);
             throw c instanceof IOException
                     ? (IOException) c
                     : new IOException("cannot connect to the master at " + peer + ": " + c, c);
         } catch (TimeoutException e) {
             channel.close();
-            throw new TimeoutIOException(
-                    "no authenticated connection to the master at " + peer + " within " + requestTimeoutMs * 2 + " ms",
-                    e);
+            String why =
+                    "no authenticated connection to the master at " + peer + " within " + requestTimeoutMs * 2 + " ms";
+            if (connected) throw new HandshakeFailedException(why + " (it did not answer the handshake)", e);
+            throw new TimeoutIOException(why, e);
         }
+    }
+
+    /** Whether this connection proved the cluster secret (false: it speaks Ratis without a handshake). */
+    boolean authenticated() {
+        return authenticated;
+    }
+
+    /** Whether any reply came back on this connection. */
+    boolean answered() {
+        return answered;
     }
 
     /** Sends one request and waits for its reply (Ratis calls these methods from its own threads, one per peer). */
@@ -147,6 +176,7 @@ final class RaftPeerConnection implements Closeable {
     private final class Replies extends SimpleChannelInboundHandler<RaftNettyServerReplyProto> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, RaftNettyServerReplyProto reply) {
+            answered = true;
             CompletableFuture<RaftNettyServerReplyProto> f = calls.remove(RaftRpcMessages.callId(reply));
             if (f == null) return; // its caller gave up waiting
             if (reply.hasExceptionReply()) {

@@ -9,12 +9,13 @@ import org.apache.ratis.util.ProtoUtils;
 
 /**
  * What the authenticated Raft transport reads from Ratis' envelope messages (the ones its netty transport uses):
- * the four server-to-server calls masters make to each other. Stateless.
+ * the four server-to-server calls masters make to each other, and the stale read by which a master asks another
+ * which formats it applies. Stateless.
  */
 final class RaftRpcMessages {
     private RaftRpcMessages() {}
 
-    /** The request header of a server-to-server call, or null for a kind masters never send each other. */
+    /** The request header of a call between masters, or null for a kind masters never send each other. */
     static RaftRpcRequestProto header(RaftNettyServerRequestProto request) {
         switch (request.getRaftNettyServerRequestCase()) {
             case REQUESTVOTEREQUEST:
@@ -25,6 +26,8 @@ final class RaftRpcMessages {
                 return request.getAppendEntriesRequest().getServerRequest();
             case INSTALLSNAPSHOTREQUEST:
                 return request.getInstallSnapshotRequest().getServerRequest();
+            case RAFTCLIENTREQUEST:
+                return request.getRaftClientRequest().getRpcRequest();
             default:
                 return null;
         }
@@ -41,6 +44,8 @@ final class RaftRpcMessages {
                 return reply.getAppendEntriesReply().getServerReply().getCallId();
             case INSTALLSNAPSHOTREPLY:
                 return reply.getInstallSnapshotReply().getServerReply().getCallId();
+            case RAFTCLIENTREPLY:
+                return reply.getRaftClientReply().getRpcReply().getCallId();
             case EXCEPTIONREPLY:
                 return reply.getExceptionReply().getRpcReply().getCallId();
             default:

@@ -18,7 +18,7 @@ class RaftHandshakeTest {
     private final RaftAuthFailures failures = new RaftAuthFailures();
 
     private EmbeddedChannel server() {
-        return new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000));
+        return new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, false));
     }
 
     /** Moves everything {@code from} wrote to {@code to}'s inbound side; true if anything moved. */
@@ -147,6 +147,54 @@ class RaftHandshakeTest {
         server.writeInbound(Unpooled.wrappedBuffer(garbage));
         assertFalse(server.isOpen());
         assertNull(server.readOutbound());
+        assertNull(server.readInbound());
+        assertEquals(1, failures.count());
+        assertFalse(server.finishAndReleaseAll());
+    }
+
+    @Test
+    void aPermissivePortHandsAPlainRatisPeersBytesToRatisAndCountsIt() {
+        EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        // A Ratis frame as a master without authentication sends it: a varint length, then the message.
+        byte[] frame = {5, 0x1a, 3, 'a', 'b', 'c'};
+        server.writeInbound(Unpooled.wrappedBuffer(frame));
+        assertArrayEquals(frame, bytes(server.readInbound()), "every byte, unread, goes on to Ratis");
+        assertNull(server.pipeline().get(RaftHandshakeServer.class));
+        assertNull(server.readOutbound(), "no handshake answer");
+        assertTrue(server.isOpen());
+        assertEquals(0, failures.count());
+        assertEquals(1, failures.admittedCount());
+        assertFalse(server.finishAndReleaseAll());
+    }
+
+    @Test
+    void aPermissivePortStillAuthenticatesPeersThatStartTheHandshake() throws Exception {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        EmbeddedChannel client = new EmbeddedChannel(new RaftHandshakeClient(secret, "m1", done));
+        EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        converse(client, server);
+        done.get(1, TimeUnit.SECONDS);
+        assertEquals(0, failures.admittedCount(), "it proved the secret: not admitted unchecked");
+        assertFalse(client.finishAndReleaseAll());
+        assertFalse(server.finishAndReleaseAll());
+
+        // A wrong proof is refused in the permissive mode too.
+        EmbeddedChannel other = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        other.writeInbound(hello(RaftHandshake.nonce()));
+        ((ByteBuf) other.readOutbound()).release();
+        other.writeInbound(Unpooled.wrappedBuffer(RaftSecretFiles.random()));
+        assertArrayEquals(new byte[] {RaftHandshake.REFUSED}, bytes(other.readOutbound()));
+        assertFalse(other.isOpen());
+        assertEquals(1, failures.count());
+        assertNull(other.readInbound(), "nothing reached Ratis");
+        assertFalse(other.finishAndReleaseAll());
+    }
+
+    @Test
+    void anEnforcingPortRefusesAPlainRatisPeerAtItsFirstFourBytes() {
+        EmbeddedChannel server = server();
+        server.writeInbound(Unpooled.wrappedBuffer(new byte[] {5, 0x1a, 3, 'a'}));
+        assertFalse(server.isOpen(), "a short first frame need not fill a whole hello to be refused");
         assertNull(server.readInbound());
         assertEquals(1, failures.count());
         assertFalse(server.finishAndReleaseAll());
