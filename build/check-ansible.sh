@@ -443,8 +443,8 @@ if [ -n "$auth_passes" ]; then
     "(all of $version_b's client, authenticating)"
   [ -z "$downgrade" ] || echo "$version_a's client on the enforcing cluster: failed in $((r1 - r0)) s: ${refused:-?}"
 fi
-echo "jobs: $jobs_total run (clients alternating $version_a and $version_b${auth_passes:+, then $version_b authenticating})," \
-  "ok $jobs_ok, failed $jobs_failed, wrong $jobs_wrong, stage reruns $reruns"
+echo "jobs: $jobs_total run (clients alternating $version_a and $version_b" \
+  "${auth_passes:+, then $version_b authenticating}), ok $jobs_ok, failed $jobs_failed, wrong $jobs_wrong, stage reruns $reruns"
 [ "$fail" -eq 0 ] || exit 1
 ok=1
 echo "check-ansible: OK"
