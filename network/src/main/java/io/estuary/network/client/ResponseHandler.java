@@ -37,6 +37,11 @@ final class ResponseHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** Whether the server announced it closes this connection, or it closed or failed. */
+    boolean closing() {
+        return closedReason != null;
+    }
+
     void removeRpc(long requestId) {
         pendingRpcs.remove(requestId);
     }

@@ -44,8 +44,12 @@ public final class TransportClient implements Closeable {
         return NEXT_REQUEST_ID.getAndIncrement();
     }
 
+    /**
+     * Open, and not announced closing by the server (an idle close, a refusal): a pool then opens another connection
+     * instead of sending on one whose every request would fail at once.
+     */
     public boolean isActive() {
-        return channel.isActive();
+        return channel.isActive() && !handler.closing();
     }
 
     public String remoteAddress() {

@@ -104,8 +104,10 @@ public final class TransportClientFactory implements Closeable {
                 connectLocks.computeIfAbsent(key, k -> new Object())) { // per address: a dead host delays only itself
             c = clients.get(key);
             if (c != null && c.isActive()) return c;
+            TransportClient replaced = c;
             c = connect(host, port, tls);
             clients.put(key, c);
+            if (replaced != null) replaced.close(); // closed, or announced closing by its server
             return c;
         }
     }
