@@ -28,6 +28,7 @@ final class SslContexts {
                             + " is not set: name the CA bundle that signs the clients' certificates",
                     null);
         }
+        KeyPairCheck.check(f);
         try {
             SslContextBuilder b = SslContextBuilder.forServer(f.cert(), f.key());
             if (f.clientAuth) b.trustManager(f.trust()).clientAuth(ClientAuth.REQUIRE);
@@ -44,6 +45,7 @@ final class SslContexts {
                             + f.group.keyFile.key() + " are not both set: the servers want a client certificate",
                     null);
         }
+        if (f.hasKeyPair()) KeyPairCheck.check(f);
         try {
             SslContextBuilder b = SslContextBuilder.forClient();
             if (f.trustFile != null) b.trustManager(f.trust());

@@ -258,6 +258,31 @@ class TlsTransportTest {
     }
 
     @Test
+    void aCertificateReplacedBeforeItsKeyKeepsThePreviousPairUntilBothAreNew() throws Exception {
+        Path live = dir.resolve("half");
+        Files.createDirectories(live);
+        TestCertificates.Issued files = new TestCertificates.Issued(live.resolve("tls.crt"), live.resolve("tls.key"));
+        server.copyOver(files);
+        ManualClock clock = new ManualClock();
+        EstuaryConf conf = ca.configure(base(), files, false, G).set(TlsConfig.RELOAD_INTERVAL, "10s");
+        try (TransportServer s = tlsServer(conf, clock);
+                TransportClientFactory first = tlsClients(ca.configure(base(), null, false, G));
+                TransportClientFactory second = tlsClients(ca.configure(base(), null, false, G))) {
+            // A renewal caught between its two writes: the new certificate, the old key (they do not match).
+            Files.copy(renewed.certFile, files.certFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            clock.advanceMillis(10_000);
+            assertEquals(
+                    "CN=server",
+                    subject(first.client("localhost", s.port())),
+                    "a certificate without its key leaves the previous pair in use");
+
+            Files.copy(renewed.keyFile, files.keyFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            clock.advanceMillis(10_000);
+            assertEquals("CN=renewed", subject(second.client("localhost", s.port())), "both written: the new pair");
+        }
+    }
+
+    @Test
     void anUnusableKeyFileFailsAtStartNamingIt() throws Exception {
         EstuaryConf missing = ca.configure(base(), server, false, G)
                 .set(G.keyFile, dir.resolve("nope.key").toString());
