@@ -88,7 +88,9 @@ class StallDetectorTest {
     @Test
     void healthFailsNamingABlockedFlusherAndRecovers() throws Exception {
         Path dir = Files.createTempDirectory("estuary-stall");
-        EstuaryConf conf = new EstuaryConf()
+        // Authentication on, as by default: /health stays open without the admin token.
+        EstuaryConf conf = io.estuary.testing.ClusterSecrets.enable(
+                        new EstuaryConf(), io.estuary.testing.ClusterSecrets.shared())
                 .set(WorkerConfig.STORAGE_DIRS, dir.toString())
                 .set(WorkerConfig.HTTP_PORT, "0")
                 .set(WorkerConfig.HEALTH_STALL_TIMEOUT, TIMEOUT_MS + "ms");
