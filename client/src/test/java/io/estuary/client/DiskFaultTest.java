@@ -278,7 +278,8 @@ class DiskFaultTest {
         try (Setup s = new Setup(2, 1)) {
             File dir = s.cluster.root().resolve("full-worker-disk").toFile().getAbsoluteFile();
             // Every port ephemeral, HTTP included: a fixed default port fails the test when anything else holds it.
-            EstuaryConf conf = TestConfs.worker()
+            EstuaryConf conf = io.estuary.testing.ClusterSecrets.enable(
+                            TestConfs.worker(), io.estuary.testing.ClusterSecrets.shared())
                     .set(WorkerConfig.STORAGE_DIRS, dir.getPath())
                     .set(WorkerConfig.DISK_RESERVE, String.valueOf(Long.MAX_VALUE / 2)) // more than any disk has free
                     .set(WorkerConfig.HEARTBEAT_INTERVAL, "1s")

@@ -101,6 +101,18 @@ public final class ClusterSecrets {
         }
     }
 
+    /** A fresh application secret (32 random bytes, base64), as a lifecycle manager makes one. */
+    public static String newApplicationSecret() {
+        byte[] secret = new byte[32];
+        new java.security.SecureRandom().nextBytes(secret);
+        return java.util.Base64.getEncoder().encodeToString(secret);
+    }
+
+    /** A client's configuration with authentication on (the default) and a fresh application secret. */
+    public static EstuaryConf clientWithApplicationSecret() {
+        return new EstuaryConf().set(AuthConfig.APPLICATION_SECRET.key(), newApplicationSecret());
+    }
+
     /** {@code conf} with authentication on (enforced) and the cluster secret in {@code file}. */
     public static EstuaryConf enable(EstuaryConf conf, Path file) {
         return conf.copy()

@@ -67,9 +67,7 @@ public final class MiniCluster implements AutoCloseable {
         } else {
             // The secret server processes of this JVM share too (MasterProcesses with withExternalMasters).
             this.base = ClusterSecrets.enable(overrides, ClusterSecrets.shared());
-            byte[] secret = new byte[32];
-            new java.security.SecureRandom().nextBytes(secret);
-            this.applicationSecret = java.util.Base64.getEncoder().encodeToString(secret);
+            this.applicationSecret = ClusterSecrets.newApplicationSecret();
         }
         this.masters = new Master[numMasters];
         if (externalMasters != null) {

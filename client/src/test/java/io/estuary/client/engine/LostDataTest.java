@@ -3,7 +3,6 @@ package io.estuary.client.engine;
 import io.estuary.client.ShuffleClient;
 import io.estuary.client.read.ShuffleDataLostException;
 import io.estuary.client.spec.ShuffleSpec;
-import io.estuary.common.config.EstuaryConf;
 import java.io.IOException;
 import java.net.ServerSocket;
 import org.junit.jupiter.api.Test;
@@ -23,7 +22,7 @@ class LostDataTest {
             closedPort = s.getLocalPort();
         }
         ShuffleSpec spec = new ShuffleSpec("app", 3, 2, 2, "127.0.0.1", closedPort);
-        try (ShuffleClient client = new ShuffleClient(new EstuaryConf())) {
+        try (ShuffleClient client = new ShuffleClient(io.estuary.testing.ClusterSecrets.clientWithApplicationSecret())) {
             LostData.report(client, spec, new ShuffleDataLostException(3, 7, 0, 0, "epoch 0 lost", null));
         }
     }

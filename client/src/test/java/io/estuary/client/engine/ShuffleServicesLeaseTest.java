@@ -6,12 +6,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.estuary.client.ShuffleClient;
 import io.estuary.client.ShuffleServices;
-import io.estuary.common.config.EstuaryConf;
 import org.junit.jupiter.api.Test;
 
 class ShuffleServicesLeaseTest {
     private static ShuffleServices services() {
-        return new ShuffleServices(new EstuaryConf(), () -> {
+        return new ShuffleServices(io.estuary.testing.ClusterSecrets.clientWithApplicationSecret(), () -> {
             throw new AssertionError("tasks never start a lifecycle manager");
         });
     }
