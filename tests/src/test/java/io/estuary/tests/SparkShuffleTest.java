@@ -26,7 +26,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * Every job of {@link ShuffleJobs} on native sort shuffle, then on Estuary (a real master and two real workers on
  * loopback, each in its own JVM), in the same Spark: the outputs must match row for row (count and checksum). The
  * servers run apart so that the Spark lines of tests-spark run this with only their shaded client jar on the class
- * path, as users deploy it. Last, one job again against servers with TLS on ({@link #overTlsWithAuthenticationAndReplicas}).
+ * path, as users deploy it. Last, one job again against servers with TLS on
+ * ({@link #overTlsWithAuthenticationAndReplicas}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
