@@ -177,9 +177,11 @@ class LegacySparkShuffleTest {
     }
 
     /**
-     * Against servers that enforce authentication, with the application secret derived from Spark's own
-     * (spark.authenticate through this line's SecurityManager): the job still matches native shuffle. Runs last: this
-     * line allows one SparkContext per JVM.
+     * Against servers that enforce authentication and serve TLS on their cluster-internal and data ports, with the
+     * application secret derived from Spark's own (spark.authenticate through this line's SecurityManager), replicas
+     * on, and the driver's own port on TLS: the job still matches native shuffle. The servers' ports accept only TLS,
+     * so the job's success proves the shaded jar's relocated Netty spoke TLS; each port is also checked to present the
+     * cluster's certificate. Runs last: this line allows one SparkContext per JVM.
      */
     @Test
     @Order(3)
@@ -188,19 +190,42 @@ class LegacySparkShuffleTest {
         sc = null;
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("estuary-legacy-auth");
         java.nio.file.Path secretFile = io.estuary.testing.ClusterSecrets.newFile(dir);
-        try (ProcessCluster secured = ProcessCluster.withSettings(
-                2, "estuary.auth.enabled=true", "estuary.auth.cluster.secretFile=" + secretFile)) {
-            sc = new JavaSparkContext(base("estuary-auth")
+        io.estuary.testing.ClusterTls tls = io.estuary.testing.ClusterTls.create(dir);
+        List<String> settings = new ArrayList<>(tls.serverSettings());
+        settings.add("estuary.auth.enabled=true");
+        settings.add("estuary.auth.cluster.secretFile=" + secretFile);
+        try (ProcessCluster secured = ProcessCluster.withSettings(2, settings.toArray(new String[0]))) {
+            SparkConf conf = base("estuary-auth")
                     .set("spark.shuffle.manager", "org.apache.spark.shuffle.estuary.EstuaryShuffleManager")
                     .set("spark.estuary.master.endpoints", secured.masterEndpoint())
                     .set("spark.estuary.auth.enabled", "true")
+                    .set("spark.estuary.client.push.replicate", "true")
                     .set("spark.authenticate", "true")
                     .set(
                             "spark.authenticate.secret",
-                            java.util.UUID.randomUUID().toString()));
+                            java.util.UUID.randomUUID().toString());
+            for (Map.Entry<String, String> kv : tls.jobSettings("spark.").entrySet())
+                conf.set(kv.getKey(), kv.getValue());
+            sc = new JavaSparkContext(conf);
             assertEquals(nativeRerunJob, Checksum.of(summary(grouped(sc, sc.accumulator(0)))));
             sc.stop();
             sc = null;
+            String master = secured.masterEndpoint();
+            int[] ports = {
+                Integer.parseInt(master.substring(master.lastIndexOf(':') + 1)),
+                secured.workers().rpcPort(0),
+                secured.workers().pushPort(0),
+                secured.workers().fetchPort(0),
+                secured.workers().rpcPort(1),
+                secured.workers().pushPort(1),
+                secured.workers().fetchPort(1)
+            };
+            for (int port : ports) {
+                assertEquals(
+                        io.estuary.testing.ClusterTls.SUBJECT,
+                        tls.peerCertificate(port).getSubjectX500Principal().getName(),
+                        "port " + port);
+            }
         }
     }
 }

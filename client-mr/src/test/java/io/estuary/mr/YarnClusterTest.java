@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.testing.ClusterSecrets;
+import io.estuary.testing.ClusterTls;
 import io.estuary.testing.Waits;
 import io.estuary.worker.MiniCluster;
 import java.io.IOException;
@@ -158,7 +159,10 @@ class YarnClusterTest {
      * With authentication on (a cluster of its own that enforces it), the ApplicationMaster makes the job's secret and
      * its tasks prove it from the job's credentials: a task without it could not push or fetch, so the job's native
      * output proves they had it. No job configuration written for the job (the staging directory, the history
-     * server's copy of the AM's configuration) names the secret.
+     * server's copy of the AM's configuration) names the secret. The same cluster serves TLS on its cluster-internal
+     * and data ports, and the ApplicationMaster on its own port, with replicas on: the servers' ports accept only TLS,
+     * so the job's success proves the AM and every task spoke TLS (their trust files named in the job's
+     * configuration); each server port is also checked to present the cluster's certificate.
      */
     @Test
     void authenticatedJobGetsItsSecretFromTheCredentialsNotTheConfiguration() throws Exception {
@@ -166,13 +170,30 @@ class YarnClusterTest {
         TestInputs.words(local, new Path(in, "words.txt"), 2L << 20);
         JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("auth-native"), 2);
         java.nio.file.Path secretFile = ClusterSecrets.newFile(tmp);
-        try (MiniCluster secured = new MiniCluster(2, 1, ClusterSecrets.enable(new EstuaryConf(), secretFile))) {
+        ClusterTls tls = ClusterTls.create(tmp.resolve("tls"));
+        try (MiniCluster secured =
+                new MiniCluster(2, 1, tls.enableOnServers(ClusterSecrets.enable(new EstuaryConf(), secretFile)))) {
             Configuration c = onYarn();
             LocalModeTest.withEstuary(c, secured.masterEndpoint());
             c.setBoolean(AuthConfig.ENABLED.key(), true);
+            c.setBoolean("estuary.client.push.replicate", true);
+            for (Map.Entry<String, String> kv : tls.jobSettings("").entrySet()) c.set(kv.getKey(), kv.getValue());
             Job job = TestJobs.wordCountJob(c, 2, TokenCounterMapper.class);
             TestJobs.setPaths(job, in, path("auth-yarn"));
             assertEquals(expected, TestJobs.finish(job));
+            List<Integer> ports = new java.util.ArrayList<>();
+            ports.add(secured.master().port());
+            for (io.estuary.worker.Worker w : secured.workers()) {
+                ports.add(w.address().getRpcPort());
+                ports.add(w.address().getPushPort());
+                ports.add(w.address().getFetchPort());
+            }
+            for (int port : ports) {
+                assertEquals(
+                        ClusterTls.SUBJECT,
+                        tls.peerCertificate(port).getSubjectX500Principal().getName(),
+                        "port " + port);
+            }
 
             String jobId = job.getJobID().toString();
             java.nio.file.Path staging =

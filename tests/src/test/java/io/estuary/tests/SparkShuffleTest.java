@@ -3,26 +3,34 @@ package io.estuary.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.estuary.testing.ClusterTls;
 import io.estuary.testing.process.ProcessCluster;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.apache.spark.SparkConf;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Every job of {@link ShuffleJobs} on native sort shuffle, then on Estuary (a real master and two real workers on
  * loopback, each in its own JVM), in the same Spark: the outputs must match row for row (count and checksum). The
  * servers run apart so that the Spark lines of tests-spark run this with only their shaded client jar on the class
- * path, as users deploy it.
+ * path, as users deploy it. Last, one job again against servers with TLS on
+ * ({@link #overTlsWithAuthenticationAndReplicas}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SparkShuffleTest {
     /** Jobs whose readers stop before their records run out (a limit). */
     private static final java.util.Set<String> READERS_STOP_EARLY =
@@ -34,6 +42,13 @@ class SparkShuffleTest {
      * tests the client rather than Spark (20,000 partitions takes a minute) to keep CI short.
      */
     private static final String SKIP_JOBS_PROPERTY = "estuary.test.skipJobs";
+
+    /**
+     * True in the modules whose Spark line shares its writer with another module's (Spark 3.3, 3.4 and 3.5 on Scala
+     * 2.13 with 3.5's, 4.1 with 4.0's): the TLS job starts a cluster of its own (half a minute to a minute), and the
+     * TLS code of their shaded jars is the same as that of the line that runs it.
+     */
+    private static final String SKIP_TLS_PROPERTY = "estuary.test.skipTls";
 
     private final Map<String, Checksum> nativeResults = new HashMap<>();
     private final Map<String, ShuffleMetricsListener.Totals> nativeMetrics = new HashMap<>();
@@ -82,6 +97,7 @@ class SparkShuffleTest {
     }
 
     @TestFactory
+    @Order(1)
     List<DynamicTest> estuaryMatchesNativeShuffle() {
         List<DynamicTest> tests = new ArrayList<>();
         for (Map.Entry<String, Function<SparkSession, Checksum>> job : jobs().entrySet()) {
@@ -106,6 +122,65 @@ class SparkShuffleTest {
                         cluster.workers().dataFileCount() > 0,
                         "no partition files on the workers: did Estuary shuffle at all?")));
         return tests;
+    }
+
+    /** The job {@link #overTlsWithAuthenticationAndReplicas} runs again: two shuffles (both sides of a join). */
+    private static final String TLS_JOB = "join";
+
+    /**
+     * {@link #TLS_JOB} against a master and two workers (their own JVMs) with TLS on the cluster-internal and data
+     * ports, authentication on (the harness's default) and replicas on, the driver's own port on TLS too: the output
+     * matches native shuffle's. The servers' ports accept only TLS (a plain client is refused at connect), so the job's
+     * success proves every push, replica, fetch and RPC went over TLS; each port is also checked to present the
+     * cluster's certificate. Runs last: it stops the shared session (one SparkContext per JVM).
+     */
+    @Test
+    @Order(2)
+    void overTlsWithAuthenticationAndReplicas() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse(
+                Boolean.getBoolean(SKIP_TLS_PROPERTY), SKIP_TLS_PROPERTY + ": run by the lines of their own writer");
+        if (spark != null) spark.stop();
+        spark = null;
+        ClusterTls tls = ClusterTls.create(java.nio.file.Files.createTempDirectory("estuary-spark-tls"));
+        try (ProcessCluster secured =
+                ProcessCluster.withSettings(2, tls.serverSettings().toArray(new String[0]))) {
+            SparkConf conf = SparkSessions.estuary(
+                            SparkSessions.base("local[2,4]", "estuary-tls"), secured.masterEndpoint())
+                    .set("spark.estuary.client.push.replicate", "true")
+                    .set("spark.estuary.client.push.maxBufferedBytes", MAX_BUFFERED);
+            for (Map.Entry<String, String> kv : tls.jobSettings("spark.").entrySet())
+                conf.set(kv.getKey(), kv.getValue());
+            SparkSession s = SparkSessions.start(SparkSessions.withSqlExtensions(conf));
+            try {
+                assertEquals(
+                        nativeResults.get(TLS_JOB),
+                        jobs().get(TLS_JOB).apply(s),
+                        TLS_JOB + " over TLS: Estuary's output differs from native shuffle's");
+                assertTrue(secured.workers().dataFileCount() > 0, "no partition files on the TLS cluster's workers");
+            } finally {
+                s.stop();
+            }
+            String master = secured.masterEndpoint();
+            assertPresentsTheClusterCertificate(
+                    tls, "the master", Integer.parseInt(master.substring(master.lastIndexOf(':') + 1)));
+            for (int i = 0; i < secured.workers().size(); i++) {
+                assertPresentsTheClusterCertificate(
+                        tls,
+                        "worker " + i + "'s control port",
+                        secured.workers().rpcPort(i));
+                assertPresentsTheClusterCertificate(
+                        tls, "worker " + i + "'s push port", secured.workers().pushPort(i));
+                assertPresentsTheClusterCertificate(
+                        tls, "worker " + i + "'s fetch port", secured.workers().fetchPort(i));
+            }
+        }
+    }
+
+    private static void assertPresentsTheClusterCertificate(ClusterTls tls, String what, int port) throws Exception {
+        assertEquals(
+                ClusterTls.SUBJECT,
+                tls.peerCertificate(port).getSubjectX500Principal().getName(),
+                what + " presents another certificate");
     }
 
     /**

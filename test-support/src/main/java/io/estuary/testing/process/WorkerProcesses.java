@@ -147,6 +147,16 @@ public final class WorkerProcesses implements AutoCloseable {
         return ports[i][0];
     }
 
+    /** The worker's push port (executors and tasks push to it). */
+    public int pushPort(int i) {
+        return ports[i][1];
+    }
+
+    /** The worker's fetch port (readers open streams on it). */
+    public int fetchPort(int i) {
+        return ports[i][2];
+    }
+
     /**
      * Waits (bounded) until {@code registered} (the number of workers the master knows) reaches the number of workers;
      * fails at once, with the worker's log, when a worker process has died instead of waiting out the time.
