@@ -22,7 +22,8 @@ class LostDataTest {
             closedPort = s.getLocalPort();
         }
         ShuffleSpec spec = new ShuffleSpec("app", 3, 2, 2, "127.0.0.1", closedPort);
-        try (ShuffleClient client = new ShuffleClient(io.estuary.testing.ClusterSecrets.clientWithApplicationSecret())) {
+        try (ShuffleClient client =
+                new ShuffleClient(io.estuary.testing.ClusterSecrets.clientWithApplicationSecret())) {
             LostData.report(client, spec, new ShuffleDataLostException(3, 7, 0, 0, "epoch 0 lost", null));
         }
     }
