@@ -33,7 +33,8 @@ class DecommissionExitTest {
     void aDecommissionedWorkerProcessExitsOnceDrained() throws Exception {
         try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
                 WorkerProcesses workers = new WorkerProcesses(1, master.masterEndpoint());
-                TransportClientFactory clients = new TransportClientFactory(new EstuaryConf(), "decommission-test")) {
+                // Acting for the servers (authentication is on by default in the harness).
+                TransportClientFactory clients = master.clusterClients("decommission-test")) {
             workers.awaitRegistered(() -> master.master().state(s -> s.workers().size()));
             MasterClient rpc = new MasterClient(clients, Collections.singletonList(master.masterEndpoint()));
             // The worker holds a shuffle: its slots are reserved on it.

@@ -262,8 +262,12 @@ class MasterFailoverTest {
      * time (ms, nanoTime-based) when a heartbeat is answered again. Printed by the tests, never asserted.
      */
     static long probeUntilAnswered(String endpoints) throws Exception {
-        try (io.estuary.network.client.TransportClientFactory f =
-                new io.estuary.network.client.TransportClientFactory(new EstuaryConf(), "probe")) {
+        // It proves the cluster secret of the harness's servers, as a worker does (authentication is on by default).
+        try (io.estuary.network.client.TransportClientFactory f = new io.estuary.network.client.TransportClientFactory(
+                new EstuaryConf(),
+                "probe",
+                io.estuary.network.auth.Credentials.cluster(
+                        io.estuary.testing.ClusterSecrets.read(io.estuary.testing.ClusterSecrets.shared())))) {
             new io.estuary.network.rpc.MasterClient(f, java.util.Arrays.asList(endpoints.split(",")))
                     .ask(
                             io.estuary.common.protocol.Request.newBuilder()

@@ -60,6 +60,9 @@ class OperationsTest {
     private TransportClientFactory clients;
     private MasterClient master;
     private String masters;
+    private Path tokenFile;
+    private static final String ADMIN_TOKEN =
+            io.estuary.testing.ClusterSecrets.adminToken(io.estuary.testing.ClusterSecrets.shared());
 
     @BeforeAll
     void start() throws Exception {
@@ -70,7 +73,12 @@ class OperationsTest {
         List<String> http = new ArrayList<>();
         for (int i = 0; i < 3; i++) http.add("127.0.0.1:" + cluster.master(i).httpPort());
         masters = String.join(",", http);
-        clients = new TransportClientFactory(new EstuaryConf(), "operations-test");
+        // The harness authenticates (the default): this test acts for the servers, and its admin calls carry the
+        // token the servers derive from their cluster secret.
+        clients = cluster.clusterClients("operations-test");
+        tokenFile = Files.createTempFile("estuary-admin", ".token");
+        Files.setPosixFilePermissions(tokenFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.write(tokenFile, ADMIN_TOKEN.getBytes(StandardCharsets.US_ASCII));
         master =
                 new MasterClient(clients, Arrays.asList(cluster.masterEndpoint().split(",")));
     }
@@ -80,6 +88,7 @@ class OperationsTest {
         if (clients != null) clients.close();
         if (upgraded != null) upgraded.close();
         if (cluster != null) cluster.close();
+        if (tokenFile != null) Files.deleteIfExists(tokenFile);
     }
 
     /** Every metric name a dashboard query mentions is in a live master's or worker's scrape. */
@@ -292,6 +301,7 @@ class OperationsTest {
                         + cluster.master(follower).httpPort() + "/api/workers/exclude?id=" + workerId(w0))
                 .openConnection();
         c.setRequestMethod("POST");
+        c.setRequestProperty("Authorization", "Bearer " + ADMIN_TOKEN);
         assertEquals(421, c.getResponseCode());
         try (InputStream in = c.getErrorStream()) {
             assertEquals(
@@ -331,7 +341,7 @@ class OperationsTest {
     }
 
     private Run cli(String... args) {
-        List<String> all = new ArrayList<>();
+        List<String> all = new ArrayList<>(Arrays.asList("--token-file", tokenFile.toString()));
         if (!Arrays.asList(args).contains("--master")) {
             all.add("--master");
             all.add(masters);
@@ -411,6 +421,7 @@ class OperationsTest {
 
     private static String get(int port, String path) throws Exception {
         HttpURLConnection c = (HttpURLConnection) new URL("http://127.0.0.1:" + port + path).openConnection();
+        c.setRequestProperty("Authorization", "Bearer " + ADMIN_TOKEN);
         assertEquals(200, c.getResponseCode(), path);
         try (InputStream in = c.getInputStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);

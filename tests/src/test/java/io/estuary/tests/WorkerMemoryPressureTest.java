@@ -158,6 +158,10 @@ class WorkerMemoryPressureTest {
         assertTrue(m.find(), "the worker's log names no HTTP port");
         HttpURLConnection c =
                 (HttpURLConnection) new URL("http://127.0.0.1:" + m.group(1) + "/api/status").openConnection();
+        // The harness's workers authenticate (the default): the admin token they derive from the shared secret.
+        c.setRequestProperty(
+                "Authorization",
+                "Bearer " + io.estuary.testing.ClusterSecrets.adminToken(io.estuary.testing.ClusterSecrets.shared()));
         assertEquals(200, c.getResponseCode());
         try (InputStream in = c.getInputStream()) {
             return AdminJson.read(new String(in.readAllBytes(), StandardCharsets.UTF_8), AdminViews.WorkerStatus.class)
