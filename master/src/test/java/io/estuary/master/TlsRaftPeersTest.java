@@ -96,14 +96,32 @@ class TlsRaftPeersTest {
         return group.masters[i].log().stateMachine().snapshot().toByteArray();
     }
 
-    private void restart(int i, String variant) throws IOException {
+    /**
+     * Halts master {@code i} and starts it again as {@code variant}, once it opened its Raft storage (its term read
+     * back). Ratis may release the halted server's storage lock a moment after {@code halt} returns: until then the
+     * new server cannot lock it, so starting is retried.
+     */
+    private void restart(int i, String variant) throws InterruptedException {
         group.masters[i].halt();
+        group.masters[i] = null;
         if (variant == null) {
             variantOf.remove("m" + i);
         } else {
             variantOf.put("m" + i, variant);
         }
-        group.masters[i] = group.start(i);
+        waitFor(
+                () -> {
+                    try {
+                        group.masters[i] = group.start(i);
+                        return true;
+                    } catch (IOException | RuntimeException e) {
+                        if (!String.valueOf(e.getMessage()).contains("already locked")) throw new AssertionError(e);
+                        return false;
+                    }
+                },
+                60_000,
+                "master " + i + " restarts");
+        waitFor(() -> group.masters[i].log().term() > 0, 60_000, "master " + i + " read its Raft storage back");
     }
 
     @Test
