@@ -5,6 +5,7 @@ import static io.estuary.testing.Waits.waitFor;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import java.io.File;
@@ -92,6 +93,11 @@ final class MasterGroup implements AutoCloseable {
         return Integer.parseInt(node.substring(node.lastIndexOf(':') + 1));
     }
 
+    /** The cluster secret the masters use unless the test's tuning sets its own. */
+    Path secretFile() {
+        return secretFile;
+    }
+
     /** Where the masters keep their Raft logs and snapshots. */
     Path dir() {
         return dir;
@@ -99,8 +105,14 @@ final class MasterGroup implements AutoCloseable {
 
     /** A client proving {@code clusterSecret}: the masters then take it for a worker (or any application). */
     MasterClient clusterClient(byte[] clusterSecret) {
+        return clusterClient(clusterSecret, new EstuaryConf());
+    }
+
+    /** As above, with the client's own configuration (e.g. TLS settings for masters that speak TLS). */
+    MasterClient clusterClient(byte[] clusterSecret, EstuaryConf clientConf) {
         TransportClientFactory f = new TransportClientFactory(
-                new EstuaryConf(), "test-cluster", io.estuary.network.auth.Credentials.cluster(clusterSecret));
+                        clientConf, "test-cluster", io.estuary.network.auth.Credentials.cluster(clusterSecret))
+                .withTls(io.estuary.network.tls.ClientTls.fromConf(clientConf, TlsConfig.Group.INTERNAL));
         clusterClients.add(f);
         return new MasterClient(f, rpcEndpoints);
     }

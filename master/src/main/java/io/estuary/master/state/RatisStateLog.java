@@ -1,15 +1,19 @@
 package io.estuary.master.state;
 
 import io.estuary.common.config.AuthConfig;
+import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.status.NotLeader;
+import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.common.util.GuardedThreadPool;
 import io.estuary.master.state.raft.AuthenticatedRaftRpc;
 import io.estuary.master.state.raft.RaftAuthFailures;
+import io.estuary.master.state.raft.RaftTls;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -113,8 +117,17 @@ public final class RatisStateLog implements StateLog {
             // Every connection between masters proves the cluster secret first (no secret on the wire).
             byte[] secret = io.estuary.server.auth.ClusterSecret.bytesOf(conf);
             parameters = AuthenticatedRaftRpc.configure(
-                    p, secret, authFailures, !io.estuary.network.auth.ServerSecurity.enforced(conf));
+                    p,
+                    secret,
+                    authFailures,
+                    !io.estuary.network.auth.ServerSecurity.enforced(conf),
+                    RaftTls.fromConf(conf, Clock.system()));
             java.util.Arrays.fill(secret, (byte) 0);
+        } else if (conf.get(TlsConfig.INTERNAL_ENABLED)) {
+            // Ratis' own netty transport has no TLS: refuse rather than run the Raft port in the clear.
+            throw new ConfigException(TlsConfig.INTERNAL_ENABLED.key()
+                    + "=true needs " + AuthConfig.ENABLED.key() + "=true on a master with several nodes: TLS on the "
+                    + "Raft port comes with the authenticated Raft transport (the plain one has no TLS)");
         }
         NettyConfigKeys.Server.setHost(p, self.host);
         NettyConfigKeys.Server.setPort(p, self.raftPort);

@@ -20,21 +20,27 @@ public final class AuthenticatedRaftRpc implements RpcType {
     private static final String SECRET = "estuary.raft.clusterSecret";
     private static final String FAILURES = "estuary.raft.authFailures";
     private static final String PERMISSIVE = "estuary.raft.permissive";
+    private static final String TLS = "estuary.raft.tls";
 
     public AuthenticatedRaftRpc() {}
 
     /**
      * Makes the Raft server built with {@code properties} and the returned parameters authenticate every peer with
      * {@code clusterSecret}; {@code failures} counts the connections it refuses (and, {@code permissive}, those it
-     * admits without a proof).
+     * admits without a proof). With {@code tls} (null: none) every connection, both ways, is TLS first.
      */
     public static Parameters configure(
-            RaftProperties properties, byte[] clusterSecret, RaftAuthFailures failures, boolean permissive) {
+            RaftProperties properties,
+            byte[] clusterSecret,
+            RaftAuthFailures failures,
+            boolean permissive,
+            RaftTls tls) {
         org.apache.ratis.RaftConfigKeys.Rpc.setType(properties, new AuthenticatedRaftRpc());
         Parameters parameters = new Parameters();
         parameters.put(SECRET, RaftHandshake.checkSecret(clusterSecret), byte[].class);
         parameters.put(FAILURES, failures, RaftAuthFailures.class);
         parameters.put(PERMISSIVE, permissive, Boolean.class);
+        if (tls != null) parameters.put(TLS, tls, RaftTls.class);
         return parameters;
     }
 
@@ -60,8 +66,13 @@ public final class AuthenticatedRaftRpc implements RpcType {
         }
         RaftAuthFailures failures = parameters.get(FAILURES, RaftAuthFailures.class);
         Boolean permissive = parameters.get(PERMISSIVE, Boolean.class);
+        RaftTls tls = parameters.get(TLS, RaftTls.class);
         return new Factory(
-                this, secret, failures == null ? new RaftAuthFailures() : failures, Boolean.TRUE.equals(permissive));
+                this,
+                secret,
+                failures == null ? new RaftAuthFailures() : failures,
+                Boolean.TRUE.equals(permissive),
+                tls);
     }
 
     @Override
@@ -74,12 +85,14 @@ public final class AuthenticatedRaftRpc implements RpcType {
         private final byte[] secret;
         private final RaftAuthFailures failures;
         private final boolean permissive;
+        private final RaftTls tls;
 
-        Factory(RpcType type, byte[] secret, RaftAuthFailures failures, boolean permissive) {
+        Factory(RpcType type, byte[] secret, RaftAuthFailures failures, boolean permissive, RaftTls tls) {
             this.type = type;
             this.secret = secret;
             this.failures = failures;
             this.permissive = permissive;
+            this.tls = tls;
         }
 
         @Override
@@ -89,7 +102,7 @@ public final class AuthenticatedRaftRpc implements RpcType {
 
         @Override
         public RaftServerRpc newRaftServerRpc(RaftServer server) {
-            return new AuthenticatedRaftService(server, type, secret, failures, permissive);
+            return new AuthenticatedRaftService(server, type, secret, failures, permissive, tls);
         }
     }
 }

@@ -57,7 +57,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With estuary.auth.mode=permissive (a rolling upgrade from masters without authentication) the port also admits
  * peers that do not authenticate ({@link RaftHandshakeServer}), and this master speaks to each peer the way it
- * answers ({@link RaftPeerModes}). Thread-safe.
+ * answers ({@link RaftPeerModes}).
+ *
+ * <p>With TLS on the {@code internal} port group ({@link RaftTls}) every connection, both ways, starts with TLS, before
+ * the authentication handshake; in the permissive mode too (masters of the release before this one have no TLS:
+ * turn TLS on after the upgrade). Thread-safe.
  */
 final class AuthenticatedRaftService
         extends RaftServerRpcWithProxy<RaftPeerConnection, PeerProxyMap<RaftPeerConnection>> {
@@ -75,12 +79,18 @@ final class AuthenticatedRaftService
     private volatile Channel listening;
 
     AuthenticatedRaftService(
-            RaftServer server, RpcType type, byte[] secret, RaftAuthFailures failures, boolean permissive) {
+            RaftServer server,
+            RpcType type,
+            byte[] secret,
+            RaftAuthFailures failures,
+            boolean permissive,
+            RaftTls tls) {
         this(
                 server,
                 type,
                 secret,
                 failures,
+                tls,
                 new RaftPeerModes(permissive),
                 new NioEventLoopGroup(0, new DefaultThreadFactory("raft-auth-client", true)));
     }
@@ -90,6 +100,7 @@ final class AuthenticatedRaftService
             RpcType type,
             byte[] secret,
             RaftAuthFailures failures,
+            RaftTls tls,
             RaftPeerModes modes,
             EventLoopGroup clientGroup) {
         super(
@@ -99,6 +110,7 @@ final class AuthenticatedRaftService
                         peer -> new RaftPeerConnection(
                                 peer.getAddress(),
                                 modes.handshake(peer.getId()) ? secret : null,
+                                tls,
                                 clientGroup,
                                 requestTimeoutMs(server))));
         this.server = server;
@@ -119,6 +131,7 @@ final class AuthenticatedRaftService
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ChannelPipeline p = ch.pipeline();
+                        if (tls != null) p.addLast(tls.serverHandler()); // first: the handshake is encrypted too
                         p.addLast(new RaftHandshakeServer(secret, failures, handshakeTimeoutMs, permissive));
                         p.addLast(new ProtobufVarint32FrameDecoder());
                         p.addLast(new ProtobufDecoder(RaftNettyServerRequestProto.getDefaultInstance()));

@@ -29,6 +29,7 @@ import org.apache.ratis.thirdparty.io.netty.handler.codec.protobuf.ProtobufDecod
 import org.apache.ratis.thirdparty.io.netty.handler.codec.protobuf.ProtobufEncoder;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.protobuf.ProtobufVarint32FrameDecoder;
 import org.apache.ratis.thirdparty.io.netty.handler.codec.protobuf.ProtobufVarint32LengthFieldPrepender;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
 import org.apache.ratis.util.NetUtils;
 import org.apache.ratis.util.ProtoUtils;
 
@@ -57,13 +58,18 @@ final class RaftPeerConnection implements Closeable {
     /**
      * Connects, and with a {@code secret} authenticates, or throws an {@link IOException} that says why
      * ({@link HandshakeFailedException} when connected but not admitted). A null {@code secret} skips the handshake.
+     * With {@code tls} (null: none) the connection is TLS first; a failed TLS handshake (an untrusted certificate, a
+     * plain port) fails here with an {@link IOException} saying so.
      */
-    RaftPeerConnection(String peer, byte[] secret, EventLoopGroup group, long requestTimeoutMs) throws IOException {
+    RaftPeerConnection(String peer, byte[] secret, RaftTls tls, EventLoopGroup group, long requestTimeoutMs)
+            throws IOException {
         this.peer = peer;
         this.requestTimeoutMs = requestTimeoutMs;
         this.authenticated = secret != null;
         CompletableFuture<Void> admitted = new CompletableFuture<>();
         if (secret == null) admitted.complete(null);
+        CompletableFuture<Void> secured = new CompletableFuture<>();
+        if (tls == null) secured.complete(null);
         InetSocketAddress address = NetUtils.createSocketAddr(peer);
         ChannelFuture connect = new Bootstrap()
                 .group(group)
@@ -74,6 +80,21 @@ final class RaftPeerConnection implements Closeable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ChannelPipeline p = ch.pipeline();
+                        if (tls != null) {
+                            // First: the authentication handshake and every Raft message are encrypted.
+                            SslHandler ssl = tls.clientHandler(address.getHostString(), address.getPort());
+                            ssl.handshakeFuture().addListener(f -> {
+                                if (f.isSuccess()) {
+                                    secured.complete(null);
+                                } else {
+                                    secured.completeExceptionally(new IOException(
+                                            "TLS with the master at " + peer + " failed (estuary.tls.internal.*): "
+                                                    + f.cause(),
+                                            f.cause()));
+                                }
+                            });
+                            p.addLast(ssl);
+                        }
                         if (secret != null) p.addLast(new RaftHandshakeClient(secret, peer, admitted));
                         p.addLast(new ProtobufVarint32FrameDecoder());
                         p.addLast(new ProtobufDecoder(RaftNettyServerReplyProto.getDefaultInstance()));
@@ -88,6 +109,15 @@ final class RaftPeerConnection implements Closeable {
         try {
             connect.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
             connected = true;
+            try {
+                secured.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                channel.close();
+                Throwable c = e instanceof ExecutionException ? e.getCause() : e;
+                throw c instanceof IOException
+                        ? (IOException) c
+                        : new IOException("no TLS handshake with the master at " + peer + ": " + c, c);
+            }
             admitted.get(requestTimeoutMs * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             // Ratis interrupts calls it no longer needs (an election decided): finish the handshake before closing,
