@@ -31,7 +31,13 @@ class DecommissionExitTest {
 
     @Test
     void aDecommissionedWorkerProcessExitsOnceDrained() throws Exception {
-        try (MiniCluster master = new MiniCluster(0, 1, new EstuaryConf());
+        // Permissive: the test reserves slots for an application by hand, which then registers without a secret.
+        try (MiniCluster master = new MiniCluster(
+                        0,
+                        1,
+                        io.estuary.testing.ClusterSecrets.enable(
+                                        new EstuaryConf(), io.estuary.testing.ClusterSecrets.shared())
+                                .set(io.estuary.common.config.AuthConfig.MODE, "permissive"));
                 WorkerProcesses workers = new WorkerProcesses(1, master.masterEndpoint());
                 // Acting for the servers (authentication is on by default in the harness).
                 TransportClientFactory clients = master.clusterClients("decommission-test")) {

@@ -66,9 +66,13 @@ class OperationsTest {
 
     @BeforeAll
     void start() throws Exception {
-        cluster = new MiniCluster(3, 3, 1, new EstuaryConf());
+        // Permissive: the test asks slots for an application by hand, which then registers without a secret.
+        EstuaryConf auth = io.estuary.testing.ClusterSecrets.enable(
+                        new EstuaryConf(), io.estuary.testing.ClusterSecrets.shared())
+                .set(io.estuary.common.config.AuthConfig.MODE, "permissive");
+        cluster = new MiniCluster(3, 3, 1, auth);
         upgraded = MiniCluster.withExternalMasters(
-                cluster.masterEndpoint(), 1, new EstuaryConf().set(NetworkConfig.VERSION_OVERRIDE, NEXT_VERSION));
+                cluster.masterEndpoint(), 1, auth.copy().set(NetworkConfig.VERSION_OVERRIDE, NEXT_VERSION));
         cluster.awaitWorkers(4);
         List<String> http = new ArrayList<>();
         for (int i = 0; i < 3; i++) http.add("127.0.0.1:" + cluster.master(i).httpPort());
