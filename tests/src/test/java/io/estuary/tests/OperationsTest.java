@@ -316,7 +316,15 @@ class OperationsTest {
 
         // The launcher script, as an operator runs it.
         Path script = repo().resolve("bin/estuary");
-        ProcessBuilder pb = new ProcessBuilder("bash", script.toString(), "--master", masters, "--json", "masters")
+        ProcessBuilder pb = new ProcessBuilder(
+                        "bash",
+                        script.toString(),
+                        "--token-file",
+                        tokenFile.toString(),
+                        "--master",
+                        masters,
+                        "--json",
+                        "masters")
                 .redirectErrorStream(false);
         pb.environment()
                 .put(
