@@ -198,7 +198,15 @@ class MasterFailoverTest {
     @Test
     void aWorkerLossWithTwoMastersDownIsRevivedWithoutAMaster() throws Exception {
         CompletableFuture<Checksum> job = CompletableFuture.supplyAsync(() -> pausedHalfway(spark, 10_000));
-        waitFor(() -> registeredShuffles() >= 1, 120_000, "the maps have registered their shuffle and pushed");
+        // Reserved on the workers and pushed to, not only registered at the master: with authentication on (the
+        // default), a driver's first connection to a worker is checked with the application's secret, which the worker
+        // asks a master for until a reservation brought it (docs/security.md).
+        waitFor(
+                () -> registeredShuffles() >= 1
+                        && (cluster.dataFileCount() > 0
+                                || cluster.workers().stream().anyMatch(w -> w.bufferedBytes() > 0)),
+                120_000,
+                "the maps have registered their shuffle and pushed");
         int leader = cluster.awaitLeader();
         cluster.stopMaster(leader);
         cluster.stopMaster((leader + 1) % 3);
