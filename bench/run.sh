@@ -70,10 +70,12 @@ import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith(("workload", "checksum"))]
 print("\n%-52s %16s %16s" % ("workload", "auth / no-auth", "TLS / plain"))
 for r in rows:
-    if len(r) < 10: continue
-    rep, noauth, tls = float(r[2]), float(r[6]), float(r[8])
+    # From the right (workload names hold spaces): native, replicated, ratio, 1-copy, ratio, no-auth, ratio, TLS,
+    # ratio, checksum.
+    if len(r) < 11: continue
+    rep, noauth, tls = float(r[-9]), float(r[-5]), float(r[-3])
     if noauth > 0 and rep > 0:
-        print("%-52s %15.2fx %15.2fx" % (r[0], rep / noauth, tls / rep))
+        print("%-52s %15.2fx %15.2fx" % (" ".join(r[:-10]), rep / noauth, tls / rep))
 PY
 fi
 mkdir -p bench/results
