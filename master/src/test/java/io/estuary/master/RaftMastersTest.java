@@ -343,6 +343,42 @@ class RaftMastersTest {
     }
 
     @Test
+    void aMasterStoppedFromAnInterruptedThreadReleasesItsStorageBeforeReturning() throws Exception {
+        int leader = awaitLeader();
+        int victim = (leader + 1) % 3;
+        // Ratis' own close stops waiting for its threads when the caller is interrupted; the storage lock would then
+        // outlive the stop, and the same master started again in this JVM fail with "already locked".
+        Thread.currentThread().interrupt();
+        try {
+            masters[victim].halt();
+        } finally {
+            assertTrue(Thread.interrupted(), "the stop keeps the caller's interrupt");
+        }
+        assertStorageUnlocked(victim);
+        masters[victim] = start(victim);
+        client().ask(registerWorker(1), Empty.parser(), 30_000);
+        waitFor(() -> Arrays.equals(state(leader), state(victim)), "the restarted master applies changes again");
+    }
+
+    /** Takes and drops the lock Ratis holds on master {@code i}'s storage: it fails while the lock is held. */
+    private void assertStorageUnlocked(int i) throws IOException {
+        List<Path> locks;
+        try (Stream<Path> s = Files.walk(dir.resolve("m" + i))) {
+            locks = s.filter(p -> p.getFileName().toString().equals("in_use.lock"))
+                    .collect(java.util.stream.Collectors.toList());
+        }
+        for (Path lock : locks) {
+            try (java.nio.channels.FileChannel ch =
+                            java.nio.channels.FileChannel.open(lock, java.nio.file.StandardOpenOption.WRITE);
+                    java.nio.channels.FileLock l = ch.tryLock()) {
+                assertNotNull(l, "the storage of m" + i + " is still locked: " + lock);
+            } catch (java.nio.channels.OverlappingFileLockException e) {
+                fail("the storage of m" + i + " is still locked in this JVM once its master stopped: " + lock);
+            }
+        }
+    }
+
+    @Test
     void aMasterThatLosesItsRaftServerGivesUp() throws Exception {
         awaitLeader();
         int victim = 0;

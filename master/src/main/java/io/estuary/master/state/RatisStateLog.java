@@ -78,6 +78,8 @@ public final class RatisStateLog implements StateLog {
 
     /** How often each member of the group is asked which formats it applies ({@link GroupFormats}). */
     private static final long ASK_FORMATS_EVERY_SECONDS = 5;
+    /** How long close waits for Ratis to release the storage directory. */
+    private static final long CLOSE_WAIT_SECONDS = 30;
 
     /** What every member of the group applies: what this master logs and snapshots. */
     private final GroupFormats groupFormats;
@@ -431,11 +433,45 @@ public final class RatisStateLog implements StateLog {
         } catch (IOException e) {
             LOG.warn("Closing the Raft client failed", e);
         }
+        RaftServer.Division division = null;
+        try {
+            division = server.getDivision(GROUP_ID);
+        } catch (IOException | RuntimeException e) {
+            // never started, or already closed: nothing holds the storage
+        }
+        // Ratis' close stops waiting for its own threads when the caller is interrupted.
+        boolean interrupted = Thread.interrupted();
         try {
             server.close();
         } catch (IOException e) {
             LOG.warn("Closing the Raft server failed", e);
         }
+        if (division != null) interrupted |= awaitClosed(division);
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /**
+     * Waits until the division has released its storage. Ratis' close returns early when another thread is already
+     * closing it (its pause monitor, say) or when the caller is interrupted; a master started again in this JVM
+     * would then find the storage directory still locked. Returns whether this thread was interrupted meanwhile.
+     */
+    private static boolean awaitClosed(RaftServer.Division division) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
+        boolean interrupted = false;
+        while (division.getInfo().getLifeCycleState() != org.apache.ratis.util.LifeCycle.State.CLOSED) {
+            if (System.nanoTime() > deadline) {
+                LOG.warn(
+                        "The Raft server's division still closes after {} s; its storage may stay locked",
+                        CLOSE_WAIT_SECONDS);
+                break;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        return interrupted;
     }
 
     /** A change sent to a master that is not the leader. */
