@@ -24,18 +24,9 @@ class ShadedMapReduceJarTest {
 
     @Test
     void wordCountRunsWithOnlyTheShadedJar() throws Exception {
-        File shaded = new File(System.getProperty("estuary.shaded.jar")).getCanonicalFile();
+        File shaded = ShadedClassPath.shadedJar();
         assertTrue(shaded.isFile(), "the shaded jar is built at package, before this test: " + shaded);
-        String testCp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> cp = new ArrayList<>();
-        for (String entry : testCp.split(File.pathSeparator)) {
-            // Module jars, or their class folders when the reactor ran no package phase.
-            boolean estuaryModule = new File(entry).getName().startsWith("estuary-")
-                    || entry.matches(".*/(common|network|server-common|master|worker|cli|client|client-mr|test-support)"
-                            + "/target/(test-)?classes/?");
-            if (!estuaryModule) cp.add(entry);
-        }
-        cp.add(shaded.getAbsolutePath());
+        List<String> cp = ShadedClassPath.entries();
         try (MiniCluster cluster = new MiniCluster(2, 1, new EstuaryConf())) {
             List<String> cmd = new ArrayList<>();
             cmd.add(System.getProperty("java.home") + "/bin/java");

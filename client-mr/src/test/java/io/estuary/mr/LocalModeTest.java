@@ -55,14 +55,7 @@ class LocalModeTest {
     }
 
     private Configuration estuaryConf() {
-        return withEstuary(new Configuration(base), cluster.masterEndpoint());
-    }
-
-    static Configuration withEstuary(Configuration c, String masters) {
-        c.set("mapreduce.job.map.output.collector.class", EstuaryMapOutputCollector.class.getName());
-        c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", EstuaryShuffleConsumer.class.getName());
-        c.set("estuary.master.endpoints", masters);
-        return c;
+        return TestJobs.withEstuary(new Configuration(base), cluster.masterEndpoint());
     }
 
     private Path path(String name) {
@@ -145,7 +138,7 @@ class LocalModeTest {
         long filesBefore = cluster.dataFileCount();
         int jobsBefore = LocalLifecycles.jobsSeen();
         // No master listens there: the job can only succeed if it never asks for one.
-        Configuration c = withEstuary(new Configuration(base), "127.0.0.1:1");
+        Configuration c = TestJobs.withEstuary(new Configuration(base), "127.0.0.1:1");
         assertEquals(expected, TestJobs.mapOnly(c, in, path("maponly-estuary")));
         assertEquals(filesBefore, cluster.dataFileCount());
         assertEquals(jobsBefore, LocalLifecycles.jobsSeen());

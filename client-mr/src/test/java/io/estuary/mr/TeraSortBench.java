@@ -56,7 +56,7 @@ public final class TeraSortBench {
 
             long e0 = System.nanoTime();
             JobOutput actual = TestJobs.totalOrderSort(
-                    LocalModeTest.withEstuary(new Configuration(base), masters),
+                    TestJobs.withEstuary(new Configuration(base), masters),
                     in,
                     new Path(tmp.resolve("out-estuary").toUri()),
                     reducers);

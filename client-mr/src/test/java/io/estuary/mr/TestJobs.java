@@ -32,6 +32,14 @@ import org.apache.hadoop.mapreduce.lib.reduce.IntSumReducer;
 final class TestJobs {
     private TestJobs() {}
 
+    /** {@code c} with Estuary as the job's shuffle (collector and consumer), through the masters at {@code masters}. */
+    static Configuration withEstuary(Configuration c, String masters) {
+        c.set("mapreduce.job.map.output.collector.class", EstuaryMapOutputCollector.class.getName());
+        c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", EstuaryShuffleConsumer.class.getName());
+        c.set("estuary.master.endpoints", masters);
+        return c;
+    }
+
     static JobOutput wordCount(Configuration conf, Path in, Path out, int reducers) throws Exception {
         return wordCount(conf, in, out, reducers, TokenCounterMapper.class);
     }

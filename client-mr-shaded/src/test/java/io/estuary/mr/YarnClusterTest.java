@@ -43,6 +43,10 @@ import org.junit.jupiter.api.TestInstance;
  * ApplicationMaster ({@link EstuaryAppMaster}) and a real master and workers on loopback. Outputs are compared with
  * the same jobs on MapReduce's own shuffle under LocalJobRunner. One cluster serves all tests: it takes most of a
  * minute to start.
+ *
+ * <p>The ApplicationMaster and the tasks run on what users deploy: their class path is Hadoop's and the test classes
+ * with the shaded jar as the only Estuary client ({@link ShadedClassPath}), not the test JVM's, which holds the
+ * unshaded modules for the servers in it. Runs after the package phase, when the shaded jar exists.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class YarnClusterTest {
@@ -81,7 +85,7 @@ class YarnClusterTest {
 
     private Configuration onYarn() {
         Configuration c = new Configuration(yarn.getConfig());
-        LocalModeTest.withEstuary(c, estuary.masterEndpoint());
+        TestJobs.withEstuary(c, estuary.masterEndpoint());
         c.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS + " " + EstuaryAppMaster.class.getName());
         c.setInt("yarn.app.mapreduce.am.resource.mb", 512);
         c.setInt("mapreduce.map.memory.mb", 512);
@@ -92,7 +96,38 @@ class YarnClusterTest {
         c.setLong("mapreduce.input.fileinputformat.split.maxsize", 2L << 20);
         c.setBoolean("mapreduce.map.speculative", false);
         c.setBoolean("mapreduce.reduce.speculative", false);
+        // On a mini cluster MapReduce hands the containers this JVM's class path; this one instead.
+        c.setBoolean(YarnConfiguration.IS_MINI_YARN_CLUSTER, false);
+        c.set(MRJobConfig.MAPREDUCE_APPLICATION_CLASSPATH, String.join(",", ShadedClassPath.entries()));
         return c;
+    }
+
+    /**
+     * The class path every container of {@code job} was launched with (its launch scripts under the node manager's
+     * folders) holds the shaded jar and no unshaded Estuary module.
+     */
+    private void assertContainersRanTheShadedJar(Job job) throws IOException {
+        String app = job.getJobID().toString().replace("job_", "application_");
+        List<java.nio.file.Path> scripts;
+        try (java.util.stream.Stream<java.nio.file.Path> files =
+                Files.walk(yarn.getTestWorkDir().toPath())) {
+            scripts = files.filter(f -> f.getFileName().toString().equals("launch_container.sh")
+                            && f.toString().contains(app))
+                    .collect(Collectors.toList());
+        }
+        assertFalse(scripts.isEmpty(), "no container launch script of " + app + " under " + yarn.getTestWorkDir());
+        String shaded = ShadedClassPath.shadedJar().getAbsolutePath();
+        for (java.nio.file.Path script : scripts) {
+            String classPath = Files.readAllLines(script).stream()
+                    .filter(l -> l.startsWith("export CLASSPATH="))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(script + " sets no CLASSPATH"));
+            assertTrue(classPath.contains(shaded), script + " lacks the shaded jar: " + classPath);
+            for (String entry :
+                    classPath.substring("export CLASSPATH=\"".length()).split("[:\"]")) {
+                assertFalse(ShadedClassPath.unshadedEstuary(entry), script + " holds an unshaded module: " + entry);
+            }
+        }
     }
 
     private Path path(String name) {
@@ -121,7 +156,7 @@ class YarnClusterTest {
         JobOutput expected = TestJobs.wordCount(new Configuration(local), in, path("lost-native"), 2);
         try (MiniCluster lossy = new MiniCluster(2, 1, new EstuaryConf())) {
             Configuration c = onYarn();
-            LocalModeTest.withEstuary(c, lossy.masterEndpoint());
+            TestJobs.withEstuary(c, lossy.masterEndpoint());
             c.setBoolean("estuary.client.push.replicate", false);
             c.set("mapreduce.job.reduce.shuffle.consumer.plugin.class", GatedShuffleConsumer.class.getName());
             java.nio.file.Path gate = tmp.resolve("lost-gate");
@@ -174,7 +209,7 @@ class YarnClusterTest {
         try (MiniCluster secured =
                 new MiniCluster(2, 1, tls.enableOnServers(ClusterSecrets.enable(new EstuaryConf(), secretFile)))) {
             Configuration c = onYarn();
-            LocalModeTest.withEstuary(c, secured.masterEndpoint());
+            TestJobs.withEstuary(c, secured.masterEndpoint());
             c.setBoolean(AuthConfig.ENABLED.key(), true);
             c.setBoolean("estuary.client.push.replicate", true);
             for (Map.Entry<String, String> kv : tls.jobSettings("").entrySet()) c.set(kv.getKey(), kv.getValue());
@@ -248,6 +283,7 @@ class YarnClusterTest {
         List<String> map0 =
                 markerNames(markers).stream().filter(m -> m.contains("-m0-")).collect(Collectors.toList());
         assertEquals(2, map0.size(), "attempts of map 0 that ended in Estuary: " + map0);
+        assertContainersRanTheShadedJar(job);
     }
 
     /**
@@ -280,6 +316,7 @@ class YarnClusterTest {
         int maps = job.getTaskReports(TaskType.MAP).length;
         Set<String> second = mapsByApp.get(Collections.max(mapsByApp.keySet()));
         assertEquals(maps, second.size(), "maps ended under the second AM attempt: " + second);
+        assertContainersRanTheShadedJar(job);
     }
 
     private static List<String> markerNames(java.nio.file.Path dir) throws IOException {
