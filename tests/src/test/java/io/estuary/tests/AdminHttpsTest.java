@@ -184,7 +184,9 @@ class AdminHttpsTest {
 
     private static SSLContext context(TestCertificates trusted) {
         EstuaryConf conf = trusted.configure(new EstuaryConf(), null, false, G);
-        return ((JdkSslContext) ClientTls.fromConf(conf, G).sslContext()).context();
+        return ((JdkSslContext) ClientTls.fromConf(conf.set(TlsConfig.PROVIDER, "jdk"), G)
+                        .sslContext())
+                .context();
     }
 
     private static HttpClient client(TestCertificates trusted) {

@@ -94,6 +94,15 @@ public final class TlsConfig {
                     + "subject alternative name). Turn off only for test setups whose certificates name no host.")
             .build();
 
+    public static final ConfigEntry<String> PROVIDER = ConfigEntry.builder("estuary.tls.provider", ConfigType.STRING)
+            .defaultValue("auto")
+            .check(ConfigType.oneOf("auto", "openssl", "jdk"))
+            .doc("Which TLS implementation encrypts: openssl (BoringSSL through netty-tcnative, which the servers' "
+                    + "class path carries; several times less CPU per byte than the JDK's), jdk (the JVM's own), or "
+                    + "auto: openssl where it loads, else jdk. Client jars carry no native library, so clients use "
+                    + "the JDK's; either end works with the other. openssl where it cannot load refuses to start.")
+            .build();
+
     private static ConfigEntry<Boolean> enabled(String group, String covers) {
         return ConfigEntry.builder("estuary.tls." + group + ".enabled", ConfigType.BOOLEAN)
                 .defaultValue("false")

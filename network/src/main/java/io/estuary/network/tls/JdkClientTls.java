@@ -28,7 +28,8 @@ public final class JdkClientTls {
 
     /** The group's client TLS, or null when {@code estuary.tls.<group>.enabled} is false. Reads the files now. */
     public static JdkClientTls fromConf(EstuaryConf conf, TlsConfig.Group group, Clock clock) throws TlsSetupException {
-        ClientTls tls = ClientTls.fromConf(conf, group, clock);
+        // The JDK's engine whatever estuary.tls.provider says: these transports take javax engines only.
+        ClientTls tls = ClientTls.fromConf(conf.copy().set(TlsConfig.PROVIDER, "jdk"), group, clock);
         return tls == null ? null : new JdkClientTls(tls, conf.get(TlsConfig.VERIFY_HOSTNAME));
     }
 

@@ -42,7 +42,8 @@ public final class JdkServerTls {
      * missing or unusable certificate or key fails here, at start, naming the file and key.
      */
     public static JdkServerTls fromConf(EstuaryConf conf, TlsConfig.Group group, Clock clock) throws TlsSetupException {
-        ServerTls tls = ServerTls.fromConf(conf, group, clock);
+        // The JDK's engine whatever estuary.tls.provider says: these transports take javax engines only.
+        ServerTls tls = ServerTls.fromConf(conf.copy().set(TlsConfig.PROVIDER, "jdk"), group, clock);
         return tls == null ? null : new JdkServerTls(tls);
     }
 

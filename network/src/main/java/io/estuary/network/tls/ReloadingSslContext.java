@@ -1,5 +1,6 @@
 package io.estuary.network.tls;
 
+import io.estuary.common.config.TlsConfig;
 import io.estuary.common.time.Clock;
 import io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
@@ -38,6 +39,12 @@ final class ReloadingSslContext {
         this.loaded = files.read();
         this.context = builder.build(loaded);
         this.checkedAt = clock.millis();
+        String provider = context instanceof io.netty.handler.ssl.JdkSslContext ? "the JDK's" : "OpenSSL";
+        if ("server".equals(side)) {
+            LOG.info("TLS on the {} group with {} engine ({})", files.group.name, provider, TlsConfig.PROVIDER.key());
+        } else {
+            LOG.debug("TLS to the {} group with {} engine", files.group.name, provider);
+        }
     }
 
     /** The context for a new connection, rebuilt first if the interval passed and the files changed. */

@@ -3,12 +3,11 @@ package io.estuary.network.tls;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
 import javax.net.ssl.SSLException;
 
 /**
- * Builds Netty {@link SslContext}s from a group's PEM files: TLS 1.3 and 1.2 only, the JDK's provider (the same in
- * every process, shaded client jars included). Stateless.
+ * Builds Netty {@link SslContext}s from a group's PEM files: TLS 1.3 and 1.2 only, with the provider
+ * {@link TlsProviders} chooses (OpenSSL where netty-tcnative loads: the servers; the JDK's in client jars). Stateless.
  */
 final class SslContexts {
     private SslContexts() {}
@@ -32,7 +31,9 @@ final class SslContexts {
         try {
             SslContextBuilder b = SslContextBuilder.forServer(f.cert(), f.key());
             if (f.clientAuth) b.trustManager(f.trust()).clientAuth(ClientAuth.REQUIRE);
-            return b.sslProvider(SslProvider.JDK).protocols(PROTOCOLS).build();
+            return b.sslProvider(TlsProviders.choose(f.provider))
+                    .protocols(PROTOCOLS)
+                    .build();
         } catch (SSLException | IllegalArgumentException e) {
             throw failed(f, e);
         }
@@ -50,7 +51,9 @@ final class SslContexts {
             SslContextBuilder b = SslContextBuilder.forClient();
             if (f.trustFile != null) b.trustManager(f.trust());
             if (f.hasKeyPair()) b.keyManager(f.cert(), f.key());
-            return b.sslProvider(SslProvider.JDK).protocols(PROTOCOLS).build();
+            return b.sslProvider(TlsProviders.choose(f.provider))
+                    .protocols(PROTOCOLS)
+                    .build();
         } catch (SSLException | IllegalArgumentException e) {
             throw failed(f, e);
         }

@@ -55,6 +55,8 @@ final class TlsFailures {
                             + rootMessage(t));
         }
         String msg = String.valueOf(rootMessage(t));
+        // The JDK names TLS alerts in lower case (certificate_required), BoringSSL in upper (..._CERTIFICATE_REQUIRED).
+        String alert = msg.toLowerCase(java.util.Locale.ROOT);
         if (msg.contains("No subject alternative") || msg.contains("No name matching")) {
             return new Described(
                     StatusCode.UNAUTHENTICATED,
@@ -62,10 +64,10 @@ final class TlsFailures {
                             + "certificate that host as a subject alternative name, or set "
                             + TlsConfig.VERIFY_HOSTNAME.key() + "=false in a test setup");
         }
-        if (msg.contains("certificate_required")
-                || msg.contains("bad_certificate")
-                || msg.contains("unknown_ca")
-                || msg.contains("certificate_unknown")) {
+        if (alert.contains("certificate_required")
+                || alert.contains("bad_certificate")
+                || alert.contains("unknown_ca")
+                || alert.contains("certificate_unknown")) {
             return new Described(
                     StatusCode.UNAUTHENTICATED,
                     server + " refused this client's certificate (" + msg + "): it requires mutual TLS ("
@@ -87,6 +89,7 @@ final class TlsFailures {
                     + "on both sides";
         }
         String msg = String.valueOf(rootMessage(t));
+        String alert = msg.toLowerCase(java.util.Locale.ROOT);
         if (find(t, CertificateExpiredException.class) != null
                 || find(t, CertificateNotYetValidException.class) != null) {
             return "presented a client certificate that is expired or not yet valid: " + msg;
@@ -94,10 +97,14 @@ final class TlsFailures {
         if (find(t, CertPathBuilderException.class) != null || find(t, CertPathValidatorException.class) != null) {
             return "presented a client certificate signed by no CA in " + g.trustFile.key() + ": " + msg;
         }
-        if (msg.contains("Empty client certificate chain") || msg.contains("null cert chain")) {
+        if (msg.contains("Empty client certificate chain")
+                || msg.contains("null cert chain")
+                || alert.contains("peer_did_not_return_a_certificate")) {
             return "presented no client certificate, and " + g.clientAuth.key() + " requires one";
         }
-        if (msg.contains("certificate_unknown") || msg.contains("bad_certificate") || msg.contains("unknown_ca")) {
+        if (alert.contains("certificate_unknown")
+                || alert.contains("bad_certificate")
+                || alert.contains("unknown_ca")) {
             return "does not trust this server's certificate (" + msg + "): check its " + g.trustFile.key();
         }
         return "failed the TLS handshake: " + msg;

@@ -19,15 +19,25 @@ final class TlsFiles {
     final File keyFile;
     final File trustFile;
     final boolean clientAuth;
+    /** The value of {@link TlsConfig#PROVIDER}. */
+    final String provider;
+
     private final List<byte[]> contents;
 
     private TlsFiles(
-            TlsConfig.Group group, File cert, File key, File trust, boolean clientAuth, List<byte[]> contents) {
+            TlsConfig.Group group,
+            File cert,
+            File key,
+            File trust,
+            boolean clientAuth,
+            String provider,
+            List<byte[]> contents) {
         this.group = group;
         this.certFile = cert;
         this.keyFile = key;
         this.trustFile = trust;
         this.clientAuth = clientAuth;
+        this.provider = provider;
         this.contents = contents;
     }
 
@@ -39,6 +49,7 @@ final class TlsFiles {
                 file(conf.get(group.keyFile)),
                 file(conf.get(group.trustFile)),
                 conf.get(group.clientAuth),
+                conf.get(TlsConfig.PROVIDER),
                 null);
     }
 
@@ -52,7 +63,7 @@ final class TlsFiles {
         now.add(read(certFile, group.certFile.key()));
         now.add(read(keyFile, group.keyFile.key()));
         now.add(read(trustFile, group.trustFile.key()));
-        return new TlsFiles(group, certFile, keyFile, trustFile, clientAuth, now);
+        return new TlsFiles(group, certFile, keyFile, trustFile, clientAuth, provider, now);
     }
 
     private static byte[] read(File f, String key) throws TlsSetupException {

@@ -84,7 +84,9 @@ class JdkServerTlsTest {
 
     private static SSLContext clientContext(TestCertificates trusted, TestCertificates.Issued identity) {
         EstuaryConf conf = trusted.configure(new EstuaryConf(), identity, identity != null, G);
-        return ((JdkSslContext) ClientTls.fromConf(conf, G).sslContext()).context();
+        return ((JdkSslContext) ClientTls.fromConf(conf.set(TlsConfig.PROVIDER, "jdk"), G)
+                        .sslContext())
+                .context();
     }
 
     /** One request on a new connection: the status line, and the server's certificate in {@code peer[0]}. */
@@ -184,7 +186,9 @@ class JdkServerTlsTest {
         assertRefused(clientContext(ca, null), port, "no client certificate");
         // Trusts our CA for the server, but presents a certificate from another CA.
         EstuaryConf strange = ca.configure(new EstuaryConf(), stranger, true, G);
-        SSLContext strangeCtx = ((JdkSslContext) ClientTls.fromConf(strange, G).sslContext()).context();
+        SSLContext strangeCtx = ((JdkSslContext) ClientTls.fromConf(strange.set(TlsConfig.PROVIDER, "jdk"), G)
+                        .sslContext())
+                .context();
         assertRefused(strangeCtx, port, "a client certificate from another CA");
         assertEquals("HTTP/1.1 200 OK", get(clientContext(ca, client), port, null, null), "still serving");
     }

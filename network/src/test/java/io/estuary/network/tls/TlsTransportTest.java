@@ -35,6 +35,8 @@ import java.util.zip.CRC32;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * TLS on real servers over loopback: RPC, push and chunk fetch (a file segment, which TLS cannot sendfile), mutual
@@ -137,7 +139,48 @@ class TlsTransportTest {
         EstuaryConf conf = ca.configure(base(), server, false, G);
         try (TransportServer s = tlsServer(conf, new ManualClock());
                 TransportClientFactory f = tlsClients(ca.configure(base(), null, false, G))) {
-            TransportClient c = f.client("localhost", s.port());
+            rpcPushAndFetch(f.client("localhost", s.port()));
+        }
+    }
+
+    /**
+     * Servers encrypt with OpenSSL (their class path carries netty-tcnative), clients in the shaded jars with the
+     * JDK's engine: every pairing serves RPC, push and fetch, and each end uses the engine it was told to.
+     */
+    @ParameterizedTest(name = "server {0}, client {1}")
+    @CsvSource({"openssl, jdk", "jdk, openssl", "openssl, openssl", "jdk, jdk"})
+    void eitherEngineOnEitherEnd(String serverEngine, String clientEngine) throws Exception {
+        assertTrue(io.netty.handler.ssl.OpenSsl.isAvailable(), "netty-tcnative is on the test class path");
+        EstuaryConf serverConf = ca.configure(base(), server, false, G).set(TlsConfig.PROVIDER, serverEngine);
+        EstuaryConf clientConf = ca.configure(base(), null, false, G).set(TlsConfig.PROVIDER, clientEngine);
+        assertEquals(
+                serverEngine.equals("jdk"),
+                SslContexts.server(TlsFiles.configured(serverConf, G).read())
+                        instanceof io.netty.handler.ssl.JdkSslContext);
+        assertEquals(
+                clientEngine.equals("jdk"),
+                SslContexts.client(TlsFiles.configured(clientConf, G).read())
+                        instanceof io.netty.handler.ssl.JdkSslContext);
+        try (TransportServer s = tlsServer(serverConf, new ManualClock());
+                TransportClientFactory f = tlsClients(clientConf)) {
+            rpcPushAndFetch(f.client("localhost", s.port()));
+        }
+    }
+
+    @Test
+    void autoIsOpenSslWhereItLoads() throws Exception {
+        EstuaryConf conf = ca.configure(base(), server, false, G);
+        assertEquals("auto", conf.get(TlsConfig.PROVIDER));
+        assertFalse(
+                SslContexts.server(TlsFiles.configured(conf, G).read()) instanceof io.netty.handler.ssl.JdkSslContext);
+        io.estuary.common.config.ConfigException e = assertThrows(
+                io.estuary.common.config.ConfigException.class,
+                () -> base().set(TlsConfig.PROVIDER, "boringssl").get(TlsConfig.PROVIDER));
+        assertTrue(e.getMessage().contains(TlsConfig.PROVIDER.key()), e.getMessage());
+    }
+
+    private static void rpcPushAndFetch(TransportClient c) throws Exception {
+        {
             assertEquals("CN=server", subject(c));
 
             byte[] pushed = new byte[1 << 20];
