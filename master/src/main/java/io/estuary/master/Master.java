@@ -120,7 +120,8 @@ public final class Master implements AdministeredMaster, Closeable {
                 io.estuary.network.rpc.RequestLimits.from(conf),
                 io.estuary.network.auth.Authorizer.of(conf, "master", metrics::authorizationRefused),
                 clock,
-                secrets);
+                secrets,
+                RegistrationRateLimiter.fromConf(conf, clock));
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
             workerLiveness.reset();

@@ -30,6 +30,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
     private final ApplicationRequests applications;
     private final Authorizer authorizer;
     private final ApplicationSecrets secrets;
+    private final RegistrationRateLimiter registrations;
+    private final MasterMetrics metrics;
 
     MasterRpcHandler(
             StateLog log,
@@ -42,7 +44,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
             RequestLimits limits,
             Authorizer authorizer,
             Clock clock,
-            ApplicationSecrets secrets) {
+            ApplicationSecrets secrets,
+            RegistrationRateLimiter registrations) {
         // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
         super(
                 "master",
@@ -54,6 +57,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.clock = clock;
         this.authorizer = authorizer;
         this.secrets = secrets;
+        this.registrations = registrations;
+        this.metrics = metrics;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
         this.applications = new ApplicationRequests(
                 log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics, secrets);
@@ -95,6 +100,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 reply.ok(secrets.registrationKey());
                 break;
             case REGISTER_APPLICATION:
+                throttle(channel, request.getRegisterApplication().getAppId());
                 applications.register(request.getRegisterApplication(), Identity.of(channel), reply, now);
                 break;
             case GET_APPLICATION_SECRET:
@@ -134,6 +140,22 @@ final class MasterRpcHandler extends ControlRpcHandler {
             default:
                 throw unsupported(request);
         }
+    }
+
+    /** Refuses (RETRY_LATER) a registration past its host's rate ({@link RegistrationRateLimiter}). */
+    private void throttle(Channel channel, String appId) {
+        java.net.SocketAddress remote = channel.remoteAddress();
+        if (!(remote instanceof java.net.InetSocketAddress)) return;
+        java.net.InetAddress host = ((java.net.InetSocketAddress) remote).getAddress();
+        if (host == null || registrations.tryAcquire(host)) return;
+        metrics.registrationThrottled();
+        throw new io.estuary.common.status.StatusException(
+                io.estuary.common.status.StatusCode.RETRY_LATER,
+                "too many application registrations from " + host.getHostAddress() + " (" + appId + " not "
+                        + "registered): this host may register "
+                        + io.estuary.common.config.MasterConfig.REGISTRATION_RATE_PER_HOST.key() + " per second, "
+                        + io.estuary.common.config.MasterConfig.REGISTRATION_BURST_PER_HOST.key()
+                        + " at once; retry later");
     }
 
     /**

@@ -205,6 +205,36 @@ class ApplicationSecretsTest {
         return List.of(placed, revived);
     }
 
+    /**
+     * Registering is open to anonymous connections and each one is a Raft entry: a host registering faster than its
+     * rate is asked to retry later (naming the setting), the master keeps serving everyone else, and the host's
+     * registration goes through once its bucket refills, within the driver's own wait.
+     */
+    @Test
+    void aHostRegisteringFasterThanItsRateIsAskedToRetryLater() throws Exception {
+        Master m = master(c -> c.set(MasterConfig.REGISTRATION_RATE_PER_HOST, "0.5")
+                .set(MasterConfig.REGISTRATION_BURST_PER_HOST, "2"));
+        MasterClient anonymous = client(m, Credentials.NONE);
+        register(anonymous, "app-1", newSecret());
+        register(anonymous, "app-2", newSecret());
+        RegisterApplicationRequest.Builder third = sealed(anonymous, "app-3", newSecret());
+        RemoteException e =
+                refused(() -> anonymous.ask(Request.newBuilder().setRegisterApplication(third), Empty.parser(), 300));
+        assertEquals(StatusCode.RETRY_LATER, e.status(), e.getMessage());
+        assertTrue(e.getMessage().contains(MasterConfig.REGISTRATION_RATE_PER_HOST.key()), e.getMessage());
+        assertTrue(
+                m.metrics().registry().getSampleValue("estuary_master_registrations_throttled_total") >= 1,
+                "throttled registrations are counted");
+
+        // The servers' requests are not throttled.
+        MasterClient asCluster = client(m, Credentials.cluster(ClusterSecrets.read(secretFile)));
+        heartbeat(asCluster, "app-1");
+
+        // One token every 2 s: the driver's usual wait covers it (MasterClient backs off and retries RETRY_LATER).
+        register(anonymous, third);
+        heartbeat(asCluster, "app-3");
+    }
+
     @Test
     void slotAnswersCarryTheSecretSealedForWorkersToTheApplicationOnly() throws Exception {
         Master m = master(c -> c);

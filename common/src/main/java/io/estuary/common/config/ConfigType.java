@@ -135,11 +135,11 @@ public final class ConfigType<T> {
 
     /** Checks shared by many declarations. */
     public static <N extends Number> Function<N, String> positive() {
-        return n -> n.longValue() > 0 ? null : "must be greater than 0";
+        return n -> n.doubleValue() > 0 ? null : "must be greater than 0";
     }
 
     public static <N extends Number> Function<N, String> nonNegative() {
-        return n -> n.longValue() >= 0 ? null : "must be 0 or more";
+        return n -> n.doubleValue() >= 0 ? null : "must be 0 or more";
     }
 
     /** A share: above 0, at most 1. */

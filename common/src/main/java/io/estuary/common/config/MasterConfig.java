@@ -52,6 +52,24 @@ public final class MasterConfig {
             .doc("An application that has not sent a heartbeat for this long is expired; workers delete its data.")
             .build();
 
+    public static final ConfigEntry<Double> REGISTRATION_RATE_PER_HOST = ConfigEntry.builder(
+                    "estuary.master.registration.ratePerHost", ConfigType.DOUBLE)
+            .defaultValue("10")
+            .check(ConfigType.positive())
+            .doc("Application registrations per second the leader takes from one client host, on average (a token "
+                    + "bucket of registration.burstPerHost). Registering is open to connections without an identity and "
+                    + "each one is a Raft entry and a secret kept until the application expires: past this rate the "
+                    + "leader answers RETRY_LATER, and drivers retry with a back-off within their wait.")
+            .build();
+
+    public static final ConfigEntry<Integer> REGISTRATION_BURST_PER_HOST = ConfigEntry.builder(
+                    "estuary.master.registration.burstPerHost", ConfigType.INT)
+            .defaultValue("50")
+            .check(ConfigType.positive())
+            .doc("Application registrations one client host may make at once before registration.ratePerHost "
+                    + "applies (a gateway starting many drivers together).")
+            .build();
+
     public static final ConfigEntry<Integer> MAX_REMOVED_APPLICATIONS = ConfigEntry.builder(
                     "estuary.master.state.maxRemovedApplications", ConfigType.INT)
             .defaultValue("10000")

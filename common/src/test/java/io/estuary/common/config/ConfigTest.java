@@ -53,6 +53,13 @@ class ConfigTest {
 
         e = assertThrows(ConfigException.class, () -> conf.get(WorkerConfig.STORAGE_DIRS));
         assertTrue(e.getMessage().contains("required"), e.getMessage());
+
+        // A positive fraction is positive (the check once truncated it to 0).
+        assertEquals(
+                0.5,
+                conf.set(MasterConfig.REGISTRATION_RATE_PER_HOST, "0.5").get(MasterConfig.REGISTRATION_RATE_PER_HOST));
+        e = assertThrows(ConfigException.class, () -> conf.set(MasterConfig.REGISTRATION_RATE_PER_HOST, "0"));
+        assertTrue(e.getMessage().contains("greater than 0"), e.getMessage());
     }
 
     @Test

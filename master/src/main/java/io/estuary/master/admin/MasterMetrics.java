@@ -38,6 +38,7 @@ public final class MasterMetrics {
 
     private final Counter authFailures;
     private final Counter admittedUnchecked;
+    private final Counter registrationsThrottled;
 
     public MasterMetrics(AdministeredMaster master) {
         io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
@@ -80,6 +81,11 @@ public final class MasterMetrics {
                         "estuary_master_unauthenticated_admitted_total",
                         "Connections that proved no identity and were admitted unchecked by the permissive mode "
                                 + "(estuary.auth.mode=permissive, for a rolling upgrade).")
+                .register(registry);
+        registrationsThrottled = Counter.build(
+                        "estuary_master_registrations_throttled_total",
+                        "Application registrations refused (RETRY_LATER) because their host registered faster than "
+                                + "estuary.master.registration.ratePerHost.")
                 .register(registry);
         new Collector() {
             @Override
@@ -169,6 +175,10 @@ public final class MasterMetrics {
     /** Records one request refused by authorization (see {@code io.estuary.network.auth.Authorizer}). */
     public void authorizationRefused(String request, io.estuary.common.status.StatusCode status) {
         authorizationRefusals.labels(request, status.name()).inc();
+    }
+
+    public void registrationThrottled() {
+        registrationsThrottled.inc();
     }
 
     public long authorizationRefusals(String request, io.estuary.common.status.StatusCode status) {

@@ -90,11 +90,18 @@ public final class MasterClient {
                     }
                 } else if (e.isConnectionFailure()) {
                     switchTo(endpoint, next(endpoint), endpoint + " unreachable (" + e.getMessage() + ")");
-                } else {
+                } else if (e.status() != io.estuary.common.status.StatusCode.RETRY_LATER) {
                     throw e; // the leader answered: its error is the answer
-                }
+                } // else the leader is busy or throttles this client: the same one again after the back-off
             }
             if (clock.nanos() + TimeUnit.MILLISECONDS.toNanos(backoff) - deadline > 0) {
+                if (last.status() == io.estuary.common.status.StatusCode.RETRY_LATER) {
+                    throw new RemoteException(
+                            last.status(),
+                            "the leading master still asked to retry later after " + waitMs + " ms: "
+                                    + last.getMessage(),
+                            last);
+                }
                 throw new RemoteException(
                         "no master reachable at " + endpoints + " within " + waitMs + " ms: " + last.getMessage(),
                         last);
