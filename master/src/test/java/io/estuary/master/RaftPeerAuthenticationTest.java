@@ -12,6 +12,7 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.RatisStateLog;
+import io.estuary.master.state.raft.RaftRefusalLog;
 import io.estuary.master.state.raft.RaftSecretFiles;
 import io.estuary.network.rpc.MasterClient;
 import java.io.IOException;
@@ -22,16 +23,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.logging.log4j.LogManager;
-import org.apache.logging.log4j.core.LogEvent;
-import org.apache.logging.log4j.core.Logger;
-import org.apache.logging.log4j.core.appender.AbstractAppender;
-import org.apache.logging.log4j.core.config.Property;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.netty.NettyRpcProxy;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
@@ -63,39 +57,12 @@ class RaftPeerAuthenticationTest {
     private final Map<String, Path> secretOf = new ConcurrentHashMap<>();
     private Path goodSecret;
     private MasterGroup group;
-    private final Capture warnings = new Capture();
-
-    /** Keeps the events logged by the Raft port's refusals. */
-    private static final class Capture extends AbstractAppender {
-        final List<LogEvent> events = new CopyOnWriteArrayList<>();
-
-        Capture() {
-            super("raft-auth-capture", null, null, true, Property.EMPTY_ARRAY);
-        }
-
-        @Override
-        public void append(LogEvent event) {
-            events.add(event.toImmutable());
-        }
-
-        boolean has(String level, String containing) {
-            for (LogEvent e : events) {
-                if (e.getLevel().name().equals(level)
-                        && e.getMessage().getFormattedMessage().contains(containing)) return true;
-            }
-            return false;
-        }
-    }
-
-    private static Logger refusalsLogger() {
-        return (Logger) LogManager.getLogger("io.estuary.master.state.raft.RaftAuthFailures");
-    }
+    private RaftRefusalLog warnings;
 
     @BeforeEach
     void start() throws Exception {
         goodSecret = RaftSecretFiles.write(tmp.resolve("cluster.secret"), RaftSecretFiles.random());
-        warnings.start();
-        refusalsLogger().addAppender(warnings);
+        warnings = RaftRefusalLog.attach();
         group = new MasterGroup(conf -> conf.set(AuthConfig.ENABLED, "true")
                 .set(
                         AuthConfig.CLUSTER_SECRET_FILE,
@@ -105,7 +72,7 @@ class RaftPeerAuthenticationTest {
 
     @AfterEach
     void stop() throws IOException {
-        refusalsLogger().removeAppender(warnings);
+        if (warnings != null) warnings.close();
         if (group != null) group.close();
     }
 

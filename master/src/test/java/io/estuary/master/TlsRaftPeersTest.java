@@ -15,6 +15,7 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.master.state.RatisStateLog;
+import io.estuary.master.state.raft.RaftRefusalLog;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.testing.TestCertificates;
 import java.io.IOException;
@@ -96,12 +97,8 @@ class TlsRaftPeersTest {
         return group.masters[i].log().stateMachine().snapshot().toByteArray();
     }
 
-    /**
-     * Halts master {@code i} and starts it again as {@code variant}, once it opened its Raft storage (its term read
-     * back). Ratis may release the halted server's storage lock a moment after {@code halt} returns: until then the
-     * new server cannot lock it, so starting is retried.
-     */
-    private void restart(int i, String variant) throws InterruptedException {
+    /** Halts master {@code i} and starts it again as {@code variant}, once it opened its Raft storage. */
+    private void restart(int i, String variant) throws Exception {
         group.masters[i].halt();
         group.masters[i] = null;
         if (variant == null) {
@@ -109,18 +106,7 @@ class TlsRaftPeersTest {
         } else {
             variantOf.put("m" + i, variant);
         }
-        waitFor(
-                () -> {
-                    try {
-                        group.masters[i] = group.start(i);
-                        return true;
-                    } catch (IOException | RuntimeException e) {
-                        if (!String.valueOf(e.getMessage()).contains("already locked")) throw new AssertionError(e);
-                        return false;
-                    }
-                },
-                60_000,
-                "master " + i + " restarts");
+        group.masters[i] = group.start(i);
         waitFor(() -> group.masters[i].log().term() > 0, 60_000, "master " + i + " read its Raft storage back");
     }
 
@@ -135,11 +121,22 @@ class TlsRaftPeersTest {
             waitFor(() -> Arrays.equals(first, state(m)), 60_000, "master " + m + " applies the changes over TLS");
         }
 
-        // A master back without TLS (same cluster secret): the others' TLS ports refuse it, it gets nothing new.
+        // A master back without TLS (same cluster secret): the others' TLS ports refuse it, saying why; it gets
+        // nothing new.
         int odd = (leader + 1) % 3;
-        restart(odd, "plain");
-        long before = refusedByOthers(odd);
-        waitFor(() -> refusedByOthers(odd) > before, 60_000, "the TLS masters refuse the plain one");
+        RaftRefusalLog log = RaftRefusalLog.attach();
+        try {
+            restart(odd, "plain");
+            long before = refusedByOthers(odd);
+            waitFor(() -> refusedByOthers(odd) > before, 60_000, "the TLS masters refuse the plain one");
+            waitFor(
+                    () -> log.has("WARN", "sent plain bytes on this TLS Raft port")
+                            && log.has("WARN", "opened with TLS, and this Raft port has none"),
+                    60_000,
+                    "both sides name the TLS mismatch");
+        } finally {
+            log.close();
+        }
         for (int w = 3; w < 5; w++) c.ask(registerWorker(w), Empty.parser(), 30_000);
         byte[] second = state(group.awaitLeader());
         assertFalse(Arrays.equals(second, state(odd)), "a master without TLS must not receive the new entries");

@@ -42,6 +42,17 @@ public final class RaftHandshake {
     private static final byte[] CLIENT_LABEL = "estuary raft client proof v1".getBytes(StandardCharsets.US_ASCII);
     private static final SecureRandom RANDOM = new SecureRandom();
 
+    /**
+     * Whether {@code in} (two bytes or more readable) opens like a TLS record: a handshake or alert record of TLS 1.x
+     * (content type 22 or 21, major version 3). Neither the handshake's magic nor a Ratis frame (a varint length, then a
+     * protobuf tag, and tag byte 3 is field 0, which does not exist) can start that way.
+     */
+    static boolean looksLikeTls(org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf in) {
+        if (in.readableBytes() < 2) return false;
+        byte type = in.getByte(in.readerIndex());
+        return (type == 22 || type == 21) && in.getByte(in.readerIndex() + 1) == 3;
+    }
+
     static byte[] nonce() {
         byte[] n = new byte[NONCE_BYTES];
         RANDOM.nextBytes(n);

@@ -47,6 +47,13 @@ final class RaftHandshakeClient extends ByteToMessageDecoder {
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         switch (state) {
             case CHALLENGE:
+                if (RaftHandshake.looksLikeTls(in)) {
+                    fail(
+                            ctx,
+                            "the master at " + peer + " answered with TLS, and this master's Raft connections have "
+                                    + "none: set estuary.tls.internal.enabled the same on every master");
+                    return;
+                }
                 if (in.readableBytes() < RaftHandshake.CHALLENGE_BYTES) return;
                 byte[] serverNonce = new byte[RaftHandshake.NONCE_BYTES];
                 byte[] serverProof = new byte[RaftHandshake.PROOF_BYTES];
@@ -83,7 +90,8 @@ final class RaftHandshakeClient extends ByteToMessageDecoder {
             state = State.DONE;
             done.completeExceptionally(new IOException("the master at " + peer
                     + " closed the connection during the Raft authentication handshake: it runs without "
-                    + "authentication, or refused this master (see its log)"));
+                    + "authentication, or with TLS on its Raft port while this master has none "
+                    + "(estuary.tls.internal.enabled), or refused this master (see its log)"));
         }
         super.channelInactive(ctx);
     }

@@ -72,6 +72,15 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
             case HELLO:
                 if (in.readableBytes() < Integer.BYTES) return;
                 if (in.getInt(in.readerIndex()) != RaftHandshake.MAGIC) {
+                    if (RaftHandshake.looksLikeTls(in)) {
+                        // Never admitted, not even in the permissive mode: Ratis would take it for garbage.
+                        refuse(
+                                ctx,
+                                "it opened with TLS, and this Raft port has none: a master with "
+                                        + "estuary.tls.internal.enabled=true; set it the same on every master",
+                                false);
+                        return;
+                    }
                     // A master without authentication speaks Ratis at once; anything else is garbage.
                     if (permissive) {
                         admitUnauthenticated(ctx);
@@ -150,6 +159,16 @@ final class RaftHandshakeServer extends ByteToMessageDecoder {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        for (Throwable c = cause; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof org.apache.ratis.thirdparty.io.netty.handler.ssl.NotSslRecordException) {
+                refuse(
+                        ctx,
+                        "it sent plain bytes on this TLS Raft port: a master with "
+                                + "estuary.tls.internal.enabled=false; set it the same on every master",
+                        false);
+                return;
+            }
+        }
         refuse(ctx, "the handshake failed: " + cause, false);
     }
 

@@ -253,6 +253,43 @@ class RaftHandshakeTest {
         assertFalse(client.finishAndReleaseAll());
     }
 
+    /** The first bytes of a TLS 1.2/1.3 ClientHello record, as a master with TLS on its Raft port opens with. */
+    private static ByteBuf tlsClientHello() {
+        return Unpooled.wrappedBuffer(new byte[] {22, 3, 1, 0, (byte) 0xc8, 1, 0, 0, (byte) 0xc4, 3, 3});
+    }
+
+    @Test
+    void aTlsHelloOnAPlainPortIsRefusedNamingTheSettingEvenWhenPermissive() {
+        for (boolean permissive : new boolean[] {false, true}) {
+            RaftAuthFailures f = new RaftAuthFailures();
+            try (RaftRefusalLog log = RaftRefusalLog.attach()) {
+                EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, f, 5_000, permissive));
+                server.writeInbound(tlsClientHello());
+                assertFalse(server.isOpen(), "closed (permissive " + permissive + ")");
+                assertNull(server.readInbound(), "nothing reaches Ratis");
+                assertEquals(1, f.count());
+                assertEquals(0, f.admittedCount());
+                assertTrue(log.has("WARN", "it opened with TLS"), "the WARN names the mismatch");
+                assertTrue(log.has("WARN", "estuary.tls.internal.enabled"), "and the setting");
+                assertFalse(server.finishAndReleaseAll());
+            }
+        }
+    }
+
+    @Test
+    void aPlainClientAnsweredWithTlsFailsNamingTheSetting() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        EmbeddedChannel client = new EmbeddedChannel(new RaftHandshakeClient(secret, "m4", done));
+        ((ByteBuf) client.readOutbound()).release();
+        // A TLS server's answer to bytes that are not TLS: an alert record.
+        client.writeInbound(Unpooled.wrappedBuffer(new byte[] {21, 3, 3, 0, 2, 2, 50}));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> done.get(1, TimeUnit.SECONDS));
+        assertTrue(e.getCause().getMessage().contains("m4 answered with TLS"), e.getMessage());
+        assertTrue(e.getCause().getMessage().contains("estuary.tls.internal.enabled"), e.getMessage());
+        assertFalse(client.isOpen());
+        assertFalse(client.finishAndReleaseAll());
+    }
+
     @Test
     void aShortSecretIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> RaftHandshake.checkSecret(new byte[8]));
