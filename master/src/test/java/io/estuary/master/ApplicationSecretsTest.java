@@ -235,6 +235,31 @@ class ApplicationSecretsTest {
         heartbeat(asCluster, "app-3");
     }
 
+    /**
+     * A single master named alone in estuary.master.ha.nodes keeps its state on disk: restarted, it still knows the
+     * applications' secrets (an application proves its secret, a server learns it), where a master without entries
+     * forgets them.
+     */
+    @Test
+    void aSingleMasterWithItsStateOnDiskKeepsSecretsAcrossARestart() throws Exception {
+        int[] ports = io.estuary.testing.process.FreePorts.take(2);
+        UnaryOperator<EstuaryConf> durable =
+                c -> c.set(MasterConfig.HA_NODES, "m0=127.0.0.1:" + ports[0] + ":" + ports[1])
+                        .set(MasterConfig.HA_ID, "m0")
+                        .set(MasterConfig.HA_DIR, dir.resolve("raft").toString());
+        Master m = master(durable);
+        waitFor(m::isLeader, WAIT, "the single master leads");
+        byte[] secret = newSecret();
+        register(client(m, Credentials.NONE), "app-durable", secret);
+        m.halt();
+
+        Master back = master(durable);
+        waitFor(back::isLeader, WAIT, "the restarted master leads");
+        MasterClient asCluster = client(back, Credentials.cluster(ClusterSecrets.read(secretFile)));
+        assertArrayEquals(secret, opened(secretOf(asCluster, "app-durable"), "app-durable"));
+        heartbeat(client(back, Credentials.application("app-durable", secret)), "app-durable");
+    }
+
     @Test
     void slotAnswersCarryTheSecretSealedForWorkersToTheApplicationOnly() throws Exception {
         Master m = master(c -> c);

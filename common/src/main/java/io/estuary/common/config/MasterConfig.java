@@ -153,11 +153,13 @@ public final class MasterConfig {
                     if (!n.matches("[A-Za-z0-9_.-]+=[^:=]+:\\d+:\\d+"))
                         return "entry '" + n + "' is not id=host:rpcPort:raftPort";
                 }
-                return l.size() == 1 ? "needs at least 2 entries (3 or 5 for tolerating failures), or none" : null;
+                return null;
             })
             .doc("The masters of a highly available group, comma-separated as id=host:rpcPort:raftPort (3 or 5 of "
-                    + "them). Empty: a single master that keeps its state in memory. With entries, each master's state "
-                    + "is replicated with Raft (Apache Ratis) and this master's host and port come from its entry.")
+                    + "them). With entries, each master's state is replicated with Raft (Apache Ratis) under "
+                    + "estuary.master.ha.dir, and this master's host and port come from its entry. One entry: a single "
+                    + "master that keeps its state (applications and their sealed secrets, placements) on disk, so its "
+                    + "restart loses nothing. Empty: a single master that keeps its state in memory.")
             .build();
 
     public static final ConfigEntry<String> HA_ID = ConfigEntry.builder("estuary.master.ha.id", ConfigType.STRING)

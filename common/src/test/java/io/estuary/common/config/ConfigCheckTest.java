@@ -45,7 +45,7 @@ class ConfigCheckTest {
     void malformedValuesRepeatedKeysAndMissingRequiredKeysAreEachReported() throws Exception {
         Path f = write("estuary.worker.rpc.port 70000\n"
                 + "estuary.worker.flush.bufferSize 12q\n"
-                + "estuary.master.ha.nodes m0=a:1:2\n"
+                + "estuary.master.ha.nodes m0=a:1,m1=b:1:2\n"
                 + "estuary.worker.rpc.port 9098\n");
         List<String> problems = ConfigCheck.check(f, ConfigCheck.Role.WORKER);
         assertEquals(4, problems.size(), problems.toString());
