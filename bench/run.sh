@@ -5,8 +5,8 @@
 # with TLS on every port (and authentication): what security costs, side by side. Prints each time and the
 # Estuary/native ratios, fails on a checksum mismatch.
 # Usage: bench/run.sh [scale] [repeats]   (scale 1 = TeraSort-like on 2 GB; 0.1 for a quick look)
-# With repeats > 1, native and Estuary runs alternate and the best time of each workload counts (this machine's
-# run-to-run noise is larger than some of the differences measured).
+# With repeats > 1, native and Estuary runs alternate (the clusters in reverse order on even runs) and the best time
+# of each workload counts (this machine's run-to-run noise is larger than some of the differences measured).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,25 +40,40 @@ single() { driver_opts=("${opts[@]}" -Dspark.estuary.client.push.replicate=false
   SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "${driver_opts[@]}" io.estuary.bench.ShuffleBenchmark "$@"; }
 echo "Each workload on native sort shuffle, then on Estuary (127.0.0.1:19097), scale $scale"
 nat=""; est=""; one=""; open=""; tls=""
+# measure CLUSTER RUN: the runs of one cluster configuration, their result files added to the lists above.
+measure() {
+  case $1 in
+    default)
+      up default true false
+      driver run native - "$scale" "$work/native-$2.tsv"
+      driver run estuary 127.0.0.1:19097 "$scale" "$work/estuary-$2.tsv"
+      single run estuary 127.0.0.1:19097 "$scale" "$work/single-$2.tsv"
+      nat=${nat:+$nat,}$work/native-$2.tsv
+      est=${est:+$est,}$work/estuary-$2.tsv
+      one=${one:+$one,}$work/single-$2.tsv
+      ;;
+    open)
+      echo "Estuary without authentication"
+      up open false false
+      driver run estuary 127.0.0.1:19097 "$scale" "$work/open-$2.tsv"
+      open=${open:+$open,}$work/open-$2.tsv
+      ;;
+    tls)
+      echo "Estuary with TLS on every port (and authentication)"
+      up tls true true
+      driver run estuary 127.0.0.1:19097 "$scale" "$work/tls-$2.tsv"
+      tls=${tls:+$tls,}$work/tls-$2.tsv
+      ;;
+  esac
+}
 for i in $(seq 1 "$repeats"); do
   [ "$repeats" -gt 1 ] && echo "run $i of $repeats"
-  up default true false
-  driver run native - "$scale" "$work/native-$i.tsv"
-  driver run estuary 127.0.0.1:19097 "$scale" "$work/estuary-$i.tsv"
-  single run estuary 127.0.0.1:19097 "$scale" "$work/single-$i.tsv"
-  nat=${nat:+$nat,}$work/native-$i.tsv
-  est=${est:+$est,}$work/estuary-$i.tsv
-  one=${one:+$one,}$work/single-$i.tsv
-  if [ "$security" = 1 ]; then
-    echo "Estuary without authentication"
-    up open false false
-    driver run estuary 127.0.0.1:19097 "$scale" "$work/open-$i.tsv"
-    echo "Estuary with TLS on every port (and authentication)"
-    up tls true true
-    driver run estuary 127.0.0.1:19097 "$scale" "$work/tls-$i.tsv"
-    open=${open:+$open,}$work/open-$i.tsv
-    tls=${tls:+$tls,}$work/tls-$i.tsv
-  fi
+  # Even runs take the clusters in the opposite order: the first cluster of a run (a cold page cache, a JIT-cold
+  # machine) or the last (a full one) must not always be the same configuration.
+  order=(default)
+  [ "$security" = 1 ] && order=(default open tls)
+  [ "$security" = 1 ] && [ $((i % 2)) = 0 ] && order=(tls open default)
+  for c in "${order[@]}"; do measure "$c" "$i"; done
 done
 columns=("replicated=$est" "1-copy=$one")
 [ "$security" = 1 ] && columns+=("no-auth=$open" "TLS=$tls")
