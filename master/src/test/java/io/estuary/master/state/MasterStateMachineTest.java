@@ -2,6 +2,8 @@ package io.estuary.master.state;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.ApplicationRegistered;
 import io.estuary.common.protocol.ApplicationRemoved;
 import io.estuary.common.protocol.MasterCommand;
@@ -121,5 +123,50 @@ class MasterStateMachineTest {
                 .setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId("x"))
                 .build());
         assertFalse((boolean) m.read(s -> s.wasRemoved("x")));
+    }
+
+    /**
+     * The bounds of the remembered removals come from the configuration (the defaults are tested at scale by
+     * LongLivedApplicationTest): smaller ones are honoured, and a snapshot restores under the same ones.
+     */
+    @Test
+    void theConfiguredBoundsOfTheRememberedRemovalsAreHonoured() {
+        EstuaryConf conf = new EstuaryConf()
+                .set(MasterConfig.MAX_REMOVED_APPLICATIONS, "2")
+                .set(MasterConfig.MAX_UNREGISTERED_SHUFFLE_RANGES, "3");
+        MasterStateMachine m = new MasterStateMachine(conf);
+        for (String app : new String[] {"a", "b", "c", "live"}) {
+            m.apply(MasterCommand.newBuilder()
+                    .setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app))
+                    .build());
+        }
+        for (String app : new String[] {"a", "b", "c"}) {
+            m.apply(MasterCommand.newBuilder()
+                    .setApplicationRemoved(ApplicationRemoved.newBuilder().setAppId(app))
+                    .build());
+        }
+        assertFalse((boolean) m.read(s -> s.wasRemoved("a")), "the oldest removal is dropped past a bound of 2");
+        assertTrue((boolean) m.read(s -> s.wasRemoved("b") && s.wasRemoved("c")));
+        for (int id = 0; id < 10; id += 2) { // five ranges of one id each
+            m.apply(MasterCommand.newBuilder()
+                    .setShuffleUnregistered(
+                            ShuffleUnregistered.newBuilder().setAppId("live").setShuffleId(id))
+                    .build());
+        }
+        assertEquals(3, (int) m.read(MasterState::unregisteredShuffleCount));
+        assertFalse((boolean) m.read(s -> s.isShuffleUnregistered("live", 2)), "the lowest ranges are dropped");
+        assertTrue((boolean) m.read(s -> s.isShuffleUnregistered("live", 4) && s.isShuffleUnregistered("live", 8)));
+
+        MasterStateMachine restored = new MasterStateMachine(conf);
+        restored.restore(m.snapshot());
+        assertEquals(m.snapshot(), restored.snapshot());
+        // The defaults (10,000 and 1,000) would have kept every one of them.
+        MasterStateMachine defaults = new MasterStateMachine();
+        defaults.restore(m.snapshot());
+        defaults.apply(MasterCommand.newBuilder()
+                .setShuffleUnregistered(
+                        ShuffleUnregistered.newBuilder().setAppId("live").setShuffleId(0))
+                .build());
+        assertEquals(4, (int) defaults.read(MasterState::unregisteredShuffleCount));
     }
 }

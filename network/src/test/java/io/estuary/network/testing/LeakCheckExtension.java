@@ -1,10 +1,5 @@
 package io.estuary.network.testing;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
-import java.lang.ref.ReferenceQueue;
-import java.lang.ref.WeakReference;
 import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -51,21 +46,8 @@ public final class LeakCheckExtension implements BeforeAllCallback, AfterAllCall
         return RecordingLeakDetector.drain();
     }
 
-    /**
-     * Collects garbage until the reference handler has caught up, then allocates: at the paranoid level every
-     * allocation makes Netty look for buffers collected unreleased, and report them.
-     */
+    /** See {@link LeakSweep}. */
     static void collectGarbage() throws InterruptedException {
-        for (int round = 0; round < 2; round++) {
-            ReferenceQueue<Object> queue = new ReferenceQueue<>();
-            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
-            System.gc();
-            queue.remove(2000); // once the sentinel is enqueued, so are the references this collection cleared
-            sentinel.clear();
-            Thread.sleep(10);
-            ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(1);
-            direct.release();
-            Unpooled.buffer(1).release();
-        }
+        LeakSweep.run();
     }
 }
