@@ -138,7 +138,8 @@ class HungDiskTest {
     void aDiskThatHangsWhileReducersReadIsReadFromTheReplicas() throws Exception {
         EstuaryConf conf = new EstuaryConf()
                 .set(WorkerConfig.DISK_CHECK_INTERVAL, "1s")
-                .set(WorkerConfig.DISK_CHECK_TIMEOUT, "2s");
+                // Long enough for the reducers to reach the hung disk's copies before it is declared hung.
+                .set(WorkerConfig.DISK_CHECK_TIMEOUT, "10s");
         try (MiniCluster cluster = new MiniCluster(2, 2, conf)) {
             Worker worker = cluster.workers().get(0);
             Disk hung = worker.storage().disks().get(0);
@@ -192,6 +193,9 @@ class HungDiskTest {
                         DiskStatus.DISK_FAILED, hung.status(), "the hung disk was declared failed: " + hung.reason());
                 assertTrue(hung.reason().contains("hangs"), hung.reason());
                 assertEquals(DiskStatus.DISK_HEALTHY, other.status(), "the other disk serves on");
+                assertTrue(
+                        hung.readers().givenUp() > 0,
+                        "reads were waiting for the disk when it was declared hung (the case this test is about)");
                 assertEquals(
                         0, hung.readers().pending(), "every read that waited for the hung disk has had its answer");
                 String workerId = io.estuary.master.state.WorkerId.of(worker.address());
