@@ -19,7 +19,8 @@ import java.util.concurrent.RejectedExecutionException;
 /**
  * The fetch path: opens a stream over a committed partition file and serves its chunks. Looking the file up is in
  * memory; checking it on disk runs on the disk's reader threads, so a slow or hung disk never blocks a network
- * thread, and the stream handle is sent from there. A file whose disk failed is refused with {@code DISK_FAILED}:
+ * thread, and the stream handle is sent from there. A file whose disk failed is refused with {@code DISK_FAILED}
+ * (also when the disk is declared failed or hung while the open waits for it or runs on it):
  * the reader reads the partition's other copy, or reports the data lost; so is a file that changed on disk while
  * the worker was down (checked, on the reader thread, at the first open after a restart). A partition held in the
  * {@link PartitionCache} is opened and served from memory on the network thread, without touching its disk.
@@ -125,8 +126,17 @@ public final class FetchHandler extends ControlRpcHandler {
             reply.ok(handle(id, segments));
             return;
         }
+        // Answered once: by the open, or, if the disk is declared failed (hung) first, by the give-up.
+        java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
         try {
-            StreamRegistry.readersOf(file).execute(() -> openOnDisk(channel, r, file, segments, reply));
+            StreamRegistry.onReaders(file, () -> openOnDisk(channel, r, file, segments, reply, answered), why -> {
+                if (answered.compareAndSet(false, true)) {
+                    reply.fail(
+                            StatusCode.DISK_FAILED,
+                            "partition " + r.getPartitionId() + " epoch " + r.getEpoch() + " of shuffle " + key
+                                    + " is lost on this worker: " + why);
+                }
+            });
         } catch (RejectedExecutionException e) {
             reply.fail(StatusCode.RETRY_LATER, "the worker is shutting down");
         }
@@ -142,7 +152,18 @@ public final class FetchHandler extends ControlRpcHandler {
     }
 
     private void openOnDisk(
-            Channel channel, OpenStreamRequest r, CommittedFile file, FileSegments segments, Reply reply) {
+            Channel channel,
+            OpenStreamRequest r,
+            CommittedFile file,
+            FileSegments segments,
+            Reply reply,
+            java.util.concurrent.atomic.AtomicBoolean answered) {
+        try {
+            io.estuary.worker.storage.DiskHangInjection.await(file.file());
+        } catch (java.io.InterruptedIOException e) {
+            reply.fail(StatusCode.DISK_FAILED, e.getMessage());
+            return;
+        }
         long onDisk = file.file().length(); // 0 when missing or unreadable
         if (onDisk < file.length()) {
             reply.fail(
@@ -163,6 +184,7 @@ public final class FetchHandler extends ControlRpcHandler {
             return;
         }
         if (channel != null && !channel.isActive()) return; // the reader went away meanwhile
+        if (!answered.compareAndSet(false, true)) return; // given up while the disk hung: no stream nobody reads
         long id;
         try {
             id = streams.open(file, segments, channel, r.getAppId());

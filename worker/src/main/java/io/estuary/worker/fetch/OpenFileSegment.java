@@ -1,6 +1,7 @@
 package io.estuary.worker.fetch;
 
 import io.estuary.network.buffer.ManagedBuffer;
+import io.estuary.worker.storage.DiskHangInjection;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -42,6 +43,7 @@ final class OpenFileSegment extends ManagedBuffer {
 
     /** Opens {@code file}, checks that it holds the range and reads the range through; blocking file I/O. */
     static OpenFileSegment open(File file, long offset, long length) throws IOException {
+        DiskHangInjection.await(file);
         FileChannel ch;
         try {
             ch = FileChannel.open(file.toPath(), StandardOpenOption.READ);

@@ -10,6 +10,7 @@ import io.estuary.network.buffer.ManagedBuffer;
 import io.estuary.network.server.StreamManager;
 import io.estuary.worker.storage.CommittedFile;
 import io.estuary.worker.storage.Disk;
+import io.estuary.worker.storage.DiskReaders;
 import io.estuary.worker.storage.FileSegments;
 import io.estuary.worker.storage.PartitionCache;
 import io.netty.buffer.ByteBuf;
@@ -25,6 +26,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Streams opened by readers: each is a committed file read chunk by chunk. A stream is dropped once its last chunk
@@ -34,7 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>A chunk's file is opened and checked on its disk's reader threads ({@link Disk#readers()}), never on the
  * network thread that asked; the open file then goes out zero-copy. A file whose disk failed is refused with
- * {@code DISK_FAILED} (the reader goes to the partition's other copy). A chunk of a partition held in the
+ * {@code DISK_FAILED} (the reader goes to the partition's other copy), and so is a chunk read queued or running on
+ * its disk when the disk is declared failed or hung: it is answered then, not when (if ever) the disk returns. A chunk of a partition held in the
  * {@link PartitionCache} is served from memory at once, never queued behind the disk. A connection holds at most
  * {@code maxStreamsPerConnection} streams at once; opening one more is refused with {@code RETRY_LATER}.
  *
@@ -186,6 +189,15 @@ public final class StreamRegistry implements StreamManager {
         return file.disk() == null ? Runnable::run : file.disk().readers();
     }
 
+    /**
+     * Runs {@code read}, a file's I/O, on its disk's reader threads (inline only for a file without a disk, in tests);
+     * if the disk fails while the read waits or runs, {@code giveUp} answers its reader instead ({@link DiskReaders}).
+     */
+    static void onReaders(CommittedFile file, Runnable read, Consumer<String> giveUp) {
+        if (file.disk() == null) read.run();
+        else file.disk().readers().execute(read, giveUp);
+    }
+
     /** Opens the chunk on the caller's thread (tests); the transport uses {@link #getChunkAsync}. */
     @Override
     public ManagedBuffer getChunk(long streamId, int chunkIndex) {
@@ -241,8 +253,12 @@ public final class StreamRegistry implements StreamManager {
         Runnable read = () -> {
             try {
                 OpenFileSegment seg = OpenFileSegment.open(s.file.file(), offset, length);
-                sending.put(streamId + "/" + chunkIndex, new Sending(s.file.disk(), seg));
-                out.complete(seg);
+                String key = streamId + "/" + chunkIndex;
+                sending.put(key, new Sending(s.file.disk(), seg));
+                if (!out.complete(seg)) { // given up while the disk hung: the reader has its answer, nothing is sent
+                    Sending unsent = sending.remove(key);
+                    if (unsent != null) unsent.body.release();
+                }
             } catch (IOException | RuntimeException e) {
                 remove(streamId);
                 out.completeExceptionally(new StatusException(
@@ -251,7 +267,12 @@ public final class StreamRegistry implements StreamManager {
             }
         };
         try {
-            readersOf(s.file).execute(read);
+            onReaders(s.file, read, why -> {
+                remove(streamId);
+                out.completeExceptionally(new StatusException(
+                        StatusCode.DISK_FAILED,
+                        "chunk " + chunkIndex + " of stream " + streamId + " (" + s.file.file() + ") is lost: " + why));
+            });
         } catch (RejectedExecutionException e) {
             out.completeExceptionally(new StatusException(StatusCode.RETRY_LATER, "the worker is shutting down"));
         }

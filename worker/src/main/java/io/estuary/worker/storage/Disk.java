@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with a disk error (until a probe finds it healthy again). Reading the health does no I/O, so the heartbeat and the
  * push path never touch a disk that may hang. Every entry into the failed state counts in {@link #failures()}: data
  * written on the disk before a failure is not trusted afterwards, even once the disk is used again. Entering the
- * failed state tells the {@link #onFailure} listeners, which give up the writes waiting for the disk. Deletions run
+ * failed state tells the {@link #onFailure} listeners, which give up the writes waiting for the disk, and gives up
+ * the reads queued or running on its {@link DiskReaders} (their readers are answered {@code DISK_FAILED}). Deletions run
  * on the disk's own cleaner thread ({@link #deleteLater}). Thread-safe.
  */
 public final class Disk {
@@ -34,10 +35,15 @@ public final class Disk {
     public Disk(File dir, int flushThreads, int readThreads) {
         this.dir = dir;
         this.flusher = new DiskFlusher(dir.getName(), flushThreads);
-        this.readers = new DiskReaders(dir.getName(), readThreads);
+        this.readers = new DiskReaders(dir.getName(), readThreads, () -> {
+            String f = failure();
+            return f == null ? null : "its disk " + mountPoint() + " failed: " + f;
+        });
         this.cleaner = new io.estuary.common.util.GuardedThreadPool("disk-cleaner-" + dir.getName(), 1);
         cleaner.allowCoreThreadTimeOut(true); // a disk with nothing to delete holds no thread
         this.usableBytes = dir.getUsableSpace();
+        // Reads waiting for a disk that failed (or hangs) are answered now: their readers go to other copies.
+        onFailure.add(() -> readers.giveUpAll("its disk " + mountPoint() + " failed: " + reason));
     }
 
     /** Records how long serving one chunk from this disk took (an exponentially weighted mean). */

@@ -7,8 +7,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Test hook: makes the file operations of a storage directory hang, as on a disk whose I/O never completes (a
- * dead device under a hard NFS mount, a suspended device-mapper target). Partition writes, disk probes and deletions
- * under a hung directory block until it is healed, or until their thread is interrupted (then they fail as an
+ * dead device under a hard NFS mount, a suspended device-mapper target). Partition writes, disk probes, deletions and
+ * the reads that serve fetches (stream opens, chunk reads) under a hung directory block until it is healed, or until their thread is interrupted (then they fail as an
  * interrupted I/O would). Can also make a directory's partition writes slow but working ({@link #slowWrites}), as
  * on an overloaded disk. Off unless a test calls {@link #hang} or {@link #slowWrites}: the write path then pays one
  * volatile read. Thread-safe.
@@ -58,7 +58,7 @@ public final class DiskHangInjection {
     }
 
     /** Blocks while {@code file} is under a hung directory. Called before each file operation of the worker's disks. */
-    static void await(File file) throws InterruptedIOException {
+    public static void await(File file) throws InterruptedIOException {
         if (!any) return;
         String path = prefix(file);
         synchronized (LOCK) {
