@@ -19,10 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.Dependency;
 import org.apache.spark.HashPartitioner;
-import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -30,6 +28,7 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.apache.spark.shuffle.FetchFailedException;
+import org.apache.spark.shuffle.estuary.LegacyShuffleLoss;
 import org.apache.spark.util.TaskCompletionListener;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -40,7 +39,8 @@ import scala.Tuple2;
  * the same scenario on Spark 3.5), where the shaded writer orders attempts by Spark's {@code stageAttemptNumber()}.
  * An indeterminate map stage (a round-robin repartition of rows read from a shuffle in an order that differs from one
  * run of the stage before to the next) fails its first attempt on a fetch failure while one of its first-attempt
- * tasks still runs. Spark reruns the stage before it, then all of this one; the straggler, which read the first run's
+ * tasks still runs: Estuary lost the stage before it (the driver bumps its generation, as on a reader's loss report,
+ * so its rerun writes a fresh generation, dealt out anew). Spark reruns the stage before it, then all of this one; the straggler, which read the first run's
  * rows, writes only once the rerun wrote, and ends before the rerun's task of the same map. Estuary must never let
  * the straggler's output be what readers read: the output equals the input, and the straggler's rows differ from
  * those of the rerun's task of its map (so reading them would change the checksum while the count agrees).
@@ -58,7 +58,7 @@ class LegacyStageAttemptStragglerTest {
     static final long WAIT_SECONDS = 90;
 
     /** Set before each run; tasks run in this JVM (local mode) and see them. */
-    static volatile int fetchedShuffleId;
+    static volatile ShuffleDependency<?, ?, ?> fetched;
 
     static volatile CountDownLatch rerunWrote;
     static volatile CountDownLatch stragglerEnded;
@@ -81,7 +81,7 @@ class LegacyStageAttemptStragglerTest {
         // their order: each run deals them out differently (Spark 2.4 marks the stage INDETERMINATE).
         JavaRDD<Integer> a =
                 z.mapPartitions(LegacyStageAttemptStragglerTest::inAttemptOrder).repartition(SLICES);
-        fetchedShuffleId = shuffleIdOf(a.rdd());
+        fetched = shuffleBelow(a.rdd());
         JavaRDD<Integer> b =
                 a.mapPartitions(LegacyStageAttemptStragglerTest::straggle).repartition(3);
         return Checksum.of(b);
@@ -104,14 +104,11 @@ class LegacyStageAttemptStragglerTest {
         if (tc.stageAttemptNumber() == 0) {
             if (tc.partitionId() != STRAGGLER) {
                 stragglerRead.await(WAIT_SECONDS, TimeUnit.SECONDS);
-                // A's map outputs are lost (local mode: this is the driver's tracker), as when an executor holding
-                // native shuffle files dies; Spark then reruns all of A's stage.
-                if (lostOnce.compareAndSet(false, true)) {
-                    ((MapOutputTrackerMaster) SparkEnv.get().mapOutputTracker())
-                            .unregisterAllMapOutput(fetchedShuffleId);
-                }
+                // A is lost, as the driver (local mode: this JVM) handles a reader's report that Estuary lost it: A's
+                // next attempt writes a fresh generation and Spark reruns all of A's stage.
+                if (lostOnce.compareAndSet(false, true)) LegacyShuffleLoss.lost(fetched);
                 throw new FetchFailedException(
-                        null, fetchedShuffleId, -1, tc.partitionId(), "forced by the test", null);
+                        null, fetched.shuffleId(), -1, tc.partitionId(), "forced by the test", null);
             }
             tc.addTaskCompletionListener((TaskCompletionListener) ctx -> stragglerEnded.countDown());
             List<Integer> rows = drain(it); // the first run's rows
@@ -137,8 +134,8 @@ class LegacyStageAttemptStragglerTest {
         return rows;
     }
 
-    /** The id of the first shuffle below {@code rdd}. */
-    static int shuffleIdOf(RDD<?> rdd) {
+    /** The first shuffle below {@code rdd}. */
+    static ShuffleDependency<?, ?, ?> shuffleBelow(RDD<?> rdd) {
         Deque<RDD<?>> todo = new ArrayDeque<>();
         todo.add(rdd);
         while (!todo.isEmpty()) {
@@ -146,7 +143,7 @@ class LegacyStageAttemptStragglerTest {
                     todo.poll().dependencies().iterator();
             while (deps.hasNext()) {
                 Dependency<?> d = deps.next();
-                if (d instanceof ShuffleDependency) return ((ShuffleDependency<?, ?, ?>) d).shuffleId();
+                if (d instanceof ShuffleDependency) return (ShuffleDependency<?, ?, ?>) d;
                 todo.add(d.rdd());
             }
         }
