@@ -8,6 +8,7 @@ import java.util.List;
  * The class path a MapReduce JVM gets when users deploy Estuary: this test's class path (Hadoop, the test classes)
  * without any unshaded Estuary module, plus the shaded jar. Test classes stay: the job helpers of ../client-mr's
  * test jar and this module's own, compiled against the unshaded client, must link against the shaded jar's classes.
+ * Stateless.
  */
 final class ShadedClassPath {
     private ShadedClassPath() {}

@@ -20,7 +20,7 @@ final class RegistrationRateLimiter {
     private final double burst;
     private final Clock clock;
     private final Map<InetAddress, double[]> buckets = new HashMap<>(); // host -> {tokens, at ms}; guarded by this
-    private long prunedAt;
+    private long prunedAt; // guarded by this
 
     RegistrationRateLimiter(double perSecond, int burst, Clock clock) {
         this.perMs = perSecond / 1000;

@@ -212,7 +212,8 @@ class ApplicationSecretsTest {
      */
     @Test
     void aHostRegisteringFasterThanItsRateIsAskedToRetryLater() throws Exception {
-        Master m = master(c -> c.set(MasterConfig.REGISTRATION_RATE_PER_HOST, "0.5")
+        // One token every 10 s: the refusal below cannot meet a refilled bucket unless the machine stalls that long.
+        Master m = master(c -> c.set(MasterConfig.REGISTRATION_RATE_PER_HOST, "0.1")
                 .set(MasterConfig.REGISTRATION_BURST_PER_HOST, "2"));
         MasterClient anonymous = client(m, Credentials.NONE);
         register(anonymous, "app-1", newSecret());
@@ -230,8 +231,8 @@ class ApplicationSecretsTest {
         MasterClient asCluster = client(m, Credentials.cluster(ClusterSecrets.read(secretFile)));
         heartbeat(asCluster, "app-1");
 
-        // One token every 2 s: the driver's usual wait covers it (MasterClient backs off and retries RETRY_LATER).
-        register(anonymous, third);
+        // The driver's usual wait covers the refill (MasterClient backs off and retries RETRY_LATER).
+        anonymous.ask(Request.newBuilder().setRegisterApplication(third), Empty.parser(), 60_000);
         heartbeat(asCluster, "app-3");
     }
 

@@ -10,7 +10,7 @@ import java.lang.ref.WeakReference;
  * Makes Netty report the buffers that became unreachable unreleased: collects garbage until the reference handler
  * has caught up, then allocates (at the paranoid level every allocation makes Netty look for collected buffers and
  * report them). Shared by {@link LeakCheckExtension} and {@link FileLeakDetector}'s shutdown hook; needs nothing but
- * Netty, so it also runs in JVMs without JUnit.
+ * Netty, so it also runs in JVMs without JUnit. Stateless; each run allocates and releases its own probe buffers.
  */
 final class LeakSweep {
     private LeakSweep() {}
