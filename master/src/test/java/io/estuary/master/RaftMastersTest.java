@@ -360,6 +360,38 @@ class RaftMastersTest {
         waitFor(() -> Arrays.equals(state(leader), state(victim)), "the restarted master applies changes again");
     }
 
+    @Test
+    void aMasterWhoseRaftPortIsTakenReleasesItsStorageSoThatItStartsOnceThePortIsFree() throws Exception {
+        int leader = awaitLeader();
+        int victim = (leader + 1) % 3;
+        masters[victim].halt();
+        masters[victim] = null;
+        String node = nodes.split(",")[victim];
+        int raftPort = Integer.parseInt(node.substring(node.lastIndexOf(':') + 1));
+        // Ratis starts the division (which locks the storage) before it binds the port; when the bind fails, it
+        // sets its server back to NEW, and closing a NEW server closes nothing.
+        java.net.ServerSocket taken = new java.net.ServerSocket();
+        waitFor(
+                () -> {
+                    try {
+                        taken.bind(new java.net.InetSocketAddress("127.0.0.1", raftPort));
+                        return true;
+                    } catch (IOException stillBound) {
+                        return false;
+                    }
+                },
+                "the stopped master's Raft port is free again");
+        try {
+            assertThrows(IOException.class, () -> start(victim), "the Raft port is taken");
+            assertStorageUnlocked(victim);
+        } finally {
+            taken.close();
+        }
+        masters[victim] = start(victim);
+        client().ask(registerWorker(1), Empty.parser(), 30_000);
+        waitFor(() -> Arrays.equals(state(leader), state(victim)), "the restarted master applies changes again");
+    }
+
     /** Takes and drops the lock Ratis holds on master {@code i}'s storage: it fails while the lock is held. */
     private void assertStorageUnlocked(int i) throws IOException {
         List<Path> locks;

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -165,7 +166,14 @@ public final class RatisStateLog implements StateLog {
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
-            // E.g. the Raft port is taken: release the storage lock, so that a retry in this JVM can take it.
+            // E.g. the Raft port is taken. Ratis then sets its server back to NEW, and closing a NEW server does
+            // nothing, while the division it started keeps running and holds the storage lock: close the division
+            // itself, so that a retry in this JVM can take the lock.
+            try {
+                server.getDivision(GROUP_ID).close();
+            } catch (IOException | RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             try {
                 server.close();
             } catch (IOException | RuntimeException closing) {
@@ -446,7 +454,8 @@ public final class RatisStateLog implements StateLog {
         } catch (IOException e) {
             LOG.warn("Closing the Raft server failed", e);
         }
-        if (division != null) interrupted |= awaitClosed(division);
+        if (division != null)
+            interrupted |= awaitClosed(division, server.getId().toString());
         if (interrupted) Thread.currentThread().interrupt();
     }
 
@@ -455,14 +464,17 @@ public final class RatisStateLog implements StateLog {
      * closing it (its pause monitor, say) or when the caller is interrupted; a master started again in this JVM
      * would then find the storage directory still locked. Returns whether this thread was interrupted meanwhile.
      */
-    private static boolean awaitClosed(RaftServer.Division division) {
+    private static boolean awaitClosed(RaftServer.Division division, String selfId) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
         boolean interrupted = false;
         while (division.getInfo().getLifeCycleState() != org.apache.ratis.util.LifeCycle.State.CLOSED) {
             if (System.nanoTime() > deadline) {
                 LOG.warn(
-                        "The Raft server's division still closes after {} s; its storage may stay locked",
-                        CLOSE_WAIT_SECONDS);
+                        "The Raft server's division still closes after {} s ({}); its storage may stay locked. "
+                                + "Its threads:{}",
+                        CLOSE_WAIT_SECONDS,
+                        division.getInfo().getLifeCycleState(),
+                        threadsOf(selfId));
                 break;
             }
             try {
@@ -472,6 +484,23 @@ public final class RatisStateLog implements StateLog {
             }
         }
         return interrupted;
+    }
+
+    /** The stacks of this master's Raft threads (named after its id by Ratis), for a close that does not end. */
+    private static String threadsOf(String selfId) {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<Thread, StackTraceElement[]> t :
+                Thread.getAllStackTraces().entrySet()) {
+            if (!t.getKey().getName().startsWith(selfId)) continue;
+            b.append("\n  ")
+                    .append(t.getKey().getName())
+                    .append(' ')
+                    .append(t.getKey().getState());
+            StackTraceElement[] frames = t.getValue();
+            for (int f = 0; f < Math.min(frames.length, 12); f++)
+                b.append("\n    at ").append(frames[f]);
+        }
+        return b.toString();
     }
 
     /** A change sent to a master that is not the leader. */
