@@ -35,26 +35,36 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 cp=$(cat "$cpfile")
+# Authentication is on by default: the servers share a cluster secret (mode 600, as they require) and answer the
+# admin API with a token; the Spark driver makes its application's secret itself.
+(
+  umask 077
+  head -c 32 /dev/urandom | base64 | tr -d '\n' > "$work/cluster.secret"
+  head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin.token"
+)
+auth=(-Destuary.auth.cluster.secretFile="$work/cluster.secret" -Destuary.auth.admin.tokenFile="$work/admin.token")
+status_json() { curl -sf -H "Authorization: Bearer $(cat "$work/admin.token")" "http://127.0.0.1:$mhttp/api/status"; }
 mport=$(free_port); mhttp=$(free_port)
 mkdir -p "$work/conf"
-ESTUARY_CONF_DIR="$work/conf" java -Xmx256m -cp "$cp" -Destuary.master.host=127.0.0.1 -Destuary.master.port="$mport" \
-  -Destuary.master.http.port="$mhttp" io.estuary.master.Master > "$work/master.log" 2>&1 &
+ESTUARY_CONF_DIR="$work/conf" java -Xmx256m -cp "$cp" "${auth[@]}" -Destuary.master.host=127.0.0.1 \
+  -Destuary.master.port="$mport" -Destuary.master.http.port="$mhttp" io.estuary.master.Master > "$work/master.log" 2>&1 &
 pids+=($!)
 wr=$(free_port); wp=$(free_port); wf=$(free_port)
-ESTUARY_CONF_DIR="$work/conf" java -Xmx384m -cp "$cp" -Destuary.master.endpoints="127.0.0.1:$mport" \
+ESTUARY_CONF_DIR="$work/conf" java -Xmx384m -cp "$cp" "${auth[@]}" -Destuary.master.endpoints="127.0.0.1:$mport" \
   -Destuary.worker.host=127.0.0.1 -Destuary.worker.rpc.port="$wr" -Destuary.worker.push.port="$wp" \
   -Destuary.worker.fetch.port="$wf" -Destuary.worker.http.port=0 -Destuary.worker.storage.dirs="$work/disk" \
   -Destuary.worker.disk.reserve=0 io.estuary.worker.Worker > "$work/worker.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 600); do
-  curl -sf "http://127.0.0.1:$mhttp/api/status" | grep -q "127.0.0.1:$wr:" && break
+  status_json | grep -q "127.0.0.1:$wr:" && break
   sleep 0.1
 done
-curl -sf "http://127.0.0.1:$mhttp/api/status" | grep -q "127.0.0.1:$wr:" || {
-  echo "the worker did not register; logs:"; tail -20 "$work/master.log" "$work/worker.log"; exit 1; }
+status_json | grep -q "127.0.0.1:$wr:" || {
+  echo "the worker did not register; logs:"; tail -n 20 "$work/master.log" "$work/worker.log"; exit 1; }
 
 common=(--master 'local-cluster[2,1,512]' --conf spark.executor.memory=512m --conf spark.shuffle.manager=org.apache.spark.shuffle.estuary.EstuaryShuffleManager
-  --conf spark.estuary.master.endpoints="127.0.0.1:$mport" --conf spark.ui.enabled=false)
+  --conf spark.estuary.master.endpoints="127.0.0.1:$mport" --conf spark.estuary.auth.enabled=true
+  --conf spark.ui.enabled=false)
 status=0
 
 start=$(date +%s)
