@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Where the time goes, per process, for one workload of bench/run.sh: a JFR recording (CPU samples) of the Spark
+# driver JVM, where local mode runs every map and reduce task, and of each Estuary worker, over the same window (after
+# the warm-up, to the end of the workload); then, per process, the CPU seconds, the CPU seconds per GB shuffled (the
+# bytes Spark's tasks report written) and, for a worker, per GB it received (its copies and its replicas), its peak
+# resident memory, and the top frames (bench/jfr-top.py).
+# Usage: bench/profile.sh WORKLOAD [scale] [mode]
+#   WORKLOAD  a part of a workload's name in bench/run.sh's table: terasort, small, wide
+#   scale     as bench/run.sh (1: the TeraSort-like sort on 2 GB)
+#   mode      replicated (Estuary's default), 1-copy, or native (Spark's sort shuffle: the driver alone)
+# The recordings stay in the printed directory (open them in JDK Mission Control for more).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+workload=${1:?usage: bench/profile.sh WORKLOAD [scale] [replicated|1-copy|native]}
+scale=${2:-1}
+mode=${3:-replicated}
+case $mode in replicated | 1-copy | native) ;; *) echo "mode: replicated, 1-copy or native, not $mode" >&2; exit 2 ;; esac
+if [ ! -d dist/jars ] || [ ! -f bench/target/classes/io/estuary/bench/ProfileWindow.class ]; then build/make-dist.sh; fi
+out=$(mktemp -d /tmp/estuary-profile.XXXXXX)
+cluster=$out/cluster
+workers=()
+trap '[ "$mode" != native ] && build/local-cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
+# shellcheck source=build/lib/cluster.sh
+. build/lib/cluster.sh
+opts=("-Djava.io.tmpdir=$out" "-Dbench.profile.dir=$out")
+endpoint=-
+if [ "$mode" != native ]; then
+  export CLUSTER_WORK=$cluster
+  build/local-cluster.sh start "$cluster" >/dev/null
+  opts+=("$(cluster_spark_auth_opts)")
+  [ "$mode" = 1-copy ] && opts+=(-Dspark.estuary.client.push.replicate=false)
+  # Warm the workers' JIT first, as a long-running cluster is (bench/run.sh does the same).
+  SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "${opts[@]:0:1}" "$(cluster_spark_auth_opts)" \
+    io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 >/dev/null 2>&1
+  endpoint=127.0.0.1:19097
+  workers=("$(cat "$cluster/logs/estuary-worker-1.pid")" "$(cat "$cluster/logs/estuary-worker-2.pid")")
+fi
+metrics_ports=(19101 19111)
+ticks=$(getconf CLK_TCK)
+cpu_seconds() { awk -v t="$ticks" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"; }
+push_bytes() {
+  curl -sf "http://127.0.0.1:$1/metrics" | awk '/^estuary_worker_push_bytes_total/ { printf "%.0f", $2 }'
+}
+
+echo "profiling '$workload' (scale $scale, $mode); recordings in $out"
+SPARK_LOCAL_IP=127.0.0.1 BENCH_ONLY=$workload build/spark-driver.sh "${opts[@]}" io.estuary.bench.ShuffleBenchmark \
+  run "$([ "$mode" = native ] && echo native || echo estuary)" "$endpoint" "$scale" "$out/result.tsv" \
+  >"$out/driver.log" 2>&1 &
+driver=$!
+until [ -f "$out/warm" ]; do
+  kill -0 "$driver" 2>/dev/null || { echo "the driver ended before its warm-up did:" >&2; tail -n 30 "$out/driver.log" >&2; exit 1; }
+  sleep 0.2
+done
+declare -A cpu0 bytes0
+for i in "${!workers[@]}"; do
+  jcmd "${workers[$i]}" JFR.start name=estuary-profile settings=profile >/dev/null
+  cpu0[$i]=$(cpu_seconds "${workers[$i]}")
+  bytes0[$i]=$(push_bytes "${metrics_ports[$i]}")
+done
+touch "$out/workers-recording"
+wait "$driver" || { echo "the driver failed:" >&2; tail -n 30 "$out/driver.log" >&2; exit 1; }
+[ -f "$out/done" ] || { echo "the driver ended without closing its profile window" >&2; exit 1; }
+grep -E "^\s+(native|estuary|1-copy) " "$out/driver.log" || true
+shuffle_bytes=$(awk '/^shuffle_bytes/ { print $2 }' "$out/driver.txt")
+gb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1073741824 }'; }
+per_gb() { awk -v c="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", c / (b / 1073741824); else printf "-" }'; }
+echo
+echo "shuffled: $(gb "$shuffle_bytes") GB (bytes Spark's tasks report written)"
+printf '%-10s %10s %12s %14s %16s %14s\n' process "CPU s" "CPU s/GB" "received GB" "CPU s/GB recv" "peak RSS MB"
+driver_cpu=$(awk '/^cpu_seconds/ { print $2 }' "$out/driver.txt")
+printf '%-10s %10s %12s %14s %16s %14s\n' driver "$driver_cpu" "$(per_gb "$driver_cpu" "$shuffle_bytes")" - - -
+for i in "${!workers[@]}"; do
+  p=${workers[$i]}
+  cpu=$(awk -v a="$(cpu_seconds "$p")" -v b="${cpu0[$i]}" 'BEGIN { printf "%.3f", a - b }')
+  recv=$(( $(push_bytes "${metrics_ports[$i]}") - bytes0[$i] ))
+  rss=$(awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$p/status")
+  jcmd "$p" JFR.dump name=estuary-profile filename="$out/worker-$((i + 1)).jfr" >/dev/null
+  jcmd "$p" JFR.stop name=estuary-profile >/dev/null
+  printf '%-10s %10s %12s %14s %16s %14s\n' "worker-$((i + 1))" "$cpu" "$(per_gb "$cpu" "$shuffle_bytes")" \
+    "$(gb "$recv")" "$(per_gb "$cpu" "$recv")" "$rss"
+done
+echo
+for f in "$out"/driver.jfr "$out"/worker-*.jfr; do
+  [ -f "$f" ] || continue
+  jfr print --events jdk.ExecutionSample --stack-depth 96 "$f" | python3 bench/jfr-top.py "$(basename "$f" .jfr)"
+  echo
+done
