@@ -100,22 +100,41 @@ public final class ShuffleBenchmark {
     }
 
     /**
-     * The fastest of several runs (comma-separated result files) for each workload. Every run must have produced
-     * the same checksum, or the result is marked as a mismatch.
+     * Every run's time of each workload, from several runs (comma-separated result files). Every run must have
+     * produced the same checksum, or the workload's sum is marked as a mismatch (-1, -1).
      */
-    static Map<String, Result> best(String files) throws IOException {
-        Map<String, Result> best = new LinkedHashMap<>();
+    static Map<String, Runs> runs(String files) throws IOException {
+        Map<String, Runs> all = new LinkedHashMap<>();
         for (String f : files.split(",")) {
             for (Map.Entry<String, Result> e : read(Paths.get(f)).entrySet()) {
-                Result prev = best.get(e.getKey());
-                if (prev != null && !prev.sum.equals(e.getValue().sum)) {
-                    best.put(e.getKey(), new Result(prev.seconds, new Workloads.Sum(-1, -1)));
-                } else if (prev == null || e.getValue().seconds < prev.seconds) {
-                    best.put(e.getKey(), e.getValue());
-                }
+                Runs r = all.computeIfAbsent(e.getKey(), k -> new Runs(e.getValue().sum));
+                r.seconds.add(e.getValue().seconds);
+                if (!r.sum.equals(e.getValue().sum)) r.sum = new Workloads.Sum(-1, -1);
             }
         }
-        return best;
+        return all;
+    }
+
+    /** One workload's times over several runs, and their common checksum. */
+    static final class Runs {
+        final List<Double> seconds = new ArrayList<>();
+        Workloads.Sum sum;
+
+        Runs(Workloads.Sum sum) {
+            this.sum = sum;
+        }
+
+        double min() {
+            return seconds.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+        }
+
+        double median() {
+            double[] s =
+                    seconds.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            return s.length == 0
+                    ? 0
+                    : s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+        }
     }
 
     /**
@@ -123,33 +142,54 @@ public final class ShuffleBenchmark {
      * own JVM, so neither runs on the other's warmed-up JIT). {@code compare native-files column...}: the table, each
      * workload's time natively and in every column with its ratio to native; a column is {@code label=files}, or
      * bare files for the first two (labelled "replicated", Estuary's default, and "1-copy"). Files are
-     * comma-separated; the best run of each workload counts. Exits 1 when a checksum differs from native's.
+     * comma-separated; the best run of each workload counts, and with several runs the median is printed too. Exits 1 when a checksum differs from native's.
      */
     public static void main(String[] args) throws IOException {
         if (args[0].equals("run")) {
             runAll(args[1].equals("native") ? null : args[2], Double.parseDouble(args[3]), Paths.get(args[4]));
             return;
         }
-        Map<String, Result> nat = best(args[1]);
+        Map<String, Runs> nat = runs(args[1]);
         List<String> labels = new ArrayList<>();
-        List<Map<String, Result>> columns = new ArrayList<>();
+        List<Map<String, Runs>> columns = new ArrayList<>();
         for (int i = 2; i < args.length; i++) {
             int eq = args[i].indexOf('=');
             labels.add(eq > 0 ? args[i].substring(0, eq) : (i == 2 ? "replicated" : "1-copy"));
-            columns.add(best(eq > 0 ? args[i].substring(eq + 1) : args[i]));
+            columns.add(runs(eq > 0 ? args[i].substring(eq + 1) : args[i]));
         }
+        // The best run first (bench/run.sh reads this table up to the median's header), then the median.
+        List<String> bad = table(nat, labels, columns, Runs::min);
+        int n = nat.values().stream().mapToInt(r -> r.seconds.size()).max().orElse(0);
+        if (n > 1) {
+            System.out.printf("%nmedian of %d runs%n", n);
+            table(nat, labels, columns, Runs::median);
+        }
+        if (!bad.isEmpty()) {
+            System.out.println("checksum mismatch in: " + bad);
+            System.exit(1);
+        }
+    }
+
+    /** Prints one table of {@code statistic} per workload; returns the workloads whose checksum differs. */
+    private static List<String> table(
+            Map<String, Runs> nat,
+            List<String> labels,
+            List<Map<String, Runs>> columns,
+            java.util.function.ToDoubleFunction<Runs> statistic) {
         System.out.println();
         System.out.printf("%-52s %10s", "workload", "native s");
         for (String l : labels) System.out.printf(" %14s %7s", l + " s", "ratio");
         System.out.printf("  %s%n", "checksum");
         List<String> bad = new ArrayList<>();
         for (String k : nat.keySet()) {
-            Result n = nat.get(k);
-            System.out.printf("%-52s %10.2f", k, n.seconds);
+            Runs n = nat.get(k);
+            double ns = statistic.applyAsDouble(n);
+            System.out.printf("%-52s %10.2f", k, ns);
             StringBuilder mismatch = new StringBuilder();
             for (int c = 0; c < columns.size(); c++) {
-                Result r = columns.get(c).get(k);
-                System.out.printf(" %14.2f %6.2fx", r == null ? 0 : r.seconds, r == null ? 0 : r.seconds / n.seconds);
+                Runs r = columns.get(c).get(k);
+                double rs = r == null ? 0 : statistic.applyAsDouble(r);
+                System.out.printf(" %14.2f %6.2fx", rs, rs / ns);
                 if (r == null || !n.sum.equals(r.sum)) {
                     mismatch.append(' ').append(labels.get(c)).append(' ').append(r == null ? "-" : r.sum);
                 }
@@ -157,9 +197,6 @@ public final class ShuffleBenchmark {
             if (mismatch.length() > 0) bad.add(k);
             System.out.printf("  %s%n", mismatch.length() == 0 ? "OK" : "MISMATCH native " + n.sum + ";" + mismatch);
         }
-        if (!bad.isEmpty()) {
-            System.out.println("checksum mismatch in: " + bad);
-            System.exit(1);
-        }
+        return bad;
     }
 }
