@@ -13,7 +13,7 @@ cd "$root"
 scale=${1:-1}
 repeats=${2:-1}
 security=${BENCH_SECURITY:-1}
-[ -d dist/jars ] && [ -f bench/target/classes/io/estuary/bench/ShuffleBenchmark.class ] || build/make-dist.sh
+{ [ -d dist/jars ] && [ -f bench/target/classes/io/estuary/bench/ShuffleBenchmark.class ]; } || build/make-dist.sh
 work=$(mktemp -d /tmp/estuary-bench.XXXXXX)
 cluster=""
 trap '[ -n "$cluster" ] && build/local-cluster.sh stop "$cluster"; rm -rf "$work"' EXIT
