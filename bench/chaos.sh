@@ -33,7 +33,7 @@ case "$mode" in
   off) modes="false" ;;
   *) usage ;;
 esac
-[[ "$runs" =~ ^[0-9]+$ ]] && [[ "$gb" =~ ^[0-9]*\.?[0-9]+$ ]] || usage
+{ [[ "$runs" =~ ^[0-9]+$ ]] && [[ "$gb" =~ ^[0-9]*\.?[0-9]+$ ]]; } || usage
 baseline_runs=${CHAOS_BASELINE_RUNS:-3}
 seed=${CHAOS_SEED:-$((RANDOM * 32768 + RANDOM))}
 RANDOM=$seed
@@ -42,7 +42,7 @@ master_ep=127.0.0.1:$port
 http_port=$((port + 1))
 workers="1 2 3"
 
-[ -d dist/jars ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] \
+{ [ -d dist/jars ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ]; } \
   || build/make-dist.sh
 
 work=$(mktemp -d /tmp/estuary-chaos.XXXXXX)
@@ -167,7 +167,7 @@ monkey() { # driver-log, driver-pid, delay-seconds, worker, restart-after (0: no
   grep -q '^RESULT' "$out" 2>/dev/null && late=" LATE"
   local p
   p=$(wpid "$i")
-  ours "$p" && kill -9 "$p" 2>/dev/null || true
+  if ours "$p"; then kill -9 "$p" 2>/dev/null || true; fi
   echo "KILLED worker$i +${delay}s$late"
   for _ in $(seq 1 100); do alive "$p" || break; sleep 0.1; done # gone, so that nobody takes it for running
   if [ "$restart" != 0 ]; then
@@ -259,7 +259,7 @@ for rep in $modes; do
     ensure_workers
     run_job "$label-baseline-$b" "$rep" "${CHAOS_JOB_TIMEOUT:-$(calc 'printf "%d", 600 + 300 * '"$gb")}"
     log "  baseline $b: $verdict ${secs}s, $reruns stage reruns, $tfail task failures"
-    [ "$verdict" = ok ] && btimes="$btimes $secs" || { bfailed=$((bfailed + 1)); log "    $result_line"; }
+    if [ "$verdict" = ok ]; then btimes="$btimes $secs"; else bfailed=$((bfailed + 1)); log "    $result_line"; fi
   done
   base=$(echo "$btimes" | tr ' ' '\n' | grep . | fmean || true)
   [ -n "$base" ] && [ "$base" != - ] || base=-

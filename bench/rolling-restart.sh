@@ -26,8 +26,8 @@ usage() { echo "usage: $0 [rounds=2] [gigabytes=2] [workers=4]" >&2; exit 2; }
 rounds=${1:-2}
 gb=${2:-2}
 nworkers=${3:-4}
-[[ "$rounds" =~ ^[0-9]+$ ]] && [[ "$gb" =~ ^[0-9]*\.?[0-9]+$ ]] && [[ "$nworkers" =~ ^[0-9]+$ ]] \
-  && [ "$nworkers" -ge 2 ] || usage
+{ [[ "$rounds" =~ ^[0-9]+$ ]] && [[ "$gb" =~ ^[0-9]*\.?[0-9]+$ ]] && [[ "$nworkers" =~ ^[0-9]+$ ]] \
+  && [ "$nworkers" -ge 2 ]; } || usage
 port=${RR_PORT_BASE:-19600}
 pause=${RR_PAUSE:-5}
 job_timeout=${RR_JOB_TIMEOUT:-1200}

@@ -52,9 +52,9 @@ export ANSIBLE_CONFIG=$root/deploy/ansible/ansible.cfg
 (cd deploy/ansible && ansible-lint --nocolor -q) || { echo "ansible-lint found problems" >&2; exit 1; }
 echo "ansible-lint: clean"
 
-[ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 \
+{ [ -d dist/jars ] && [ -f dist/VERSION ] && ls dist/spark/estuary-client-spark-3-shaded_2.12-*.jar >/dev/null 2>&1 \
   && ls dist/estuary-*-bin.tar.gz >/dev/null 2>&1 \
-  && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ] || build/make-dist.sh
+  && [ -f bench/target/classes/io/estuary/bench/ChaosJob.class ]; } || build/make-dist.sh
 
 work=$(mktemp -d /tmp/estuary-ansible.XXXXXX)
 mkdir -p "$work/drivers" "$work/tmp"
@@ -409,15 +409,15 @@ during=$(jobs_between "$u0" "$u1")
 after=$(awk -v u="$u1" '$2 >= u' "$work/jobs.txt" | wc -l)
 reruns=$(grep -o 'reruns=[0-9]*' "$work/jobs.txt" | awk -F= '{ s += $2 } END { print s + 0 }')
 sed 's/^/  job /' "$work/jobs.txt"
-[ "$jobs_failed" -eq 0 ] && [ "$jobs_wrong" -eq 0 ] || { echo "FAIL: $jobs_failed failed, $jobs_wrong wrong jobs" >&2; fail=1; }
+{ [ "$jobs_failed" -eq 0 ] && [ "$jobs_wrong" -eq 0 ]; } || { echo "FAIL: $jobs_failed failed, $jobs_wrong wrong jobs" >&2; fail=1; }
 [ "$reruns" -eq 0 ] || { echo "FAIL: $reruns stage reruns" >&2; fail=1; }
-[ "$before" -ge 1 ] && [ "$during" -ge 1 ] || { echo "FAIL: no job started before, or ran during, the upgrade" >&2; fail=1; }
+{ [ "$before" -ge 1 ] && [ "$during" -ge 1 ]; } || { echo "FAIL: no job started before, or ran during, the upgrade" >&2; fail=1; }
 [ -z "$downgrade" ] || [ "$after" -ge 1 ] || { echo "FAIL: no job started after the upgrade" >&2; fail=1; }
 if [ -n "$auth_passes" ]; then
   during_p=$(jobs_between "$p0" "$p1")
   during_p_a=$(awk -v a="$p0" -v b="$p1" -v c="$version_a" '$2 <= b && $3 >= a && $4 == c' "$work/jobs.txt" | wc -l)
   during_e=$(jobs_between "$e0" "$e1")
-  [ "$during_p_a" -ge 1 ] && [ "$during_p" -gt "$during_p_a" ] \
+  { [ "$during_p_a" -ge 1 ] && [ "$during_p" -gt "$during_p_a" ]; } \
     || { echo "FAIL: jobs of both clients did not run during the permissive pass" >&2; fail=1; }
   [ "$during_e" -ge 1 ] || { echo "FAIL: no job ran during the enforcing pass" >&2; fail=1; }
 fi

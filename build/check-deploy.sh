@@ -81,7 +81,7 @@ for values in default "$chart"/ci/*-values.yaml; do
       || grep -q -E "Couldn't find schema|^(ERROR|WARN)" "$dir/validate.txt"; then
     cat "$dir/validate.txt"; echo "FAIL $name: kubernetes-validate --strict -k $K8S_VERSION"; failed=$((failed + 1)); continue
   fi
-  echo "   $(ls "$dir"/k8s | wc -l) objects valid for Kubernetes $K8S_VERSION"
+  echo "   $(find "$dir/k8s" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l) objects valid for Kubernetes $K8S_VERSION"
   conf_ok=1
   for conf in "$dir"/conf/*.conf; do
     role=$(basename "$conf" | cut -d- -f1)
@@ -171,7 +171,7 @@ fi
 # Start: the servers of the three-master values, from the release tarball, each as its container would run
 # (the pod's environment and args with the image's entrypoint, the rendered configuration), pod names mapped to
 # loopback addresses of their own. Needs build/make-dist.sh first; skipped without its tarball.
-tarball=$(ls dist/estuary-*-bin.tar.gz 2>/dev/null | head -1 || true)
+tarball=$(find dist -maxdepth 1 -name 'estuary-*-bin.tar.gz' 2>/dev/null | sort | head -1 || true)
 if [ -z "$tarball" ]; then
   echo "== start: skipped (no dist/estuary-*-bin.tar.gz: build/make-dist.sh builds it)"
 elif ! command -v curl >/dev/null; then
@@ -207,9 +207,11 @@ else
     sed -n 's/^estuary.worker.storage.dirs *//p' "$pod_root/conf/estuary-defaults.conf" | tr , '\n' | xargs -r mkdir -p
     "$venv/bin/python" build/pod_command.py "$smoke/rendered.yaml" "$1" "$2" "$3" >"$pod_root/pod.sh"
     (
+      # shellcheck source=/dev/null # pod.sh is written by build/pod_command.py above
       . "$pod_root/pod.sh"
+      # shellcheck disable=SC2030 # the pod's environment: set in this subshell only, on purpose
       export ESTUARY_HOME=$home ESTUARY_CONF_DIR=$pod_root/conf ESTUARY_LOG_DIR=$pod_root/logs
-      # shellcheck disable=SC2086
+      # shellcheck disable=SC2086,SC2153 # ARGS (set by pod.sh) is the pod's argument list, split into words
       exec "$home/sbin/estuary-daemon.sh" run $ARGS
     ) >"$pod_root/stdout.log" 2>&1 &
     pids+=($!)
@@ -217,7 +219,7 @@ else
   # ready POD: its readiness probe answers 200.
   ready() {
     local host port_path
-    # shellcheck source=/dev/null # pod.sh is written by the renderer above
+    # shellcheck source=/dev/null disable=SC2153 # pod.sh, written by the renderer above, sets ESTUARY_HOST
     host=$(. "$smoke/pods/$1/pod.sh" && echo "$ESTUARY_HOST")
     # shellcheck source=/dev/null disable=SC2154
     port_path=$(. "$smoke/pods/$1/pod.sh" && echo "$PROBE_readinessProbe")
@@ -255,7 +257,7 @@ else
   t1=$(date +%s)
   for i in 4 3 2 1 0; do
     kill "${pids[$i]}" 2>/dev/null || true
-    # shellcheck source=/dev/null
+    # shellcheck source=/dev/null disable=SC2153 # pod.sh sets GRACE (the pod's termination grace period)
     grace=$(. "$smoke/pods/${pods[$i]}/pod.sh" && echo "$GRACE")
     for _ in $(seq 1 $((grace * 2))); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.5; done
     if kill -0 "${pids[$i]}" 2>/dev/null; then echo "   ${pods[$i]} still running after its grace period of $grace s"; stopped=0; fi

@@ -40,7 +40,8 @@ mkdir -p dist/docs/grafana
 cp charts/estuary/dashboards/*.json dist/docs/grafana/
 cp README.md dist/
 echo "$version" > dist/VERSION
-echo "dist/ ready: $(ls dist/jars | wc -l) server jars, spark/: $(ls dist/spark | tr '\n' ' '), mr/$(ls dist/mr)"
+jars=(dist/jars/*) spark=(dist/spark/*) mr=(dist/mr/*)
+echo "dist/ ready: ${#jars[@]} server jars, spark/: $(basename -a "${spark[@]}" | tr '\n' ' '), mr/$(basename -a "${mr[@]}")"
 
 # The tarball: a hard-linked copy of dist/ under its release name, so the archive unpacks into one folder.
 release="estuary-$version"

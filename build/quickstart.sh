@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-[ -d dist/jars ] && [ -d dist/spark ] && [ -f bench/target/classes/io/estuary/bench/QuickstartJob.class ] \
+{ [ -d dist/jars ] && [ -d dist/spark ] && [ -f bench/target/classes/io/estuary/bench/QuickstartJob.class ]; } \
   || build/make-dist.sh
 work=$(mktemp -d /tmp/estuary-quickstart.XXXXXX)
 trap 'build/local-cluster.sh stop "$work"; rm -rf "$work"' EXIT

@@ -19,6 +19,7 @@ esac
 
 ESTUARY_HOME=${ESTUARY_HOME:-$(cd "$(dirname "$0")/.." && pwd)}
 export ESTUARY_CONF_DIR=${ESTUARY_CONF_DIR:-$ESTUARY_HOME/conf}
+# shellcheck source=/dev/null # the operator's own settings, if any
 [ -f "$ESTUARY_CONF_DIR/estuary-env.sh" ] && . "$ESTUARY_CONF_DIR/estuary-env.sh"
 ESTUARY_LOG_DIR=${ESTUARY_LOG_DIR:-$ESTUARY_HOME/logs}
 ESTUARY_PID_DIR=${ESTUARY_PID_DIR:-$ESTUARY_LOG_DIR}

@@ -27,6 +27,7 @@ export SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$venv/bin/python"
 unset SPARK_HOME
 work=$(mktemp -d)
 pids=()
+# shellcheck disable=SC2317 # run by the EXIT trap below
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   rm -rf "$work"

@@ -95,7 +95,7 @@ public class EstuaryShuffleConsumer<K, V> implements ShuffleConsumerPlugin<K, V>
         long runs = 0;
         long records = 0;
         boolean local = MrJobKeys.isLocal(job);
-        MapReruns reruns = new MapReruns(context, spec.numMappers);
+        MapReruns reruns = new MapReruns(context, spec.numMappers, client.clock());
         try {
             for (int round = 1; ; round++) {
                 try (ShuffleBatchReader reader =

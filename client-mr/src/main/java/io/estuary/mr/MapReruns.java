@@ -1,8 +1,10 @@
 package io.estuary.mr;
 
+import io.estuary.common.time.Clock;
 import java.io.IOException;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.mapred.JobID;
 import org.apache.hadoop.mapred.MapTaskCompletionEventsUpdate;
 import org.apache.hadoop.mapred.ShuffleConsumerPlugin;
@@ -20,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * partition: the lost generation is dropped as a whole, and the reruns write a fresh one.
  *
  * <p>What the ApplicationMaster counts as succeeded is read from its map completion events, as MapReduce's own
- * shuffle reads them. Used by the reduce task's thread.
+ * shuffle reads them. The wait for the ApplicationMaster to act is timed on the given {@link Clock}. Used by the
+ * reduce task's thread.
  */
 final class MapReruns {
     private static final Logger LOG = LoggerFactory.getLogger(MapReruns.class);
@@ -31,11 +34,14 @@ final class MapReruns {
     private final ShuffleConsumerPlugin.Context<?, ?> context;
     private final int numMaps;
     private final Set<TaskAttemptID> reported = new HashSet<>();
+    private final Clock clock;
+    /** When the last reports were made, on {@link Clock#nanos()}. */
     private long reportedAt;
 
-    MapReruns(ShuffleConsumerPlugin.Context<?, ?> context, int numMaps) {
+    MapReruns(ShuffleConsumerPlugin.Context<?, ?> context, int numMaps, Clock clock) {
         this.context = context;
         this.numMaps = numMaps;
+        this.clock = clock;
     }
 
     /** Reports a fetch failure for every map attempt that currently counts; returns how many were new. */
@@ -50,7 +56,7 @@ final class MapReruns {
             }
             fresh++;
         }
-        reportedAt = System.currentTimeMillis();
+        reportedAt = clock.nanos();
         context.getReporter().progress(); // the next status update carries the reports
         LOG.info("Reported {} map attempts whose Estuary output is lost ({} so far)", fresh, reported.size());
         return fresh;
@@ -62,7 +68,7 @@ final class MapReruns {
      */
     void awaitAcknowledged() throws IOException, InterruptedException {
         while (reportedStillCount(succeeded())) {
-            if (System.currentTimeMillis() - reportedAt > ACK_WAIT_MS) {
+            if (ackWaitOver()) {
                 LOG.warn("The ApplicationMaster did not act on the fetch failures within {} ms", ACK_WAIT_MS);
                 return;
             }
@@ -79,7 +85,7 @@ final class MapReruns {
         while (true) {
             TaskAttemptID[] current = succeeded();
             boolean stale = reportedStillCount(current);
-            if (stale && System.currentTimeMillis() - reportedAt > ACK_WAIT_MS) {
+            if (stale && ackWaitOver()) {
                 throw new IOException(
                         "the ApplicationMaster did not rerun the maps whose Estuary output is lost within "
                                 + ACK_WAIT_MS + " ms (is it started by " + EstuaryAppMaster.class.getName() + "?)");
@@ -89,6 +95,10 @@ final class MapReruns {
             if (all) return;
             pause();
         }
+    }
+
+    private boolean ackWaitOver() {
+        return clock.nanos() - reportedAt > TimeUnit.MILLISECONDS.toNanos(ACK_WAIT_MS);
     }
 
     private boolean reportedStillCount(TaskAttemptID[] current) {

@@ -50,7 +50,12 @@ class DiskFaultTest {
         final LifecycleManager lifecycle;
 
         Setup(int workers, int disks) throws Exception {
-            EstuaryConf overrides = new EstuaryConf()
+            this(workers, disks, new EstuaryConf());
+        }
+
+        /** {@code extra}: settings for the masters and workers on top of the fast disk probe. */
+        Setup(int workers, int disks, EstuaryConf extra) throws Exception {
+            EstuaryConf overrides = extra.copy()
                     .set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
                     .set(WorkerConfig.FLUSH_BUFFER_SIZE, "4k");
             cluster = new MiniCluster(workers, disks, overrides);
@@ -159,9 +164,19 @@ class DiskFaultTest {
         }
     }
 
+    /**
+     * Periodic heartbeats no test can wait for (an hour apart; the master's worker timeout longer still): whatever the
+     * master learns of the disks here, the workers told it when the state changed.
+     */
+    private static EstuaryConf noPeriodicHeartbeats() {
+        return new EstuaryConf().set(WorkerConfig.HEARTBEAT_INTERVAL, "1h").set(MasterConfig.WORKER_TIMEOUT, "2h");
+    }
+
     @Test
     void aFailedDiskIsReportedItsPartitionsMoveTheOutputReadsBackWholeAndItIsUsedOnceItRecovers() throws Exception {
-        try (Setup s = new Setup(3, 2)) {
+        // Without periodic heartbeats, the master knowing of the failure and the recovery at all shows they were
+        // reported when the probe saw them (the promptness this test once asserted as a bound in milliseconds).
+        try (Setup s = new Setup(3, 2, noPeriodicHeartbeats())) {
             Worker victim = s.cluster.workers().get(0);
             File dir = s.cluster.root().resolve("worker0-disk0").toFile().getAbsoluteFile();
             String mount = dir.getAbsolutePath();
@@ -192,8 +207,7 @@ class DiskFaultTest {
                 }
             });
             System.out.println("DISK FAULT: failed disk known to the master after " + detectedMs[0]
-                    + " ms (probe every " + "200 ms, heartbeat every 1 s)");
-            assertTrue(detectedMs[0] < 5_000, "detected within a heartbeat or so, took " + detectedMs[0] + " ms");
+                    + " ms (probe every 200 ms, no periodic heartbeat)");
             // Partitions committed on the lost disk are read from their replicas.
             assertReadsBack(s, first, expected);
 
@@ -241,17 +255,14 @@ class DiskFaultTest {
     }
 
     /**
-     * With heartbeats 30 s apart, a failed disk still reaches the master within one probe interval plus the probe
-     * timeout (and some slack): the worker reports a disk's change of state at once, not at its next heartbeat.
+     * With periodic heartbeats an hour apart (the master's worker timeout longer still), a failed disk still reaches
+     * the master: the worker reports a disk's change of state at once, not at its next heartbeat.
      */
     @Test
     void aFailedDiskReachesTheMasterWithoutWaitingForTheNextHeartbeat() throws Exception {
-        long intervalMs = 200;
-        long timeoutMs = 1_000;
-        EstuaryConf overrides = new EstuaryConf()
-                .set(WorkerConfig.HEARTBEAT_INTERVAL, "30s")
-                .set(WorkerConfig.DISK_CHECK_INTERVAL, intervalMs + "ms")
-                .set(WorkerConfig.DISK_CHECK_TIMEOUT, timeoutMs + "ms");
+        EstuaryConf overrides = noPeriodicHeartbeats()
+                .set(WorkerConfig.DISK_CHECK_INTERVAL, "200ms")
+                .set(WorkerConfig.DISK_CHECK_TIMEOUT, "1s");
         try (MiniCluster cluster = new MiniCluster(1, 2, overrides)) {
             Worker worker = cluster.workers().get(0);
             File dir = cluster.root().resolve("worker0-disk1").toFile().getAbsoluteFile();
@@ -260,16 +271,12 @@ class DiskFaultTest {
                     "the worker registered its disks");
             Files.move(dir.toPath(), new File(dir.getPath() + "-moved").toPath());
             Files.write(dir.toPath(), new byte[] {1});
+            // Bounded at 30 s, far short of the next periodic heartbeat: only the report at the change can pass.
             long ms = await(
                     () -> masterView(cluster, worker.address(), dir.getAbsolutePath()) == DiskStatus.DISK_FAILED,
-                    "the master knows the disk failed");
+                    "the master knows the disk failed without waiting for the worker's next heartbeat (1 h away)");
             System.out.println(
-                    "DISK FAULT: failed disk known to the master after " + ms + " ms with heartbeats 30 s apart");
-            long bound = intervalMs + timeoutMs + 3_000;
-            assertTrue(
-                    ms < bound,
-                    "known after " + ms + " ms, more than the probe interval + timeout + 3 s slack (" + bound
-                            + " ms): the worker waited for its next heartbeat");
+                    "DISK FAULT: failed disk known to the master after " + ms + " ms with heartbeats 1 h apart");
         }
     }
 

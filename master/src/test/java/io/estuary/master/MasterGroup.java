@@ -33,10 +33,17 @@ final class MasterGroup implements AutoCloseable {
     private final Path dir;
     private final Path secretFile;
     private final UnaryOperator<EstuaryConf> tune;
+    private final io.estuary.common.time.Clock clock;
     private String nodes;
 
     MasterGroup(UnaryOperator<EstuaryConf> tune) throws IOException {
+        this(tune, io.estuary.common.time.Clock.system());
+    }
+
+    /** As above, every master reading {@code clock} (e.g. a ManualClock the test drives). */
+    MasterGroup(UnaryOperator<EstuaryConf> tune, io.estuary.common.time.Clock clock) throws IOException {
         this.tune = tune;
+        this.clock = clock;
         this.dir = Files.createTempDirectory("estuary-raft");
         this.secretFile = io.estuary.testing.ClusterSecrets.newFile(dir);
         this.clients = new TransportClientFactory(
@@ -84,7 +91,7 @@ final class MasterGroup implements AutoCloseable {
         if (!tuned.contains(AuthConfig.ENABLED)) {
             tuned = io.estuary.testing.ClusterSecrets.enable(tuned, secretFile).set(AuthConfig.MODE, "permissive");
         }
-        return new Master(tuned, () -> {});
+        return new Master(tuned, () -> {}, clock);
     }
 
     /** The Raft port of master {@code i}. */

@@ -78,7 +78,8 @@ public final class Worker implements Closeable {
     private final MasterHeartbeater heartbeater;
     private final WorkerAddress address;
     private final CommittedFileStore metaStore;
-    private final PushGate gate = new PushGate();
+    private final PushGate gate;
+    private final GracefulShutdown gracefulShutdown;
     private final Decommission decommission;
     private final long shutdownTimeoutMs;
     private final AtomicReference<WorkerState> state = new AtomicReference<>(WorkerState.WORKER_ACTIVE);
@@ -112,6 +113,7 @@ public final class Worker implements Closeable {
         this.storage = new StorageManager(conf, clock);
         this.registry = new PartitionRegistry(storage);
         this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
+        this.gate = new PushGate(clock);
         String metaDir = conf.get(WorkerConfig.META_DIR);
         try {
             this.metaStore = new CommittedFileStore(
@@ -267,6 +269,7 @@ public final class Worker implements Closeable {
                 conf.get(WorkerConfig.DECOMMISSION_TIMEOUT),
                 Math.min(heartbeatMs, 1_000),
                 clock);
+        this.gracefulShutdown = new GracefulShutdown(gate, registry, heartbeater::beatNow, clock);
         storage.checker().onTransition(heartbeater::beatNow); // a disk's new state reaches the master at once
         heartbeater.start();
         LOG.info(
@@ -395,8 +398,7 @@ public final class Worker implements Closeable {
         synchronized (stopLock) {
             if (stopped) return null;
             state.set(WorkerState.WORKER_SHUTTING_DOWN);
-            r = new GracefulShutdown(gate, registry, heartbeater::beatNow)
-                    .run(System.currentTimeMillis() + shutdownTimeoutMs);
+            r = gracefulShutdown.run(shutdownTimeoutMs);
         }
         close();
         return r;

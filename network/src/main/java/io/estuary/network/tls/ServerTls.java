@@ -80,7 +80,7 @@ public final class ServerTls {
     /** Puts TLS first in a new server connection's pipeline, after a detector that answers a plain client's hello
      * with a TLS alert, and with a guard that logs failed handshakes. */
     public void addTo(ChannelPipeline pipeline, String serverName) {
-        pipeline.addFirst("tlsGuard", new ServerTlsGuard(serverName, group));
+        pipeline.addFirst("tlsGuard", new ServerTlsGuard(serverName, group, HandshakeWarnLimit.PER_PROCESS));
         pipeline.addFirst("tls", sslContext().newHandler(pipeline.channel().alloc()));
         pipeline.addFirst("tlsDetect", new PlainClientDetector(serverName, group));
     }

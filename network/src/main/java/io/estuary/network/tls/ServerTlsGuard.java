@@ -5,8 +5,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import java.nio.channels.ClosedChannelException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,21 +12,20 @@ import org.slf4j.LoggerFactory;
  * Sits after a server connection's TLS handler: logs a failed TLS handshake (WARN naming the peer and the cause, at
  * most one a second per process, with how many were not logged) and keeps TLS errors from reaching the request
  * handler; the TLS handler closes the connection itself, and the server keeps serving the others. Confined to the
- * channel's event loop (the limiter is shared and thread-safe).
+ * channel's event loop (the limit, {@link HandshakeWarnLimit}, is shared and thread-safe).
  */
 final class ServerTlsGuard extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(ServerTlsGuard.class);
-    private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final AtomicLong NEXT_WARN = new AtomicLong(System.nanoTime());
-    private static final AtomicLong UNLOGGED = new AtomicLong();
 
     private final String serverName;
     private final TlsConfig.Group group;
+    private final HandshakeWarnLimit warnLimit;
     private boolean reported;
 
-    ServerTlsGuard(String serverName, TlsConfig.Group group) {
+    ServerTlsGuard(String serverName, TlsConfig.Group group, HandshakeWarnLimit warnLimit) {
         this.serverName = serverName;
         this.group = group;
+        this.warnLimit = warnLimit;
     }
 
     @Override
@@ -62,18 +59,14 @@ final class ServerTlsGuard extends ChannelInboundHandlerAdapter {
                     ctx.channel().remoteAddress());
             return;
         }
-        long now = System.nanoTime();
-        long next = NEXT_WARN.get();
-        if (now - next >= 0 && NEXT_WARN.compareAndSet(next, now + WARN_EVERY_NANOS)) {
-            long unlogged = UNLOGGED.getAndSet(0);
+        long unlogged = warnLimit.tryLog();
+        if (unlogged >= 0) {
             LOG.warn(
                     "{}: {} {}; connection closed{}",
                     serverName,
                     ctx.channel().remoteAddress(),
                     TlsFailures.server(group, cause),
                     unlogged > 0 ? " (" + unlogged + " more failed TLS handshakes not logged)" : "");
-        } else {
-            UNLOGGED.incrementAndGet();
         }
     }
 }

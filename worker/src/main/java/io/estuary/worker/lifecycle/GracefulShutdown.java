@@ -1,5 +1,6 @@
 package io.estuary.worker.lifecycle;
 
+import io.estuary.common.time.Clock;
 import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.CommittedFile;
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
  *       before), so a graceful restart loses nothing acknowledged; a location whose commit fails (disk error) or
  *       does not finish in time is unknown after the restart, and its replica (or a stage rerun) stands in.</li>
  * </ol>
- * Everything is bounded by one deadline. Runs once, on the stopping thread.
+ * Everything is bounded by one deadline, read on the worker's {@link Clock}. Runs once, on the stopping thread.
  */
 public final class GracefulShutdown {
     private static final Logger LOG = LoggerFactory.getLogger(GracefulShutdown.class);
@@ -34,12 +35,14 @@ public final class GracefulShutdown {
     private final PushGate gate;
     private final PartitionRegistry registry;
     private final LongPredicate announce;
+    private final Clock clock;
 
     /** {@code announce} tells the master within the given milliseconds and says whether it answered. */
-    public GracefulShutdown(PushGate gate, PartitionRegistry registry, LongPredicate announce) {
+    public GracefulShutdown(PushGate gate, PartitionRegistry registry, LongPredicate announce, Clock clock) {
         this.gate = gate;
         this.registry = registry;
         this.announce = announce;
+        this.clock = clock;
     }
 
     /** What a stop did. */
@@ -60,16 +63,18 @@ public final class GracefulShutdown {
         }
     }
 
-    public Result run(long deadlineMs) {
-        long t0 = System.currentTimeMillis();
+    /** Stops within {@code timeoutMs} from now. */
+    public Result run(long timeoutMs) {
+        long t0 = clock.nanos();
+        long deadlineNanos = t0 + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         gate.close();
-        if (!announce.test(Math.max(1, Math.min(5_000, deadlineMs - t0)))) {
+        if (!announce.test(Math.max(1, Math.min(5_000, timeoutMs)))) {
             LOG.warn(
                     "Could not tell the master that this worker is stopping; it places nothing here once it misses us");
         }
         boolean timedOut = false;
         try {
-            if (!gate.awaitIdle(deadlineMs)) {
+            if (!gate.awaitIdle(deadlineNanos)) {
                 LOG.warn("Pushes still appending at the shutdown deadline");
                 timedOut = true;
             }
@@ -95,7 +100,9 @@ public final class GracefulShutdown {
         }
         try {
             CompletableFuture.allOf(commits.toArray(new CompletableFuture[0]))
-                    .get(Math.max(1, deadlineMs - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+                    .get(
+                            Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.nanos())),
+                            TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             timedOut = true;
         } catch (ExecutionException e) {
@@ -105,7 +112,7 @@ public final class GracefulShutdown {
             timedOut = true;
         }
         Result r = new Result(committed.get(), failed.get(), timedOut);
-        LOG.info("Graceful stop: {} in {} ms", r, System.currentTimeMillis() - t0);
+        LOG.info("Graceful stop: {} in {} ms", r, TimeUnit.NANOSECONDS.toMillis(clock.nanos() - t0));
         return r;
     }
 }

@@ -1,6 +1,7 @@
 package io.estuary.worker.storage;
 
 import io.estuary.common.protocol.DiskStatus;
+import io.estuary.common.time.Clock;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,7 +13,8 @@ import java.nio.file.StandardOpenOption;
 /**
  * One health probe of a storage directory: writes a small file, fsyncs it, deletes it, and checks the free space
  * against the reserve. The outcome says what the disk looks like now. Blocking (it does real I/O, and may hang on a
- * hung disk): callers run it on a thread of its own. Stateless and thread-safe.
+ * hung disk): callers run it on a thread of its own. A probe's duration (against the slow threshold) is read on the
+ * given {@link Clock}. Stateless and thread-safe.
  */
 public final class DiskProbe {
     /** Name of the probe file, in the storage directory itself (never a partition path). */
@@ -22,10 +24,16 @@ public final class DiskProbe {
 
     private final long reserveBytes;
     private final long slowNanos;
+    private final Clock clock;
 
     public DiskProbe(long reserveBytes, long slowThresholdMs) {
+        this(reserveBytes, slowThresholdMs, Clock.system());
+    }
+
+    public DiskProbe(long reserveBytes, long slowThresholdMs, Clock clock) {
         this.reserveBytes = reserveBytes;
         this.slowNanos = slowThresholdMs * 1_000_000L;
+        this.clock = clock;
     }
 
     /** What one probe found. Immutable. */
@@ -51,12 +59,12 @@ public final class DiskProbe {
     }
 
     public Outcome probe(File dir) {
-        long t0 = System.nanoTime();
+        long t0 = clock.nanos();
         if (!dir.isDirectory()) {
             return new Outcome(
                     DiskStatus.DISK_FAILED,
                     0,
-                    System.nanoTime() - t0,
+                    clock.nanos() - t0,
                     dir + " is not a directory (gone, " + "unmounted or replaced)");
         }
         long usable = dir.getUsableSpace();
@@ -71,7 +79,7 @@ public final class DiskProbe {
             }
             Files.delete(probe);
         } catch (IOException | RuntimeException e) {
-            long nanos = System.nanoTime() - t0;
+            long nanos = clock.nanos() - t0;
             switch (DiskErrors.classify(e)) {
                 case NO_SPACE:
                     return new Outcome(DiskStatus.DISK_FULL, usable, nanos, "no space left writing " + probe);
@@ -82,7 +90,7 @@ public final class DiskProbe {
                     return new Outcome(DiskStatus.DISK_FAILED, usable, nanos, "writing " + probe + " failed: " + e);
             }
         }
-        long nanos = System.nanoTime() - t0;
+        long nanos = clock.nanos() - t0;
         if (usable < reserveBytes) {
             return new Outcome(
                     DiskStatus.DISK_FULL,

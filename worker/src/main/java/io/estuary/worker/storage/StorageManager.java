@@ -85,7 +85,7 @@ public final class StorageManager {
             disk.onFailure(() -> releaseFailed(disk));
             disks.put(disk.mountPoint(), disk);
         }
-        DiskProbe probe = new DiskProbe(reserve, conf.get(WorkerConfig.DISK_SLOW_THRESHOLD));
+        DiskProbe probe = new DiskProbe(reserve, conf.get(WorkerConfig.DISK_SLOW_THRESHOLD), clock);
         this.checker = new DiskChecker(
                 new ArrayList<>(disks.values()),
                 d -> probe.probe(d.dir()),
