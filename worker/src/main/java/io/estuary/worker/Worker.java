@@ -7,18 +7,13 @@ import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.config.TlsConfig;
 import io.estuary.common.config.WorkerConfig;
-import io.estuary.common.protocol.GetApplicationSecretRequest;
-import io.estuary.common.protocol.GetApplicationSecretResponse;
-import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
-import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.HostNames;
 import io.estuary.common.util.NamedThreadFactory;
 import io.estuary.network.auth.Credentials;
 import io.estuary.network.auth.ServerSecurity;
-import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.server.TransportServer;
@@ -27,6 +22,7 @@ import io.estuary.network.tls.ServerTls;
 import io.estuary.server.auth.ClusterSecret;
 import io.estuary.worker.admin.WorkerAdmin;
 import io.estuary.worker.auth.ApplicationSecretCache;
+import io.estuary.worker.auth.MasterSecretSource;
 import io.estuary.worker.fetch.CacheFiller;
 import io.estuary.worker.fetch.FetchHandler;
 import io.estuary.worker.lifecycle.Decommission;
@@ -40,13 +36,10 @@ import io.estuary.worker.push.PushHandler;
 import io.estuary.worker.push.Replicator;
 import io.estuary.worker.storage.StorageManager;
 import java.io.Closeable;
-import java.io.File;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -114,12 +107,9 @@ public final class Worker implements Closeable {
         this.registry = new PartitionRegistry(storage);
         this.shutdownTimeoutMs = conf.get(WorkerConfig.SHUTDOWN_TIMEOUT);
         this.gate = new PushGate(clock);
-        String metaDir = conf.get(WorkerConfig.META_DIR);
         try {
-            this.metaStore = new CommittedFileStore(
-                    metaDir.isEmpty()
-                            ? new File(storage.disks().get(0).dir(), ".estuary-meta")
-                            : new File(metaDir).getAbsoluteFile());
+            this.metaStore =
+                    CommittedFileStore.open(conf, storage.disks().get(0).dir());
             new WorkerRecovery(metaStore, storage, registry).run();
         } catch (RuntimeException e) {
             storage.close();
@@ -154,7 +144,7 @@ public final class Worker implements Closeable {
                 : new ApplicationSecretCache(
                         clusterSecret,
                         conf.get(AuthConfig.WORKER_SECRET_CACHE_SIZE),
-                        askSecretOf(masterClient, conf.get(NetworkConfig.RPC_TIMEOUT)),
+                        new MasterSecretSource(masterClient, conf.get(NetworkConfig.RPC_TIMEOUT)),
                         secretAsks);
         this.fetchHandler = new FetchHandler(
                 registry,
@@ -180,15 +170,15 @@ public final class Worker implements Closeable {
         TransportServer.Options options = TransportServer.Options.defaults()
                 .clock(clock)
                 .auth(ServerSecurity.serverAuth(conf, clusterSecret, secrets, false));
-        TransportServer rpc = null;
-        TransportServer push = null;
-        TransportServer fetch = null;
+        WorkerServers servers = null;
         try {
-            rpc = new TransportServer(
+            servers = new WorkerServers(
                     conf,
-                    "worker-rpc",
                     host,
-                    conf.get(WorkerConfig.RPC_PORT),
+                    options,
+                    admin,
+                    internalTls,
+                    dataTls,
                     new WorkerControlHandler(
                             registry,
                             gate,
@@ -197,12 +187,6 @@ public final class Worker implements Closeable {
                             conf.get(WorkerConfig.COMMIT_MAX_WAIT),
                             authorizer(conf, "worker-rpc"),
                             secrets),
-                    options.observer(admin.observer("rpc")).tls(internalTls));
-            push = new TransportServer(
-                    conf,
-                    "worker-push",
-                    host,
-                    conf.get(WorkerConfig.PUSH_PORT),
                     new PushHandler(
                             registry,
                             storage.memory(),
@@ -217,28 +201,19 @@ public final class Worker implements Closeable {
                                             storage.memory().limit() / 4),
                                     WorkerConfig.PUSH_MAX_UNFINISHED.key()),
                             authorizer(conf, "worker-push")),
-                    options.observer(admin.observer("push")).tls(dataTls));
-            fetch = new TransportServer(
-                    conf,
-                    "worker-fetch",
-                    host,
-                    conf.get(WorkerConfig.FETCH_PORT),
-                    fetchHandler,
-                    options.observer(admin.observer("fetch")).tls(dataTls));
+                    fetchHandler);
             admin.start(
                     host,
                     conf.get(WorkerConfig.HTTP_PORT),
                     this::address,
                     this::statusText,
                     this::decommission,
-                    rpc,
-                    push,
-                    fetch);
+                    servers.rpc,
+                    servers.push,
+                    servers.fetch);
         } catch (RuntimeException e) {
             admin.close();
-            if (fetch != null) fetch.close();
-            if (rpc != null) rpc.close();
-            if (push != null) push.close();
+            if (servers != null) servers.close();
             fetchHandler.close();
             replicator.close();
             congestion.close();
@@ -248,14 +223,14 @@ public final class Worker implements Closeable {
             metaStore.close();
             throw e;
         }
-        this.rpcServer = rpc;
-        this.pushServer = push;
-        this.fetchServer = fetch;
+        this.rpcServer = servers.rpc;
+        this.pushServer = servers.push;
+        this.fetchServer = servers.fetch;
         this.address = WorkerAddress.newBuilder()
                 .setHost(host)
-                .setRpcPort(rpc.port())
-                .setPushPort(push.port())
-                .setFetchPort(fetch.port())
+                .setRpcPort(rpcServer.port())
+                .setPushPort(pushServer.port())
+                .setFetchPort(fetchServer.port())
                 .build();
         long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
         ApplicationSecretCache cache = secrets;
@@ -282,23 +257,6 @@ public final class Worker implements Closeable {
                 admin.httpPort());
     }
 
-    /** Asks the master for an application's secret (sealed), waiting up to {@code waitMs}. */
-    private static Function<String, GetApplicationSecretResponse> askSecretOf(MasterClient master, long waitMs) {
-        return appId -> {
-            try {
-                return master.ask(
-                        Request.newBuilder()
-                                .setGetApplicationSecret(
-                                        GetApplicationSecretRequest.newBuilder().setAppId(appId)),
-                        GetApplicationSecretResponse.parser(),
-                        waitMs);
-            } catch (RemoteException e) {
-                throw new EstuaryException(
-                        "cannot learn the secret of application " + appId + " from the master: " + e.getMessage(), e);
-            }
-        };
-    }
-
     /** The secrets of applications this worker knows (null with authentication off). */
     public ApplicationSecretCache secrets() {
         return secrets;
@@ -321,7 +279,6 @@ public final class Worker implements Closeable {
         return version;
     }
 
-    /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
     /**
      * Authorization for one of the worker's servers, its refusals counted in the worker's metrics (read when a refusal
      * happens: the fetch handler is made before the metrics).
@@ -331,6 +288,7 @@ public final class Worker implements Closeable {
                 conf, server, (request, status) -> admin.metrics().authorizationRefused(request, status));
     }
 
+    /** What /api/status reports as the worker's state: REGISTERING until the master knows it, then its state. */
     private String statusText() {
         if (heartbeater == null || !heartbeater.registered()) return "REGISTERING";
         return state().name().replace("WORKER_", "");
@@ -428,24 +386,12 @@ public final class Worker implements Closeable {
         metaStore.close();
     }
 
+    /** Completes once a decommission has drained the worker. */
+    CompletableFuture<Boolean> drained() {
+        return decommission.drained();
+    }
+
     public static void main(String[] args) throws Exception {
-        EstuaryConf conf = EstuaryConf.forServer();
-        if (conf.get(NetworkConfig.HALT_ON_FATAL_ERROR)) io.estuary.common.util.FatalErrors.haltOnFatalError();
-        Worker worker = new Worker(conf);
-        LOG.info("Estuary worker started: {}", worker.address().toString().replace('\n', ' '));
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            LOG.info("Estuary worker stopping");
-                            worker.stopGracefully();
-                            LOG.info("Estuary worker stopped");
-                            stopped.countDown();
-                        },
-                        "worker-shutdown"));
-        // A finished decommission exits the process (which runs the hook). Not from the thread that completes the
-        // drain: the hook needs the heartbeat thread.
-        worker.decommission.drained().thenRun(() -> new Thread(() -> System.exit(0), "worker-exit").start());
-        stopped.await();
+        WorkerMain.run();
     }
 }

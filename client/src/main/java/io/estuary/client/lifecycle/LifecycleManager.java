@@ -5,16 +5,8 @@ import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.TlsConfig;
-import io.estuary.common.protocol.ApplicationHeartbeatRequest;
-import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.ReportWorkerFailuresRequest;
-import io.estuary.common.protocol.Request;
-import io.estuary.common.protocol.UnregisterApplicationRequest;
-import io.estuary.common.protocol.UnregisterShuffleRequest;
-import io.estuary.common.protocol.WorkerAddress;
-import io.estuary.common.status.StatusCode;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
@@ -34,8 +26,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
@@ -58,9 +48,6 @@ public final class LifecycleManager implements Closeable {
 
     private final String appId;
     private final Clock clock;
-    private final EstuaryConf conf;
-    /** TLS of the driver's connections to masters and workers' control ports (the internal group). */
-    private final ClientTls internalTls;
 
     private final TransportClientFactory connections;
     private final MasterClient master;
@@ -70,7 +57,8 @@ public final class LifecycleManager implements Closeable {
     /** The application's secret (null with authentication off), proved on every connection it opens or accepts. */
     private final byte[] secret;
 
-    private final String user;
+    /** Secret, heartbeats, failure reports and unregistrations: what the master hears of the application. */
+    private final ApplicationAtMaster atMaster;
     /** Registrations, loss and failure reports, unregistrations: calls to the master, never a commit or a revive. */
     private final ExecutorService work = Executors.newFixedThreadPool(8, new NamedThreadFactory("estuary-lifecycle"));
     /**
@@ -85,8 +73,6 @@ public final class LifecycleManager implements Closeable {
     private final ExecutorService revives = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-revive"));
 
     private final AtomicLong commitsFinished = new AtomicLong();
-    private final ScheduledExecutorService heartbeat =
-            Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-app-heartbeat"));
     private final ShuffleGenerations generations = new ShuffleGenerations();
     private final FailedWorkers failedWorkers;
     private final ShuffleRegistrar registrar;
@@ -108,7 +94,6 @@ public final class LifecycleManager implements Closeable {
     public LifecycleManager(String engineAppId, EstuaryConf conf, String host, Clock clock) {
         this.clock = clock;
         this.appId = engineAppId + "-" + instanceSuffix();
-        this.conf = conf;
         this.host = host;
         if (conf.get(AuthConfig.ENABLED)) {
             byte[] given = AuthConfig.applicationSecret(conf);
@@ -119,7 +104,7 @@ public final class LifecycleManager implements Closeable {
         // Read first: TLS files that cannot be used fail the start before any thread or connection exists.
         ServerTls serverTls = ServerTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         // The driver talks to the masters and to the workers' control ports: the internal group.
-        this.internalTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);
+        ClientTls internalTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);
         this.connections = new TransportClientFactory(
                         conf,
                         "estuary-driver",
@@ -129,11 +114,13 @@ public final class LifecycleManager implements Closeable {
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
         String configuredUser = conf.get(ClientConfig.USER);
-        this.user = configuredUser.isEmpty() ? System.getProperty("user.name", "") : configuredUser;
+        String user = configuredUser.isEmpty() ? System.getProperty("user.name", "") : configuredUser;
+        this.atMaster =
+                new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, user, clock, work);
         this.failedWorkers = new FailedWorkers(clock::millis);
         SlotReserver reserver = new SlotReserver(connections, appId, user);
         this.registrar = new ShuffleRegistrar(
-                appId, master, masterWaitMs, replicate, reserver, failedWorkers, this::reportFailedWorkers, work);
+                appId, master, masterWaitMs, replicate, reserver, failedWorkers, atMaster::reportFailedWorkers, work);
         this.committer = new ShuffleCommitter(
                 connections,
                 appId,
@@ -147,19 +134,18 @@ public final class LifecycleManager implements Closeable {
                 masterWaitMs,
                 reserver,
                 failedWorkers,
-                this::reportFailedWorkers,
+                atMaster::reportFailedWorkers,
                 replicate,
                 revives,
                 clock);
         try {
-            if (secret != null) registerSecret();
-            sendHeartbeat();
+            atMaster.register();
         } catch (RemoteException e) {
             connections.close();
             work.shutdownNow();
             commits.shutdownNow();
             revives.shutdownNow();
-            heartbeat.shutdownNow();
+            atMaster.stopHeartbeats();
             throw new EstuaryException(
                     "Estuary cannot start for application " + appId + ": " + e.getMessage() + ". Check "
                             + MasterConfig.ENDPOINTS.key() + "; Estuary never falls back to another shuffle.",
@@ -187,71 +173,20 @@ public final class LifecycleManager implements Closeable {
                     @Override
                     public void lost(ShuffleState s) {
                         shuffleLostListener.accept(s.engineShuffleId);
-                        unregisterAtMaster(s.shuffleId);
+                        atMaster.unregisterShuffle(s.shuffleId);
                     }
                 }),
                 TransportServer.Options.defaults()
                         .clock(clock)
                         .auth(secret == null ? ServerAuth.off() : ServerAuth.enforce(ownOnly, false))
                         .tls(serverTls));
-        long every = conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL);
-        heartbeat.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        sendHeartbeat();
-                    } catch (RemoteException | RuntimeException e) {
-                        LOG.warn("Application heartbeat failed: {}", e.getMessage());
-                    }
-                },
-                every,
-                every,
-                TimeUnit.MILLISECONDS);
+        atMaster.heartbeatEvery(conf.get(ClientConfig.APPLICATION_HEARTBEAT_INTERVAL));
         LOG.info("Estuary lifecycle manager for {} listening on {}:{}", appId, host, server.port());
     }
 
     /** Eight random hex digits: two drivers of one engine application never draw the same in practice. */
     private static String instanceSuffix() {
         return String.format("%08x", new java.security.SecureRandom().nextInt());
-    }
-
-    /**
-     * Registers the application's secret with the master leader, on a connection of its own that proves nothing (the
-     * master does not know the application until it is registered).
-     */
-    private void registerSecret() throws RemoteException {
-        try (TransportClientFactory anonymous =
-                new TransportClientFactory(conf, "estuary-register").withTls(internalTls)) {
-            SecretRegistration.register(
-                    new MasterClient(anonymous, master.endpoints(), clock), appId, secret, user, masterWaitMs);
-        }
-    }
-
-    /**
-     * Tells the master the application lives. With authentication on, a master that no longer knows the application
-     * (it expired, or a single master restarted) refuses UNAUTHENTICATED: the secret is registered again, then the
-     * heartbeat sent again.
-     */
-    private void sendHeartbeat() throws RemoteException {
-        try {
-            askHeartbeat();
-        } catch (RemoteException e) {
-            if (secret == null || e.status() != StatusCode.UNAUTHENTICATED) throw e;
-            LOG.warn(
-                    "The master does not know application {} ({}); registering its secret again",
-                    appId,
-                    e.getMessage());
-            registerSecret();
-            askHeartbeat();
-        }
-    }
-
-    private void askHeartbeat() throws RemoteException {
-        master.ask(
-                Request.newBuilder()
-                        .setApplicationHeartbeat(
-                                ApplicationHeartbeatRequest.newBuilder().setAppId(appId)),
-                Empty.parser(),
-                masterWaitMs);
     }
 
     public String host() {
@@ -313,23 +248,6 @@ public final class LifecycleManager implements Closeable {
         return epochs.driverPlacements();
     }
 
-    private void reportFailedWorkers(List<WorkerAddress> workers) {
-        work.execute(() -> {
-            try {
-                master.ask(
-                        Request.newBuilder()
-                                .setReportWorkerFailures(ReportWorkerFailuresRequest.newBuilder()
-                                        .setAppId(appId)
-                                        .addAllWorkers(workers)
-                                        .setReason("unreachable from " + appId)),
-                        Empty.parser(),
-                        masterWaitMs);
-            } catch (RemoteException | RuntimeException e) {
-                LOG.warn("Reporting failed workers {} to the master failed: {}", workers, e.getMessage());
-            }
-        });
-    }
-
     // ------------------------------------------------------------------ commit
 
     private void commit(ShuffleState s) {
@@ -371,38 +289,12 @@ public final class LifecycleManager implements Closeable {
 
     /** Forgets an engine shuffle (every generation); the master tells its workers to delete the data. */
     public void unregisterShuffle(int shuffleId) {
-        for (ShuffleState s : generations.remove(shuffleId)) unregisterAtMaster(s.shuffleId);
-    }
-
-    private void unregisterAtMaster(int estuaryShuffleId) {
-        work.execute(() -> {
-            try {
-                master.ask(
-                        Request.newBuilder()
-                                .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
-                                        .setAppId(appId)
-                                        .setShuffleId(estuaryShuffleId)),
-                        Empty.parser(),
-                        masterWaitMs);
-            } catch (RemoteException e) {
-                LOG.warn("Unregistering shuffle {} failed: {}", estuaryShuffleId, e.getMessage());
-            }
-        });
+        for (ShuffleState s : generations.remove(shuffleId)) atMaster.unregisterShuffle(s.shuffleId);
     }
 
     @Override
     public void close() {
-        heartbeat.shutdownNow();
-        try {
-            master.ask(
-                    Request.newBuilder()
-                            .setUnregisterApplication(
-                                    UnregisterApplicationRequest.newBuilder().setAppId(appId)),
-                    Empty.parser(),
-                    Math.min(masterWaitMs, 10_000));
-        } catch (RemoteException e) {
-            LOG.warn("Unregistering application {} failed: {}; the master will expire it", appId, e.getMessage());
-        }
+        atMaster.unregister();
         work.shutdownNow();
         commits.shutdownNow();
         revives.shutdownNow();

@@ -14,22 +14,17 @@ import io.estuary.common.util.GuardedThreadPool;
 import io.estuary.master.state.raft.AuthenticatedRaftRpc;
 import io.estuary.master.state.raft.RaftAuthFailures;
 import io.estuary.master.state.raft.RaftTls;
-import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.netty.NettyConfigKeys;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -40,20 +35,18 @@ import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
-import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
-import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
-import org.apache.ratis.util.SizeInBytes;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The master log replicated with Apache Ratis. Only the leader appends: a command submitted here is committed by
- * a quorum, then applied by every master's {@link MasterStateMachine} in the same order.
+ * a quorum, then applied by every master's {@link MasterStateMachine} in the same order. Its Ratis settings come
+ * from {@link RaftServerProperties}, the members' formats are polled by {@link GroupFormatsPoller}, and
+ * {@link RaftServerCloser} releases the storage at close. Thread-safe.
  */
 public final class RatisStateLog implements StateLog {
     private static final Logger LOG = LoggerFactory.getLogger(RatisStateLog.class);
@@ -77,23 +70,10 @@ public final class RatisStateLog implements StateLog {
 
     private volatile boolean closing;
 
-    /** How often each member of the group is asked which formats it applies ({@link GroupFormats}). */
-    private static final long ASK_FORMATS_EVERY_SECONDS = 5;
-    /** How long close waits for Ratis to release the storage directory. */
-    private static final long CLOSE_WAIT_SECONDS = 30;
-
     /** What every member of the group applies: what this master logs and snapshots. */
     private final GroupFormats groupFormats;
-    /** Asks the other members their formats (Ratis reads to one server each, no retries). */
-    private final org.apache.ratis.client.RaftClient peerClient;
-
-    private final ScheduledExecutorService formatsPoller = new GuardedScheduledExecutor("master-raft-formats");
-    /**
-     * Per member: {polls to skip before it is asked again, the next such skip}. A member that does not answer is
-     * asked less and less often (down to once a minute), since each failed attempt makes Ratis's client log a
-     * connection error. Poller thread only.
-     */
-    private final java.util.Map<String, int[]> askBackoff = new java.util.HashMap<>();
+    /** Asks the other members which formats they apply. */
+    private final GroupFormatsPoller formatsPoller;
 
     /**
      * Starts this master's Raft server. {@code onRaftLost} runs when the Raft server stops on its own (e.g. after a
@@ -113,8 +93,7 @@ public final class RatisStateLog implements StateLog {
         }
         this.groupFormats = new GroupFormats(
                 selfId, nodes.all().stream().map(n -> n.id).collect(java.util.stream.Collectors.toList()));
-        RaftProperties p = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+        RaftProperties p = RaftServerProperties.forServer(conf, self);
         Parameters parameters = null;
         if (conf.get(AuthConfig.ENABLED)) {
             // Every connection between masters proves the cluster secret first (no secret on the wire).
@@ -132,25 +111,6 @@ public final class RatisStateLog implements StateLog {
                     + "=true needs " + AuthConfig.ENABLED.key() + "=true on a master with several nodes: TLS on the "
                     + "Raft port comes with the authenticated Raft transport (the plain one has no TLS)");
         }
-        NettyConfigKeys.Server.setHost(p, self.host);
-        NettyConfigKeys.Server.setPort(p, self.raftPort);
-        RaftServerConfigKeys.setStorageDir(
-                p, Collections.singletonList(new File(conf.get(MasterConfig.HA_DIR), selfId)));
-        long election = conf.get(MasterConfig.HA_ELECTION_TIMEOUT);
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-        // A leader cut off from the others steps down within an election timeout, so a deposed leader stops
-        // answering soon after a new one is elected.
-        RaftServerConfigKeys.LeaderElection.setLeaderStepDownWaitTime(
-                p, TimeDuration.valueOf(election * 2, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
-        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, conf.get(MasterConfig.HA_SNAPSHOT_THRESHOLD));
-        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, 2);
-        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
-        RaftServerConfigKeys.Log.setPurgeGap(p, 1);
-        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("1MB"));
-        RaftServerConfigKeys.Log.setPreallocatedSize(p, SizeInBytes.valueOf("256KB"));
-        RaftServerConfigKeys.Log.Appender.setInstallSnapshotEnabled(p, true);
         this.server = RaftServer.newBuilder()
                 .setServerId(RaftPeerId.valueOf(selfId))
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
@@ -166,31 +126,11 @@ public final class RatisStateLog implements StateLog {
         try {
             server.start();
         } catch (IOException | RuntimeException e) {
-            // E.g. the Raft port is taken. Ratis then sets its server back to NEW, and closing a NEW server does
-            // nothing, while the division it started keeps running and holds the storage lock: close the division
-            // itself, so that a retry in this JVM can take the lock.
-            try {
-                server.getDivision(GROUP_ID).close();
-            } catch (IOException | RuntimeException closing) {
-                e.addSuppressed(closing);
-            }
-            try {
-                server.close();
-            } catch (IOException | RuntimeException closing) {
-                e.addSuppressed(closing);
-            }
+            RaftServerCloser.afterFailedStart(server, GROUP_ID, e); // e.g. the Raft port is taken
             throw e;
         }
-        RaftProperties cp = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(cp, SupportedRpcType.NETTY);
-        org.apache.ratis.client.RaftClientConfigKeys.Rpc.setRequestTimeout(
-                cp, TimeDuration.valueOf(3, TimeUnit.SECONDS));
-        this.peerClient = org.apache.ratis.client.RaftClient.newBuilder()
-                .setRaftGroup(RaftGroup.valueOf(GROUP_ID, peers))
-                .setProperties(cp)
-                .setRetryPolicy(org.apache.ratis.retry.RetryPolicies.noRetry())
-                .build();
-        formatsPoller.scheduleWithFixedDelay(this::askFormats, 0, ASK_FORMATS_EVERY_SECONDS, TimeUnit.SECONDS);
+        this.formatsPoller = new GroupFormatsPoller(server, nodes, peers, groupFormats, () -> closing);
+        formatsPoller.start();
         watchdog.scheduleWithFixedDelay(
                 () -> {
                     if (!closing && !alive()) {
@@ -203,42 +143,6 @@ public final class RatisStateLog implements StateLog {
                 1,
                 TimeUnit.SECONDS);
         LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
-    }
-
-    /** Asks every other member which formats it applies; one that does not answer counts as the oldest release. */
-    private void askFormats() {
-        for (MasterNodes.Node n : nodes.all()) {
-            if (closing) return;
-            if (n.id.equals(server.getId().toString())) continue;
-            int[] backoff = askBackoff.computeIfAbsent(n.id, id -> new int[2]);
-            if (backoff[0] > 0) {
-                backoff[0]--;
-                continue;
-            }
-            boolean answered = false;
-            try {
-                // Blocking: the client's ordered async stream closes for good at its first failure (a member down).
-                // A stale read at index 0 is answered by any member, leader or not.
-                // With authentication, over the authenticated transport (Ratis' client does not authenticate).
-                RaftClientReply r = AuthenticatedRaftRpc.staleRead(server, RaftPeerId.valueOf(n.id));
-                if (r == null) r = peerClient.io().sendStaleRead(Message.EMPTY, 0, RaftPeerId.valueOf(n.id));
-                if (r.isSuccess()) {
-                    Message m = r.getMessage();
-                    byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
-                    groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
-                    answered = true;
-                }
-            } catch (IOException | RuntimeException e) {
-                // down or restarting: counted below
-            }
-            if (answered) {
-                backoff[1] = 0;
-            } else {
-                groupFormats.unreachable(n.id);
-                backoff[1] = Math.min(Math.max(1, backoff[1] * 2), 12);
-                backoff[0] = backoff[1];
-            }
-        }
     }
 
     /** What every member of the group applies, as far as this master knows. */
@@ -435,72 +339,8 @@ public final class RatisStateLog implements StateLog {
         closing = true;
         watchdog.shutdownNow();
         submitter.shutdownNow();
-        formatsPoller.shutdownNow();
-        try {
-            peerClient.close();
-        } catch (IOException e) {
-            LOG.warn("Closing the Raft client failed", e);
-        }
-        RaftServer.Division division = null;
-        try {
-            division = server.getDivision(GROUP_ID);
-        } catch (IOException | RuntimeException e) {
-            // never started, or already closed: nothing holds the storage
-        }
-        // Ratis' close stops waiting for its own threads when the caller is interrupted.
-        boolean interrupted = Thread.interrupted();
-        try {
-            server.close();
-        } catch (IOException e) {
-            LOG.warn("Closing the Raft server failed", e);
-        }
-        if (division != null)
-            interrupted |= awaitClosed(division, server.getId().toString());
-        if (interrupted) Thread.currentThread().interrupt();
-    }
-
-    /**
-     * Waits until the division has released its storage. Ratis' close returns early when another thread is already
-     * closing it (its pause monitor, say) or when the caller is interrupted; a master started again in this JVM
-     * would then find the storage directory still locked. Returns whether this thread was interrupted meanwhile.
-     */
-    private static boolean awaitClosed(RaftServer.Division division, String selfId) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
-        boolean interrupted = false;
-        while (division.getInfo().getLifeCycleState() != org.apache.ratis.util.LifeCycle.State.CLOSED) {
-            if (System.nanoTime() > deadline) {
-                LOG.warn(
-                        "The Raft server's division still closes after {} s ({}); its storage may stay locked. "
-                                + "Its threads:{}",
-                        CLOSE_WAIT_SECONDS,
-                        division.getInfo().getLifeCycleState(),
-                        threadsOf(selfId));
-                break;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        return interrupted;
-    }
-
-    /** The stacks of this master's Raft threads (named after its id by Ratis), for a close that does not end. */
-    private static String threadsOf(String selfId) {
-        StringBuilder b = new StringBuilder();
-        for (Map.Entry<Thread, StackTraceElement[]> t :
-                Thread.getAllStackTraces().entrySet()) {
-            if (!t.getKey().getName().startsWith(selfId)) continue;
-            b.append("\n  ")
-                    .append(t.getKey().getName())
-                    .append(' ')
-                    .append(t.getKey().getState());
-            StackTraceElement[] frames = t.getValue();
-            for (int f = 0; f < Math.min(frames.length, 12); f++)
-                b.append("\n    at ").append(frames[f]);
-        }
-        return b.toString();
+        formatsPoller.close();
+        RaftServerCloser.close(server, GROUP_ID);
     }
 
     /** A change sent to a master that is not the leader. */

@@ -237,7 +237,8 @@ final class ServerHandshake extends ByteToMessageDecoder {
                         in,
                         AuthFailure.MALFORMED,
                         StatusCode.UNAUTHENTICATED,
-                        "unknown kind of identity '" + printable(name) + "' (expected \"cluster\" or \"app:<id>\")");
+                        "unknown kind of identity '" + PeerNames.printable(name)
+                                + "' (expected \"cluster\" or \"app:<id>\")");
                 return;
             }
             lookUp(ctx);
@@ -281,11 +282,12 @@ final class ServerHandshake extends ByteToMessageDecoder {
                     null,
                     AuthFailure.LOOKUP_FAILED,
                     StatusCode.UNAUTHENTICATED,
-                    serverName + " cannot check the secret of " + printable(claimed.name()) + " now: " + cause);
+                    serverName + " cannot check the secret of " + PeerNames.printable(claimed.name()) + " now: "
+                            + cause);
             return;
         }
         if (secret == null) {
-            refuse(ctx, null, AuthFailure.UNKNOWN_IDENTITY, StatusCode.UNAUTHENTICATED, unknown(claimed));
+            refuse(ctx, null, AuthFailure.UNKNOWN_IDENTITY, StatusCode.UNAUTHENTICATED, PeerNames.unknown(claimed));
             return;
         }
         byte[] serverNonce = AuthExchange.nonce();
@@ -317,7 +319,7 @@ final class ServerHandshake extends ByteToMessageDecoder {
                     in,
                     AuthFailure.WRONG_PROOF,
                     StatusCode.UNAUTHENTICATED,
-                    "wrong proof for " + printable(claimed.name())
+                    "wrong proof for " + PeerNames.printable(claimed.name())
                             + ": the client does not hold that identity's secret");
             return;
         }
@@ -325,13 +327,6 @@ final class ServerHandshake extends ByteToMessageDecoder {
         AuthExchange.writeStatus(result, StatusCode.OK, "");
         ctx.writeAndFlush(result);
         finish(ctx, claimed);
-    }
-
-    private static String unknown(Identity id) {
-        if (id.isApplication()) {
-            return "unknown application " + printable(id.appId()) + ": never registered, or expired";
-        }
-        return "this server knows no secret for " + printable(id.name());
     }
 
     /** ADMITTED: the exchange ends without proof. */
@@ -387,15 +382,5 @@ final class ServerHandshake extends ByteToMessageDecoder {
                     was == State.PROOF ? "proof" : was == State.LOOKUP ? "secret's lookup" : "identity");
         }
         super.channelInactive(ctx);
-    }
-
-    /** A peer's name as logs and messages show it: control characters replaced, so it cannot forge log lines. */
-    private static String printable(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            b.append(Character.isISOControl(c) ? '?' : c);
-        }
-        return b.toString();
     }
 }

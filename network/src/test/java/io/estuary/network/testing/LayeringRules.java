@@ -14,12 +14,18 @@ import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * The layering rules of Estuary's production code, in one place (README "Layering rules" says why each exists).
@@ -27,9 +33,13 @@ import java.util.List;
  * package cycle or a forbidden import. The rules read the module's compiled classes ({@code target/classes} under
  * the module, surefire's working directory), not its tests. common has no network test-jar on its class path and
  * states its two rules itself ({@code io.estuary.common.LayeringTest}); keep them in step with {@link Module#COMMON}.
- * Stateless.
+ * The same check keeps every production class small: no source file under the module's {@code src/main/java} may
+ * exceed {@link #MAX_CLASS_LINES} lines ({@link #oversizedSources}). Stateless.
  */
 public final class LayeringRules {
+    /** The most lines a production source file may have: a longer class has grown more than one job (issue 15). */
+    public static final int MAX_CLASS_LINES = 400;
+
     private LayeringRules() {}
 
     /** A module: its root package and the other modules' root packages it may import. */
@@ -108,19 +118,60 @@ public final class LayeringRules {
         return rules;
     }
 
-    /** Fails, listing every violation of every rule, if {@code module}'s production classes break any rule. */
+    /**
+     * Fails, listing every violation of every rule, if {@code module}'s production classes break any rule or one of
+     * its production source files is longer than {@link #MAX_CLASS_LINES}.
+     */
     public static void check(Module module) {
-        check(productionClasses(), rulesFor(module));
+        StringBuilder failures = violations(productionClasses(), rulesFor(module));
+        List<String> oversized = oversizedSources(Paths.get("src", "main", "java"), MAX_CLASS_LINES);
+        if (!oversized.isEmpty()) {
+            failures.append("Production classes over ")
+                    .append(MAX_CLASS_LINES)
+                    .append(" lines (split them along their seams into classes with one job each):\n  ")
+                    .append(String.join("\n  ", oversized))
+                    .append("\n\n");
+        }
+        if (failures.length() > 0) throw new AssertionError("Layering rules broken:\n" + failures);
     }
 
     static void check(JavaClasses classes, List<ArchRule> rules) {
+        StringBuilder failures = violations(classes, rules);
+        if (failures.length() > 0) throw new AssertionError("Layering rules broken:\n" + failures);
+    }
+
+    private static StringBuilder violations(JavaClasses classes, List<ArchRule> rules) {
         StringBuilder failures = new StringBuilder();
         for (ArchRule rule : rules) {
             EvaluationResult result = rule.evaluate(classes);
             if (result.hasViolation())
                 failures.append(result.getFailureReport()).append("\n\n");
         }
-        if (failures.length() > 0) throw new AssertionError("Layering rules broken:\n" + failures);
+        return failures;
+    }
+
+    /**
+     * Every {@code .java} file under {@code sourceRoot} with more than {@code maxLines} lines, as "path: N lines"
+     * (path relative to the module), longest first. A missing directory has none (surefire runs in the module).
+     */
+    public static List<String> oversizedSources(Path sourceRoot, int maxLines) {
+        if (!Files.isDirectory(sourceRoot)) return new ArrayList<>();
+        List<Map.Entry<Path, Long>> over = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(sourceRoot)) {
+            for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".java"))::iterator) {
+                long lines;
+                try (Stream<String> l = Files.lines(f, StandardCharsets.UTF_8)) {
+                    lines = l.count();
+                }
+                if (lines > maxLines) over.add(new AbstractMap.SimpleEntry<>(f, lines));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the sources under " + sourceRoot.toAbsolutePath(), e);
+        }
+        over.sort(Map.Entry.<Path, Long>comparingByValue().reversed());
+        List<String> out = new ArrayList<>();
+        for (Map.Entry<Path, Long> e : over) out.add(e.getKey() + ": " + e.getValue() + " lines");
+        return out;
     }
 
     /** The module's own compiled production classes (surefire runs in the module's directory). */

@@ -1,5 +1,7 @@
 package io.estuary.worker.meta;
 
+import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.WorkerConfig;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.worker.storage.FileContents;
 import java.io.ByteArrayInputStream;
@@ -51,6 +53,13 @@ public final class CommittedFileStore implements AutoCloseable {
     private boolean closed;
 
     /** Opens (creating if needed) the store in {@code dir}. Only one process may have it open. */
+    /** The store in {@code estuary.worker.meta.dir}, or by default in {@code .estuary-meta} on the first disk. */
+    public static CommittedFileStore open(EstuaryConf conf, File firstDisk) {
+        String metaDir = conf.get(WorkerConfig.META_DIR);
+        return new CommittedFileStore(
+                metaDir.isEmpty() ? new File(firstDisk, ".estuary-meta") : new File(metaDir).getAbsoluteFile());
+    }
+
     public CommittedFileStore(File dir) {
         this.dir = dir;
         if (!dir.isDirectory() && !dir.mkdirs()) throw new EstuaryException("cannot create metadata directory " + dir);

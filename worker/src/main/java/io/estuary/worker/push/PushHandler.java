@@ -18,7 +18,6 @@ import io.estuary.worker.storage.PartitionFileWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -26,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
  * The push path: appends pushed batches to their partition's writer and, for a primary location with a replica,
  * forwards them to the replica, acknowledging only once the replica holds them too. Runs on Netty threads and never
  * blocks: data is handed to the writer's in-memory buffer (flushed by the disk's own threads) and forwarded by the
- * {@link Replicator}.
+ * {@link Replicator} ({@link ReplicaForwarder}).
  *
  * <p>Memory is bounded by pausing reads ({@link PushReadThrottle}), not by refusing pushes already received.
  * Refusals carry a {@link StatusCode}: unknown location (also a client's push to a replica copy, which takes only
@@ -48,7 +47,7 @@ import java.util.concurrent.CompletableFuture;
 public final class PushHandler implements RpcHandler {
     private final PartitionRegistry registry;
     private final MemoryTracker memory;
-    private final Replicator replicator;
+    private final ReplicaForwarder forwarder;
     private final PushReadThrottle throttle;
     private final CongestionControl congestion;
     private final long softSplit;
@@ -118,7 +117,7 @@ public final class PushHandler implements RpcHandler {
         this.congestion = congestion;
         this.registry = registry;
         this.memory = memory;
-        this.replicator = replicator;
+        this.forwarder = new ReplicaForwarder(registry, memory, replicator);
         this.throttle = new PushReadThrottle(memory);
         this.softSplit = softSplitBytes;
         this.hardSplit = hardSplitBytes;
@@ -253,7 +252,14 @@ public final class PushHandler implements RpcHandler {
             callback.onSuccess(ack(new byte[] {status}));
             return;
         }
-        forward(replica, push.shuffleKey, new int[] {push.partitionId}, new int[] {push.epoch}, new int[] {0}, forward)
+        forwarder
+                .forward(
+                        replica,
+                        push.shuffleKey,
+                        new int[] {push.partitionId},
+                        new int[] {push.epoch},
+                        new int[] {0},
+                        forward)
                 .whenComplete((v, e) -> answer(callback, e, new byte[] {status}));
     }
 
@@ -271,15 +277,16 @@ public final class PushHandler implements RpcHandler {
                         push.partitionIds[i],
                         push.epochs[i],
                         push.forwarded,
-                        length(push, i, bodyLen));
+                        ReplicaForwarder.length(push, i, bodyLen));
             }
-            List<CompletableFuture<Void>> forwards = forwardMerged(push, body);
+            List<CompletableFuture<Void>> forwards = forwarder.forwardMerged(push, body);
             byte[] statuses = new byte[n];
             congestion.recordPush(push.shuffleKey, bodyLen);
             byte otherwise = congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
             for (int i = 0; i < n; i++) {
                 int start = push.offsets[i];
-                writers[i].append(body.retainedSlice(body.readerIndex() + start, length(push, i, bodyLen)));
+                writers[i].append(
+                        body.retainedSlice(body.readerIndex() + start, ReplicaForwarder.length(push, i, bodyLen)));
                 statuses[i] = writers[i].size() >= softSplit ? StatusCode.SOFT_SPLIT.id() : otherwise;
             }
             CompletableFuture.allOf(forwards.toArray(new CompletableFuture[0]))
@@ -289,61 +296,6 @@ public final class PushHandler implements RpcHandler {
         } finally {
             body.release();
         }
-    }
-
-    private static int length(PushMergedData push, int i, int bodyLen) {
-        int end = i + 1 < push.partitionIds.length ? push.offsets[i + 1] : bodyLen;
-        return end - push.offsets[i];
-    }
-
-    /**
-     * Sends the partitions of a merged push that have replicas on to them, one merged push per replica worker. The
-     * forwarded bytes are retained slices of {@code body}.
-     */
-    private List<CompletableFuture<Void>> forwardMerged(PushMergedData push, ByteBuf body) {
-        List<CompletableFuture<Void>> out = new ArrayList<>();
-        int n = push.partitionIds.length;
-        PartitionLocation[] replicas = new PartitionLocation[n];
-        boolean[] done = new boolean[n];
-        for (int i = 0; i < n; i++)
-            replicas[i] = registry.replicaOf(push.shuffleKey, push.partitionIds[i], push.epochs[i]);
-        int bodyLen = body.readableBytes();
-        for (int i = 0; i < n; i++) {
-            if (replicas[i] == null || done[i]) continue;
-            List<Integer> group = new ArrayList<>();
-            for (int j = i; j < n; j++) {
-                if (!done[j] && replicas[j] != null && replicas[j].getWorker().equals(replicas[i].getWorker())) {
-                    group.add(j);
-                    done[j] = true;
-                }
-            }
-            int[] ids = new int[group.size()];
-            int[] epochs = new int[group.size()];
-            int[] offsets = new int[group.size()];
-            io.netty.buffer.CompositeByteBuf data = Unpooled.compositeBuffer(Math.max(2, group.size()));
-            int pos = 0;
-            for (int k = 0; k < group.size(); k++) {
-                int j = group.get(k);
-                ids[k] = push.partitionIds[j];
-                epochs[k] = push.epochs[j];
-                offsets[k] = pos;
-                int len = length(push, j, bodyLen);
-                data.addComponent(true, body.retainedSlice(body.readerIndex() + push.offsets[j], len));
-                pos += len;
-            }
-            out.add(forward(replicas[i], push.shuffleKey, ids, epochs, offsets, data));
-        }
-        return out;
-    }
-
-    /** Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). */
-    private java.util.concurrent.CompletableFuture<Void> forward(
-            PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs, int[] offsets, ByteBuf data) {
-        long n = data.readableBytes();
-        memory.add(n);
-        return replicator
-                .forward(replica, shuffleKey, partitions, epochs, offsets, data)
-                .whenComplete((v, e) -> memory.release(n));
     }
 
     /**
