@@ -22,10 +22,10 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.RatisStateLog;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
-import io.estuary.network.auth.ServerSecurity;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ServerTls;
 import io.estuary.server.auth.ClusterSecret;
+import io.estuary.server.auth.ServerSecurity;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -132,7 +132,7 @@ public final class Master implements AdministeredMaster, Closeable {
         TransportServer rpc = null;
         try {
             ServerTls tls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL); // before binding: may fail
-            io.estuary.network.tls.JdkServerTls adminTls = io.estuary.network.tls.JdkServerTls.fromConf(
+            io.estuary.server.tls.JdkServerTls adminTls = io.estuary.server.tls.JdkServerTls.fromConf(
                     conf, TlsConfig.Group.ADMIN, io.estuary.common.time.Clock.system());
             // Admits anonymous connections: a lifecycle manager registers its application's secret on one.
             rpc = new TransportServer(

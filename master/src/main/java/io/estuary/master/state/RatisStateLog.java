@@ -123,7 +123,7 @@ public final class RatisStateLog implements StateLog {
                     p,
                     secret,
                     authFailures,
-                    !io.estuary.network.auth.ServerSecurity.enforced(conf),
+                    !io.estuary.server.auth.ServerSecurity.enforced(conf),
                     RaftTls.fromConf(conf, Clock.system()));
             java.util.Arrays.fill(secret, (byte) 0);
         } else if (conf.get(TlsConfig.INTERNAL_ENABLED)) {
