@@ -5,12 +5,12 @@ import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.TlsConfig;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.status.NotLeader;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.common.util.GuardedThreadPool;
+import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.state.raft.AuthenticatedRaftRpc;
 import io.estuary.master.state.raft.RaftAuthFailures;
 import io.estuary.master.state.raft.RaftTls;
@@ -225,7 +225,7 @@ public final class RatisStateLog implements StateLog {
                 if (r.isSuccess()) {
                     Message m = r.getMessage();
                     byte[] bytes = m == null ? new byte[0] : m.getContent().toByteArray();
-                    groupFormats.reported(n.id, io.estuary.common.protocol.MasterFormats.parseFrom(bytes));
+                    groupFormats.reported(n.id, io.estuary.master.protocol.MasterFormats.parseFrom(bytes));
                     answered = true;
                 }
             } catch (IOException | RuntimeException e) {
