@@ -35,8 +35,8 @@ class ShadedClassPathTest {
                         .getCodeSource()
                         .getLocation(),
                 "the shuffle manager's jar");
-        List<URL> copies = Collections.list(getClass().getClassLoader().getResources(
-                "io/estuary/common/config/EstuaryConf.class"));
+        List<URL> copies = Collections.list(
+                getClass().getClassLoader().getResources("io/estuary/common/config/EstuaryConf.class"));
         List<String> outside = new ArrayList<>();
         for (URL u : copies) {
             if (!u.toString().startsWith("jar:" + shaded + "!")) outside.add(u.toString());

@@ -1,9 +1,9 @@
 package io.estuary.master;
 
 import com.google.protobuf.MessageLite;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.EstuaryException;
+import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.state.PeerSuppliedFields;
 import io.estuary.network.rpc.ControlRpcHandler.Reply;
 import java.util.concurrent.CompletableFuture;

@@ -3,18 +3,18 @@ package io.estuary.master;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.TlsConfig;
-import io.estuary.common.protocol.ApplicationRemoved;
-import io.estuary.common.protocol.MasterCommand;
-import io.estuary.common.protocol.MasterCommandBatch;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.protocol.WorkerState;
-import io.estuary.common.protocol.WorkerStateChanged;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.common.util.HostNames;
 import io.estuary.master.admin.AdministeredMaster;
 import io.estuary.master.admin.MasterAdminEndpoint;
 import io.estuary.master.admin.MasterMetrics;
+import io.estuary.master.protocol.ApplicationRemoved;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterCommandBatch;
+import io.estuary.master.protocol.WorkerLost;
+import io.estuary.master.protocol.WorkerStateChanged;
 import io.estuary.master.slots.SlotAllocators;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.MasterNodes;
@@ -22,10 +22,10 @@ import io.estuary.master.state.MasterState;
 import io.estuary.master.state.RatisStateLog;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
-import io.estuary.network.auth.ServerSecurity;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ServerTls;
 import io.estuary.server.auth.ClusterSecret;
+import io.estuary.server.auth.ServerSecurity;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -132,7 +132,7 @@ public final class Master implements AdministeredMaster, Closeable {
         TransportServer rpc = null;
         try {
             ServerTls tls = ServerTls.fromConf(conf, TlsConfig.Group.INTERNAL); // before binding: may fail
-            io.estuary.network.tls.JdkServerTls adminTls = io.estuary.network.tls.JdkServerTls.fromConf(
+            io.estuary.server.tls.JdkServerTls adminTls = io.estuary.server.tls.JdkServerTls.fromConf(
                     conf, TlsConfig.Group.ADMIN, io.estuary.common.time.Clock.system());
             // Admits anonymous connections: a lifecycle manager registers its application's secret on one.
             rpc = new TransportServer(

@@ -1,10 +1,10 @@
 package io.estuary.master;
 
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
-import io.estuary.common.protocol.WorkerStateChanged;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.WorkerStateChanged;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;

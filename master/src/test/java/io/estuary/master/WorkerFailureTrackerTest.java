@@ -2,13 +2,13 @@ package io.estuary.master;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerLost;
-import io.estuary.common.protocol.WorkerRegistered;
 import io.estuary.common.protocol.WorkerState;
-import io.estuary.common.protocol.WorkerStateChanged;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.WorkerLost;
+import io.estuary.master.protocol.WorkerRegistered;
+import io.estuary.master.protocol.WorkerStateChanged;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.WorkerId;
 import java.util.Collections;

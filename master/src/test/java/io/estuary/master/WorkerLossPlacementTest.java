@@ -9,7 +9,6 @@ import io.estuary.common.config.MasterConfig;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.Empty;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.RegisterWorkerRequest;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
@@ -19,9 +18,10 @@ import io.estuary.common.protocol.RequestSlotsResponse;
 import io.estuary.common.protocol.ReviveSlotsRequest;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerLost;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.status.StatusCode;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.WorkerLost;
 import io.estuary.master.state.WorkerId;
 import io.estuary.network.auth.Credentials;
 import io.estuary.network.client.RemoteException;
@@ -234,7 +234,7 @@ class WorkerLossPlacementTest {
         // Registering worker 4 and excluding worker 3 changed the log; the revives did not touch the placement.
         assertEquals(
                 master.state(s -> s.shuffle("app-1", 0)),
-                io.estuary.common.protocol.MasterSnapshot.parseFrom(logged)
+                io.estuary.master.protocol.MasterSnapshot.parseFrom(logged)
                         .getApplications(0)
                         .getShuffles(0)
                         .getLocationsList());

@@ -1,11 +1,11 @@
 package io.estuary.master.state;
 
 import io.estuary.common.BuildVersion;
-import io.estuary.common.protocol.MasterFormats;
 import io.estuary.common.release.Format;
 import io.estuary.common.release.Releases;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.master.protocol.MasterFormats;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.estuary.master.state;
 
-import io.estuary.common.protocol.MasterFormats;
 import io.estuary.common.util.GuardedScheduledExecutor;
+import io.estuary.master.protocol.MasterFormats;
 import io.estuary.master.state.raft.AuthenticatedRaftRpc;
 import java.io.Closeable;
 import java.io.IOException;

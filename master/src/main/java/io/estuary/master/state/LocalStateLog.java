@@ -1,6 +1,6 @@
 package io.estuary.master.state;
 
-import io.estuary.common.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterCommand;
 import java.util.concurrent.CompletableFuture;
 
 /** The log of a single master: a command is committed as soon as it is applied. */

@@ -1,7 +1,7 @@
 package io.estuary.master.state;
 
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.SlotsAllocated;
+import io.estuary.master.protocol.SlotsAllocated;
 import java.util.ArrayList;
 import java.util.List;
 

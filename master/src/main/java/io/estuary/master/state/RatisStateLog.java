@@ -5,12 +5,12 @@ import io.estuary.common.config.ConfigException;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.TlsConfig;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.status.NotLeader;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.GuardedScheduledExecutor;
 import io.estuary.common.util.GuardedThreadPool;
+import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.state.raft.AuthenticatedRaftRpc;
 import io.estuary.master.state.raft.RaftAuthFailures;
 import io.estuary.master.state.raft.RaftTls;
@@ -102,7 +102,7 @@ public final class RatisStateLog implements StateLog {
                     p,
                     secret,
                     authFailures,
-                    !io.estuary.network.auth.ServerSecurity.enforced(conf),
+                    !io.estuary.server.auth.ServerSecurity.enforced(conf),
                     RaftTls.fromConf(conf, Clock.system()));
             java.util.Arrays.fill(secret, (byte) 0);
         } else if (conf.get(TlsConfig.INTERNAL_ENABLED)) {

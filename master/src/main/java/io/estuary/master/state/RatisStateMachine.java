@@ -1,8 +1,8 @@
 package io.estuary.master.state;
 
-import io.estuary.common.protocol.MasterCommand;
-import io.estuary.common.protocol.MasterSnapshot;
 import io.estuary.common.release.Format;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterSnapshot;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,6 @@
 package io.estuary.master.state;
 
-import io.estuary.common.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterCommand;
 import java.io.Closeable;
 import java.util.concurrent.CompletableFuture;
 

@@ -2,15 +2,15 @@ package io.estuary.master.state;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.protocol.ApplicationRegistered;
-import io.estuary.common.protocol.MasterCommand;
-import io.estuary.common.protocol.MasterFormats;
-import io.estuary.common.protocol.MasterSnapshot;
-import io.estuary.common.protocol.ShuffleUnregistered;
-import io.estuary.common.protocol.UnregisteredShuffles;
 import io.estuary.common.release.Format;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.master.protocol.ApplicationRegistered;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterFormats;
+import io.estuary.master.protocol.MasterSnapshot;
+import io.estuary.master.protocol.ShuffleUnregistered;
+import io.estuary.master.protocol.UnregisteredShuffles;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -4,17 +4,17 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
-import io.estuary.common.protocol.ApplicationRegistered;
-import io.estuary.common.protocol.ApplicationRemoved;
-import io.estuary.common.protocol.MasterCommand;
-import io.estuary.common.protocol.MasterCommandBatch;
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.ShuffleUnregistered;
-import io.estuary.common.protocol.SlotsAllocated;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerLost;
-import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.master.protocol.ApplicationRegistered;
+import io.estuary.master.protocol.ApplicationRemoved;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterCommandBatch;
+import io.estuary.master.protocol.ShuffleUnregistered;
+import io.estuary.master.protocol.SlotsAllocated;
+import io.estuary.master.protocol.WorkerLost;
+import io.estuary.master.protocol.WorkerRegistered;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -53,7 +53,7 @@ class MasterStateMachineTest {
             }
         }
         cs.add(MasterCommand.newBuilder()
-                .setWorkerStateChanged(io.estuary.common.protocol.WorkerStateChanged.newBuilder()
+                .setWorkerStateChanged(io.estuary.master.protocol.WorkerStateChanged.newBuilder()
                         .setWorker(addr(1))
                         .setState(io.estuary.common.protocol.WorkerState.WORKER_DECOMMISSIONING))
                 .build());

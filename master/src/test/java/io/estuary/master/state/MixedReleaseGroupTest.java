@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
-import io.estuary.common.protocol.ApplicationRegistered;
-import io.estuary.common.protocol.MasterCommand;
-import io.estuary.common.protocol.MasterSnapshot;
-import io.estuary.common.protocol.ShuffleUnregistered;
 import io.estuary.common.release.Format;
+import io.estuary.master.protocol.ApplicationRegistered;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.MasterSnapshot;
+import io.estuary.master.protocol.ShuffleUnregistered;
 import java.io.File;
 import java.io.IOException;
 import java.net.ServerSocket;

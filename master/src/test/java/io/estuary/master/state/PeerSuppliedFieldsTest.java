@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.google.protobuf.UnknownFieldSet;
 import io.estuary.common.protocol.DiskInfo;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.WorkerRegistered;
 import org.junit.jupiter.api.Test;
 
 /** A newer worker's WorkerInfo, carrying fields this release does not know, still registers the worker. */

@@ -2,12 +2,12 @@ package io.estuary.master.state;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.protocol.ApplicationRegistered;
 import io.estuary.common.protocol.LocationRole;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.PartitionLocation;
-import io.estuary.common.protocol.SlotsAllocated;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.master.protocol.ApplicationRegistered;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.SlotsAllocated;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -2,11 +2,11 @@ package io.estuary.master.state;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.common.protocol.ApplicationRegistered;
-import io.estuary.common.protocol.MasterCommand;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.protocol.WorkerRegistered;
+import io.estuary.master.protocol.ApplicationRegistered;
+import io.estuary.master.protocol.MasterCommand;
+import io.estuary.master.protocol.WorkerRegistered;
 import java.io.ByteArrayOutputStream;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;

@@ -51,20 +51,20 @@ class ShuffleIdRangesTest {
     @Test
     void aSnapshotRestoresTheSameRangesAndOlderSnapshotsListSingleIds() {
         MasterStateMachine a = new MasterStateMachine();
-        a.apply(io.estuary.common.protocol.MasterCommand.newBuilder()
-                .setApplicationRegistered(io.estuary.common.protocol.ApplicationRegistered.newBuilder()
+        a.apply(io.estuary.master.protocol.MasterCommand.newBuilder()
+                .setApplicationRegistered(io.estuary.master.protocol.ApplicationRegistered.newBuilder()
                         .setAppId("app"))
                 .build());
         for (int id = 0; id < 50; id++) {
             if (id == 20) continue;
             int s = id;
-            a.apply(io.estuary.common.protocol.MasterCommand.newBuilder()
-                    .setShuffleUnregistered(io.estuary.common.protocol.ShuffleUnregistered.newBuilder()
+            a.apply(io.estuary.master.protocol.MasterCommand.newBuilder()
+                    .setShuffleUnregistered(io.estuary.master.protocol.ShuffleUnregistered.newBuilder()
                             .setAppId("app")
                             .setShuffleId(s))
                     .build());
         }
-        io.estuary.common.protocol.MasterSnapshot snap = a.snapshot();
+        io.estuary.master.protocol.MasterSnapshot snap = a.snapshot();
         MasterStateMachine b = new MasterStateMachine();
         b.restore(snap);
         assertEquals(snap, b.snapshot());
@@ -73,8 +73,8 @@ class ShuffleIdRangesTest {
         assertTrue((boolean) b.read(s -> s.isShuffleUnregistered("app", 49)));
 
         MasterStateMachine old = new MasterStateMachine();
-        old.restore(io.estuary.common.protocol.MasterSnapshot.newBuilder()
-                .addUnregistered(io.estuary.common.protocol.UnregisteredShuffles.newBuilder()
+        old.restore(io.estuary.master.protocol.MasterSnapshot.newBuilder()
+                .addUnregistered(io.estuary.master.protocol.UnregisteredShuffles.newBuilder()
                         .setAppId("app")
                         .addShuffleIds(3)
                         .addShuffleIds(4)

@@ -69,6 +69,11 @@ public final class ServerTls {
         return files.clientAuth;
     }
 
+    /** The protocols every Estuary TLS port allows (TLS 1.3 and 1.2), for transports that set their engines' own. */
+    public static String[] protocols() {
+        return SslContexts.PROTOCOLS.clone();
+    }
+
     /**
      * The context a new connection should use (the newest usable files). For servers that build their own
      * transport (the masters' Raft): call it per connection, or per server start if the transport takes one context.

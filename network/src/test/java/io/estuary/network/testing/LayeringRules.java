@@ -46,7 +46,7 @@ public final class LayeringRules {
     public enum Module {
         COMMON("io.estuary.common"),
         NETWORK("io.estuary.network", "io.estuary.common"),
-        SERVER_COMMON("io.estuary.server", "io.estuary.common"),
+        SERVER_COMMON("io.estuary.server", "io.estuary.common", "io.estuary.network"),
         MASTER("io.estuary.master", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
         WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
         CLI("io.estuary.cli", "io.estuary.common", "io.estuary.server"),
@@ -203,8 +203,9 @@ public final class LayeringRules {
                 .should()
                 .dependOnClassesThat(
                         resideInAPackage("io.estuary..").and(not(resideInAnyPackage(allowed.toArray(new String[0])))))
-                .because("modules are layers (common < network < master, worker, client < adapters): servers never see "
-                        + "client code, clients never see server code");
+                .because(
+                        "modules are layers (common < network < server-common < master, worker; network < client < adapters): servers never see "
+                                + "client code, clients never see server code");
     }
 
     /**

@@ -4,7 +4,7 @@ import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.TlsConfig;
 import io.estuary.common.time.Clock;
 import io.estuary.network.tls.JdkClientTls;
-import io.estuary.network.tls.JdkServerTls;
+import io.estuary.server.tls.JdkServerTls;
 import javax.net.ssl.SSLEngine;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
 

@@ -1,4 +1,4 @@
-package io.estuary.network.tls;
+package io.estuary.server.tls;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.TlsConfig;
+import io.estuary.network.tls.ClientTls;
 import io.estuary.testing.ManualClock;
 import io.estuary.testing.TestCertificates;
 import io.netty.handler.ssl.JdkSslContext;

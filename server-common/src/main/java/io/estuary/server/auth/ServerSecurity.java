@@ -1,7 +1,10 @@
-package io.estuary.network.auth;
+package io.estuary.server.auth;
 
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.network.auth.Credentials;
+import io.estuary.network.auth.SecretLookup;
+import io.estuary.network.auth.ServerAuth;
 
 /**
  * What a server (master or worker) reads from its configuration to authenticate: whether authentication is on

@@ -1,8 +1,10 @@
-package io.estuary.network.tls;
+package io.estuary.server.tls;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.TlsConfig;
 import io.estuary.common.time.Clock;
+import io.estuary.network.tls.ServerTls;
+import io.estuary.network.tls.TlsSetupException;
 import io.netty.handler.ssl.JdkSslContext;
 import io.netty.handler.ssl.SslContext;
 import java.security.KeyManagementException;
@@ -63,7 +65,7 @@ public final class JdkServerTls {
     public SSLParameters sslParameters() {
         SslContext current = tls.sslContext();
         SSLParameters p = new SSLParameters();
-        p.setProtocols(SslContexts.PROTOCOLS.clone());
+        p.setProtocols(ServerTls.protocols());
         p.setCipherSuites(current.cipherSuites().toArray(new String[0]));
         p.setNeedClientAuth(tls.clientAuth());
         return p;

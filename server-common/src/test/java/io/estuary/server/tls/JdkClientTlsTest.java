@@ -1,9 +1,10 @@
-package io.estuary.network.tls;
+package io.estuary.server.tls;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.TlsConfig;
+import io.estuary.network.tls.JdkClientTls;
 import io.estuary.testing.ManualClock;
 import io.estuary.testing.TestCertificates;
 import java.nio.ByteBuffer;
