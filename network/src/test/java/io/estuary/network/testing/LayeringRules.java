@@ -51,7 +51,13 @@ public final class LayeringRules {
         WORKER("io.estuary.worker", "io.estuary.common", "io.estuary.network", "io.estuary.server"),
         CLI("io.estuary.cli", "io.estuary.common", "io.estuary.server"),
         CLIENT("io.estuary.client", "io.estuary.common", "io.estuary.network"),
-        CLIENT_MR("io.estuary.mr", "io.estuary.common", "io.estuary.network", "io.estuary.client");
+        CLIENT_MR("io.estuary.mr", "io.estuary.common", "io.estuary.network", "io.estuary.client"),
+        /**
+         * The Spark 3 adapter (client-spark/spark-3): its root sits in Spark's namespace, outside io.estuary, because
+         * it reaches Spark's package-private API. The rules hold as for any root: it imports only the listed Estuary
+         * modules (other packages, Spark's included, are third-party code to them) and has no sub-packages yet.
+         */
+        SPARK("org.apache.spark.shuffle.estuary", "io.estuary.common", "io.estuary.network", "io.estuary.client");
 
         final String root;
         final List<String> mayImport;
@@ -120,11 +126,12 @@ public final class LayeringRules {
 
     /**
      * Fails, listing every violation of every rule, if {@code module}'s production classes break any rule or one of
-     * its production source files is longer than {@link #MAX_CLASS_LINES}.
+     * its production source files ({@link #sourceRoots}) is longer than {@link #MAX_CLASS_LINES}.
      */
     public static void check(Module module) {
         StringBuilder failures = violations(productionClasses(), rulesFor(module));
-        List<String> oversized = oversizedSources(Paths.get("src", "main", "java"), MAX_CLASS_LINES);
+        List<String> oversized = new ArrayList<>();
+        for (Path root : sourceRoots(module)) oversized.addAll(oversizedSources(root, MAX_CLASS_LINES));
         if (!oversized.isEmpty()) {
             failures.append("Production classes over ")
                     .append(MAX_CLASS_LINES)
@@ -214,6 +221,17 @@ public final class LayeringRules {
      */
     static List<String> aboveRoot(Module module) {
         return module == Module.CLIENT ? Arrays.asList("io.estuary.client.engine") : new ArrayList<>();
+    }
+
+    /**
+     * Where the module's production sources are, relative to the module directory: {@code src/main/java}, and for the
+     * Spark adapter also the sources every Spark line shares ({@code client-spark/common-src}, added by the build).
+     */
+    static List<Path> sourceRoots(Module module) {
+        List<Path> roots = new ArrayList<>();
+        roots.add(Paths.get("src", "main", "java"));
+        if (module == Module.SPARK) roots.add(Paths.get("..", "common-src"));
+        return roots;
     }
 
     /** Sub-packages of {@code root} never import classes of the root package itself: the root composes them. */

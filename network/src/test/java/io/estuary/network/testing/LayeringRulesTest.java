@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -83,6 +84,16 @@ class LayeringRulesTest {
                         root.resolve("io/estuary/x/MuchOver.java") + ": 520 lines",
                         root.resolve("io/estuary/x/Over.java") + ": 401 lines"),
                 over);
+    }
+
+    @Test
+    void theSparkAdapterAlsoChecksTheSourcesEverySparkLineShares() {
+        assertEquals(
+                Arrays.asList(Paths.get("src", "main", "java"), Paths.get("..", "common-src")),
+                LayeringRules.sourceRoots(LayeringRules.Module.SPARK));
+        assertEquals(
+                Collections.singletonList(Paths.get("src", "main", "java")),
+                LayeringRules.sourceRoots(LayeringRules.Module.CLIENT));
     }
 
     @Test
