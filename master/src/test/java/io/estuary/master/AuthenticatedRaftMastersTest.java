@@ -17,7 +17,7 @@ class AuthenticatedRaftMastersTest extends RaftMastersTest {
     private Path secretDir;
 
     @Override
-    EstuaryConf conf(int i) {
+    EstuaryConf tune(EstuaryConf conf) {
         try {
             if (secretDir == null) {
                 secretDir = Files.createTempDirectory("estuary-raft-secret");
@@ -30,7 +30,7 @@ class AuthenticatedRaftMastersTest extends RaftMastersTest {
         // (secrets are ApplicationSecretsTest's). Masters that all know the secret still authenticate each other: a
         // permissive master opens every Raft connection with the handshake, and falls back only for a peer that
         // never admits it (RaftAuthenticationRolloutTest).
-        return super.conf(i)
+        return super.tune(conf)
                 .set(AuthConfig.ENABLED, "true")
                 .set(AuthConfig.MODE, "permissive")
                 .set(

@@ -80,6 +80,14 @@ final class MasterGroup implements AutoCloseable {
     }
 
     Master start(int i) throws IOException {
+        return new Master(conf(i), () -> {}, clock);
+    }
+
+    /**
+     * The configuration master {@code i} starts with: the group's settings, the test's tuning, and the group's own
+     * cluster secret (permissive) unless the tuning decides authentication itself.
+     */
+    EstuaryConf conf(int i) {
         EstuaryConf conf = new EstuaryConf()
                 .set(MasterConfig.HA_NODES, nodes)
                 .set(MasterConfig.HA_ID, "m" + i)
@@ -91,7 +99,7 @@ final class MasterGroup implements AutoCloseable {
         if (!tuned.contains(AuthConfig.ENABLED)) {
             tuned = io.estuary.testing.ClusterSecrets.enable(tuned, secretFile).set(AuthConfig.MODE, "permissive");
         }
-        return new Master(tuned, () -> {}, clock);
+        return tuned;
     }
 
     /** The Raft port of master {@code i}. */

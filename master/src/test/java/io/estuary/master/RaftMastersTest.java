@@ -22,7 +22,6 @@ import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,32 +33,24 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Three real masters forming a Ratis group on loopback ports. */
+/** Three real masters forming a Ratis group on loopback ports ({@link MasterGroup}). */
 class RaftMastersTest {
-    private final Master[] masters = new Master[3];
-    private String nodes;
+    private MasterGroup group;
+    private Master[] masters;
     private List<String> rpcEndpoints;
     private Path dir;
     private TransportClientFactory clients;
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+    /** What the tests change in every master's configuration; a subclass may add to it. */
+    EstuaryConf tune(EstuaryConf conf) {
+        // Authentication off here; AuthenticatedRaftMastersTest runs every test with it on.
+        return conf.set(io.estuary.common.config.AuthConfig.ENABLED, "false")
+                .set(MasterConfig.HA_SNAPSHOT_THRESHOLD, "20");
     }
 
-    /** The configuration of master {@code i}; a subclass may add to it. */
-    EstuaryConf conf(int i) {
-        // Authentication off here; AuthenticatedRaftMastersTest runs every test with it on.
-        return new EstuaryConf()
-                .set(io.estuary.common.config.AuthConfig.ENABLED, "false")
-                .set(MasterConfig.HA_NODES, nodes)
-                .set(MasterConfig.HA_ID, "m" + i)
-                .set(MasterConfig.HA_DIR, dir.toString())
-                .set(MasterConfig.HA_ELECTION_TIMEOUT, "300ms")
-                .set(MasterConfig.HA_SNAPSHOT_THRESHOLD, "20")
-                .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
-                .set(MasterConfig.HTTP_PORT, "0");
+    /** The configuration of master {@code i}. */
+    private EstuaryConf conf(int i) {
+        return group.conf(i);
     }
 
     /** The tests' connections: anonymous, or the cluster's when the masters authenticate (tests act for workers). */
@@ -72,59 +63,26 @@ class RaftMastersTest {
     }
 
     private Master start(int i) throws IOException {
-        return new Master(conf(i), () -> {});
+        return group.start(i);
     }
 
     @BeforeEach
     void startGroup() throws Exception {
-        dir = Files.createTempDirectory("estuary-raft");
-        // Free ports are probed, then bound later: another process may take one in between, so retry with new ones.
-        for (int attempt = 0; ; attempt++) {
-            List<String> n = new ArrayList<>();
-            rpcEndpoints = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                int rpc = freePort();
-                n.add("m" + i + "=127.0.0.1:" + rpc + ":" + freePort());
-                rpcEndpoints.add("127.0.0.1:" + rpc);
-            }
-            nodes = String.join(",", n);
-            if (clients == null) clients = testClients(conf(0));
-            try {
-                for (int i = 0; i < 3; i++) masters[i] = start(i);
-                return;
-            } catch (IOException | RuntimeException e) {
-                for (int i = 0; i < 3; i++) {
-                    if (masters[i] != null) masters[i].close();
-                    masters[i] = null;
-                }
-                if (attempt == 4) throw e;
-            }
-        }
+        group = new MasterGroup(this::tune);
+        masters = group.masters;
+        rpcEndpoints = group.rpcEndpoints;
+        dir = group.dir();
+        clients = testClients(conf(0));
     }
 
     @AfterEach
     void stopGroup() throws IOException {
         if (clients != null) clients.close();
-        for (Master m : masters) if (m != null) m.halt();
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-        }
+        if (group != null) group.close();
     }
 
     private int awaitLeader() throws InterruptedException {
-        int[] leader = {-1};
-        waitFor(
-                () -> {
-                    for (int i = 0; i < 3; i++) {
-                        if (masters[i] != null && masters[i].isLeader()) {
-                            leader[0] = i;
-                            return true;
-                        }
-                    }
-                    return false;
-                },
-                "a leader is elected");
-        return leader[0];
+        return group.awaitLeader();
     }
 
     private MasterClient client() {
@@ -366,8 +324,7 @@ class RaftMastersTest {
         int victim = (leader + 1) % 3;
         masters[victim].halt();
         masters[victim] = null;
-        String node = nodes.split(",")[victim];
-        int raftPort = Integer.parseInt(node.substring(node.lastIndexOf(':') + 1));
+        int raftPort = group.raftPort(victim);
         // Ratis starts the division (which locks the storage) before it binds the port; when the bind fails, it
         // sets its server back to NEW, and closing a NEW server closes nothing.
         java.net.ServerSocket taken = new java.net.ServerSocket();
