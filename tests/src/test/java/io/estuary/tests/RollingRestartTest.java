@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 import scala.Tuple2;
@@ -78,17 +79,24 @@ class RollingRestartTest {
                             .set("spark.estuary.client.push.replicate", "true")
                             .set("spark.estuary.client.push.bufferSize", "16k"));
             AtomicInteger reruns = new AtomicInteger();
+            AtomicInteger tasksEnded = new AtomicInteger();
             spark.sparkContext().addSparkListener(new SparkListener() {
                 @Override
                 public void onStageSubmitted(SparkListenerStageSubmitted e) {
                     if (e.stageInfo().attemptNumber() > 0) reruns.incrementAndGet();
+                }
+
+                @Override
+                public void onTaskEnd(SparkListenerTaskEnd e) {
+                    tasksEnded.incrementAndGet();
                 }
             });
             try {
                 AtomicBoolean restartsDone = new AtomicBoolean();
                 CompletableFuture<Void> restarts = CompletableFuture.runAsync(() -> {
                     try {
-                        Thread.sleep(3_000); // the first job is under way
+                        // The first job is under way: a map has pushed its output, the others still run.
+                        Waits.waitFor(() -> tasksEnded.get() > 0, 120_000, "a task of the first job ends");
                         for (int i = 0; i < workers.size(); i++) {
                             long t0 = System.currentTimeMillis();
                             int code = workers.stop(i);
