@@ -31,8 +31,8 @@ if [ "$mode" != native ]; then
   opts+=("$(cluster_spark_auth_opts)")
   [ "$mode" = 1-copy ] && opts+=(-Dspark.estuary.client.push.replicate=false)
   # Warm the workers' JIT first, as a long-running cluster is (bench/run.sh does the same).
-  SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "${opts[@]:0:1}" "$(cluster_spark_auth_opts)" \
-    io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 >/dev/null 2>&1
+  SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "${opts[@]}" io.estuary.bench.QuickstartJob 127.0.0.1:19097 0.5 \
+    >/dev/null 2>&1
   endpoint=127.0.0.1:19097
   workers=("$(cat "$cluster/logs/estuary-worker-1.pid")" "$(cat "$cluster/logs/estuary-worker-2.pid")")
 fi
