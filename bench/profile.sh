@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Where the time goes, per process, for one workload of bench/run.sh: a JFR recording (CPU samples) of the Spark
-# driver JVM, where local mode runs every map and reduce task, and of each Estuary worker, over the same window (after
-# the warm-up, to the end of the workload); then, per process, the CPU seconds, the CPU seconds per GB shuffled (the
-# bytes Spark's tasks report written) and, for a worker, per GB it received (its copies and its replicas), its peak
-# resident memory, and the top frames (bench/jfr-top.py).
+# Where the time goes, per process, for one workload of bench/run.sh: async-profiler's CPU samples of the Spark driver
+# JVM, where local mode runs every map and reduce task, and of each Estuary worker, over the same window (after the
+# warm-up, to the end of the workload); then, per process, the CPU seconds, the CPU seconds per GB shuffled (the bytes
+# Spark's tasks report written) and, for a worker, per GB it received (its copies and its replicas), its peak resident
+# memory, the CPU seconds per thread group counted by the kernel, user and system apart (bench/thread-cpu.py), and the
+# top frames, with the kernel's share (bench/stack-top.py).
 # Usage: bench/profile.sh WORKLOAD [scale] [mode]
 #   WORKLOAD  a part of a workload's name in bench/run.sh's table: terasort, small, wide
 #   scale     as bench/run.sh (1: the TeraSort-like sort on 2 GB)
 #   mode      replicated (Estuary's default), 1-copy, or native (Spark's sort shuffle: the driver alone)
-# The recordings stay in the printed directory (open them in JDK Mission Control for more).
+# The collapsed stacks stay in the printed directory (*.collapsed: flame graph input).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,30 +38,63 @@ if [ "$mode" != native ]; then
   workers=("$(cat "$cluster/logs/estuary-worker-1.pid")" "$(cat "$cluster/logs/estuary-worker-2.pid")")
 fi
 metrics_ports=(19101 19111)
+# async-profiler (from Maven Central), attached to each JVM for the window: Java, native and, where perf events are
+# allowed, kernel frames. PROFILE_EVENT=itimer where they are not (no kernel frames then).
+event=${PROFILE_EVENT:-cpu}
+interval=${PROFILE_INTERVAL:-5ms}
+ap_version=4.2
+lib=$HOME/.cache/estuary/async-profiler-$ap_version/libasyncProfiler.so
+if [ ! -f "$lib" ]; then
+  mkdir -p "$(dirname "$lib")"
+  mvn -B -q dependency:copy -Dartifact="tools.profiler:async-profiler:$ap_version" -DoutputDirectory="$out/ap" >/dev/null
+  unzip -p "$out/ap/async-profiler-$ap_version.jar" "linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/libasyncProfiler.so" \
+    >"$lib.tmp" && mv "$lib.tmp" "$lib"
+fi
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"; }
 push_bytes() {
   curl -sf "http://127.0.0.1:$1/metrics" | awk '/^estuary_worker_push_bytes_total/ { printf "%.0f", $2 }'
 }
 
-echo "profiling '$workload' (scale $scale, $mode); recordings in $out"
+echo "profiling '$workload' (scale $scale, $mode); profiles in $out"
 SPARK_LOCAL_IP=127.0.0.1 BENCH_ONLY=$workload build/spark-driver.sh "${opts[@]}" io.estuary.bench.ShuffleBenchmark \
   run "$([ "$mode" = native ] && echo native || echo estuary)" "$endpoint" "$scale" "$out/result.tsv" \
   >"$out/driver.log" 2>&1 &
 driver=$!
-until [ -f "$out/warm" ]; do
-  kill -0 "$driver" 2>/dev/null || { echo "the driver ended before its warm-up did:" >&2; tail -n 30 "$out/driver.log" >&2; exit 1; }
-  sleep 0.2
-done
+await_file() { # file: waits while the driver lives
+  until [ -f "$out/$1" ]; do
+    kill -0 "$driver" 2>/dev/null || { echo "the driver ended before '$1':" >&2; tail -n 30 "$out/driver.log" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+await_file warm
+names=(driver) pids=("$driver")
+for i in "${!workers[@]}"; do names+=("worker-$((i + 1))") pids+=("${workers[$i]}"); done
+profiler() { jcmd "$1" JVMTI.agent_load "$lib" "$2" >/dev/null; } # pid, async-profiler command
 declare -A cpu0 bytes0
+for i in "${!pids[@]}"; do
+  profiler "${pids[$i]}" "start,event=$event,interval=$interval,threads"
+  python3 bench/thread-cpu.py snapshot "${pids[$i]}" >"$out/${names[$i]}.threads0"
+done
 for i in "${!workers[@]}"; do
-  jcmd "${workers[$i]}" JFR.start name=estuary-profile settings=profile >/dev/null
   cpu0[$i]=$(cpu_seconds "${workers[$i]}")
   bytes0[$i]=$(push_bytes "${metrics_ports[$i]}")
 done
-touch "$out/workers-recording"
+touch "$out/recording"
+await_file done
+for i in "${!pids[@]}"; do
+  python3 bench/thread-cpu.py snapshot "${pids[$i]}" >"$out/${names[$i]}.threads1"
+  profiler "${pids[$i]}" "stop,file=$out/${names[$i]}.collapsed,collapsed"
+done
+declare -A cpu recv rss
+for i in "${!workers[@]}"; do
+  p=${workers[$i]}
+  cpu[$i]=$(awk -v a="$(cpu_seconds "$p")" -v b="${cpu0[$i]}" 'BEGIN { printf "%.3f", a - b }')
+  recv[$i]=$(( $(push_bytes "${metrics_ports[$i]}") - bytes0[$i] ))
+  rss[$i]=$(awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$p/status")
+done
+touch "$out/dumped"
 wait "$driver" || { echo "the driver failed:" >&2; tail -n 30 "$out/driver.log" >&2; exit 1; }
-[ -f "$out/done" ] || { echo "the driver ended without closing its profile window" >&2; exit 1; }
 grep -E "^\s+(native|estuary|1-copy) " "$out/driver.log" || true
 shuffle_bytes=$(awk '/^shuffle_bytes/ { print $2 }' "$out/driver.txt")
 gb() { awk -v b="$1" 'BEGIN { printf "%.3f", b / 1073741824 }'; }
@@ -71,18 +105,12 @@ printf '%-10s %10s %12s %14s %16s %14s\n' process "CPU s" "CPU s/GB" "received G
 driver_cpu=$(awk '/^cpu_seconds/ { print $2 }' "$out/driver.txt")
 printf '%-10s %10s %12s %14s %16s %14s\n' driver "$driver_cpu" "$(per_gb "$driver_cpu" "$shuffle_bytes")" - - -
 for i in "${!workers[@]}"; do
-  p=${workers[$i]}
-  cpu=$(awk -v a="$(cpu_seconds "$p")" -v b="${cpu0[$i]}" 'BEGIN { printf "%.3f", a - b }')
-  recv=$(( $(push_bytes "${metrics_ports[$i]}") - bytes0[$i] ))
-  rss=$(awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$p/status")
-  jcmd "$p" JFR.dump name=estuary-profile filename="$out/worker-$((i + 1)).jfr" >/dev/null
-  jcmd "$p" JFR.stop name=estuary-profile >/dev/null
-  printf '%-10s %10s %12s %14s %16s %14s\n' "worker-$((i + 1))" "$cpu" "$(per_gb "$cpu" "$shuffle_bytes")" \
-    "$(gb "$recv")" "$(per_gb "$cpu" "$recv")" "$rss"
+  printf '%-10s %10s %12s %14s %16s %14s\n' "worker-$((i + 1))" "${cpu[$i]}" "$(per_gb "${cpu[$i]}" "$shuffle_bytes")" \
+    "$(gb "${recv[$i]}")" "$(per_gb "${cpu[$i]}" "${recv[$i]}")" "${rss[$i]}"
 done
 echo
-for f in "$out"/driver.jfr "$out"/worker-*.jfr; do
-  [ -f "$f" ] || continue
-  jfr print --events jdk.ExecutionSample --stack-depth 96 "$f" | python3 bench/jfr-top.py "$(basename "$f" .jfr)"
+for name in "${names[@]}"; do
+  python3 bench/thread-cpu.py diff "$name" "$out/$name.threads0" "$out/$name.threads1"
+  python3 bench/stack-top.py "$name ($event samples)" "$out/$name.collapsed"
   echo
 done

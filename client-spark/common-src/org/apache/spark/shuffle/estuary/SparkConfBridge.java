@@ -24,9 +24,32 @@ final class SparkConfBridge {
     static EstuaryConf toEstuaryConf(SparkConf sparkConf) {
         Map<String, String> all = new HashMap<>();
         for (Tuple2<String, String> kv : sparkConf.getAll()) all.put(kv._1(), kv._2());
+        followSparkCompression(all);
         // Workers slow down heavy pushers per user too: Spark's user (SPARK_USER, or the login user) by default.
         return EngineConf.fromEngineKeys(
                 EngineSettings.of(all), SPARK_PREFIX, org.apache.spark.util.Utils::getCurrentUserName);
+    }
+
+    /**
+     * Where the application did not choose Estuary's codec, it gets what Spark's own shuffle would do with its
+     * settings: none when {@code spark.shuffle.compress} is false, zstd (at {@code spark.io.compression.zstd.level})
+     * when {@code spark.io.compression.codec} is zstd, else Estuary's default (lz4, also for Spark's snappy and lzf).
+     */
+    static void followSparkCompression(Map<String, String> all) {
+        String codec = SPARK_PREFIX + "estuary.client.compression.codec";
+        if (all.containsKey(codec)) return;
+        if ("false".equalsIgnoreCase(all.getOrDefault("spark.shuffle.compress", "true").trim())) {
+            all.put(codec, "none");
+        } else if (isZstd(all.getOrDefault("spark.io.compression.codec", "").trim())) {
+            all.put(codec, "zstd");
+            String level = all.get("spark.io.compression.zstd.level");
+            if (level != null) all.putIfAbsent(SPARK_PREFIX + "estuary.client.compression.zstd.level", level.trim());
+        }
+    }
+
+    /** Spark's short name or its codec class. */
+    private static boolean isZstd(String sparkCodec) {
+        return sparkCodec.equalsIgnoreCase("zstd") || sparkCodec.equals("org.apache.spark.io.ZStdCompressionCodec");
     }
 
     /**

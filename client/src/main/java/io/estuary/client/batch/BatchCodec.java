@@ -2,33 +2,30 @@ package io.estuary.client.batch;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
-import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.zip.CRC32;
-import net.jpountz.lz4.LZ4Compressor;
-import net.jpountz.lz4.LZ4Exception;
-import net.jpountz.lz4.LZ4Factory;
-import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * Encodes serialized records into a batch (header + possibly compressed bytes) and decodes it back. Batches live
  * in pooled direct buffers, so nothing is copied again on the way to the socket and no garbage is left per batch.
- * One instance per task: it keeps a scratch buffer for decompression.
+ * Encodes with the codec it was made for ({@code lz4}, {@code zstd} or {@code none}); decodes any, as each batch's
+ * header says. One instance per task: it keeps scratch buffers for decompression.
  */
 public final class BatchCodec {
-    private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
     private static final PooledByteBufAllocator ALLOC = io.estuary.network.netty.NettyUtils.allocator();
 
     private final int codec;
-    private final LZ4Compressor compressor;
-    // The safe decompressor checks every read against the compressed length: a crafted or corrupt batch fails
-    // instead of reading past it (the "fast" one trusts the input, the flaw behind CVE-2025-12183).
-    private final LZ4SafeDecompressor decompressor = LZ4.safeDecompressor();
+    private final int zstdLevel;
+    /** The encoder's compressor; null for {@code none}. */
+    private final BlockCompressor compressor;
+    /** Decompressors by codec id, made on first use. */
+    private Lz4Blocks lz4;
+
+    private ZstdBlocks zstd;
     private final CRC32 crc = new CRC32();
-    private byte[] scratch = new byte[0];
     /**
-     * Adaptive compression: after {@link #GIVE_UP_AFTER} batches in a row that LZ4 could not shrink, the next
-     * {@link #SKIP} batches are stored without trying, then LZ4 is tried again. Incompressible data (already
+     * Adaptive compression: after {@link #GIVE_UP_AFTER} batches in a row that the codec could not shrink, the next
+     * {@link #SKIP} batches are stored without trying, then compression is tried again. Incompressible data (already
      * compressed or random) then costs no compression CPU; compressible data is compressed as always.
      */
     static final int GIVE_UP_AFTER = 4;
@@ -37,9 +34,49 @@ public final class BatchCodec {
     private int incompressibleStreak;
     private int toSkip;
 
+    /** A codec for {@code lz4}, {@code zstd} (at level 1) or {@code none}. */
     public BatchCodec(String codecName) {
-        this.codec = "lz4".equalsIgnoreCase(codecName) ? BatchHeader.CODEC_LZ4 : BatchHeader.CODEC_NONE;
-        this.compressor = codec == BatchHeader.CODEC_LZ4 ? LZ4.fastCompressor() : null;
+        this(codecName, 1);
+    }
+
+    /** @param zstdLevel the Zstandard level, when {@code codecName} is {@code zstd} */
+    public BatchCodec(String codecName, int zstdLevel) {
+        this.codec = codecId(codecName);
+        this.zstdLevel = zstdLevel;
+        this.compressor = blocks(codec);
+    }
+
+    /**
+     * The header's id of a codec name; an unknown name is refused. For {@code zstd}, also checks that zstd-jni is
+     * on the class path, so that an application without it fails when it starts instead of in every task.
+     */
+    public static int codecId(String codecName) {
+        switch (codecName.toLowerCase(Locale.ROOT)) {
+            case "lz4":
+                return BatchHeader.CODEC_LZ4;
+            case "zstd":
+                ZstdBlocks.check();
+                return BatchHeader.CODEC_ZSTD;
+            case "none":
+                return BatchHeader.CODEC_NONE;
+            default:
+                throw new IllegalArgumentException(
+                        "unknown compression codec '" + codecName + "': lz4, zstd or none");
+        }
+    }
+
+    /** The compressor of a codec id, made on first use (null for none, or an id this build does not know). */
+    private BlockCompressor blocks(int id) {
+        switch (id) {
+            case BatchHeader.CODEC_LZ4:
+                if (lz4 == null) lz4 = new Lz4Blocks();
+                return lz4;
+            case BatchHeader.CODEC_ZSTD:
+                if (zstd == null) zstd = new ZstdBlocks(zstdLevel);
+                return zstd;
+            default:
+                return null;
+        }
     }
 
     /**
@@ -47,18 +84,17 @@ public final class BatchCodec {
      * records {@code raw} holds; it travels in the header for end-to-end counts.
      */
     public ByteBuf encode(int mapId, int attemptId, int batchId, int records, byte[] raw, int offset, int length) {
-        int room = codec == BatchHeader.CODEC_LZ4 ? compressor.maxCompressedLength(length) : length;
+        int room = compressor != null ? Math.max(length, compressor.maxCompressedLength(length)) : length;
         ByteBuf out = ALLOC.directBuffer(BatchHeader.SIZE + room);
         try {
-            ByteBuffer data = out.nioBuffer(BatchHeader.SIZE, room);
             int usedCodec = BatchHeader.CODEC_NONE;
             int dataLength = length;
-            if (codec == BatchHeader.CODEC_LZ4 && toSkip > 0) {
+            if (compressor != null && toSkip > 0) {
                 toSkip--;
-            } else if (codec == BatchHeader.CODEC_LZ4) {
-                int compressed = compressor.compress(ByteBuffer.wrap(raw), offset, length, data, 0, room);
+            } else if (compressor != null) {
+                int compressed = compressor.compress(raw, offset, length, out, BatchHeader.SIZE, room);
                 if (compressed < length - length / 16) {
-                    usedCodec = BatchHeader.CODEC_LZ4;
+                    usedCodec = codec;
                     dataLength = compressed;
                     incompressibleStreak = 0;
                 } else if (++incompressibleStreak >= GIVE_UP_AFTER) { // stored as it is; stop trying for a while
@@ -114,27 +150,10 @@ public final class BatchCodec {
                     + " bytes (map " + BatchHeader.mapId(data, at) + " batch " + BatchHeader.batchId(data, at) + ")");
         }
         int offset = at + BatchHeader.SIZE;
-        switch (BatchHeader.codec(data, at)) {
-            case BatchHeader.CODEC_NONE:
-                return data.slice(offset, dataLength);
-            case BatchHeader.CODEC_LZ4:
-                if (scratch.length < rawLength) scratch = new byte[Math.max(rawLength, scratch.length * 2)];
-                int n;
-                try {
-                    n = decompressor.decompress(
-                            data.nioBuffer(offset, dataLength), 0, dataLength, ByteBuffer.wrap(scratch), 0, rawLength);
-                } catch (LZ4Exception e) {
-                    throw new CorruptBatchException(
-                            "corrupt batch in " + where + ": LZ4 data does not decompress (" + e.getMessage() + ")");
-                }
-                if (n != rawLength) {
-                    throw new CorruptBatchException("corrupt batch in " + where + ": LZ4 data decompresses to " + n
-                            + " bytes, its header says " + rawLength);
-                }
-                return Unpooled.wrappedBuffer(scratch, 0, rawLength);
-            default:
-                throw new CorruptBatchException(
-                        "corrupt batch in " + where + ": unknown codec " + BatchHeader.codec(data, at));
-        }
+        int id = BatchHeader.codec(data, at);
+        if (id == BatchHeader.CODEC_NONE) return data.slice(offset, dataLength);
+        BlockCompressor d = blocks(id);
+        if (d == null) throw new CorruptBatchException("corrupt batch in " + where + ": unknown codec " + id);
+        return d.decompress(data, offset, dataLength, rawLength, where);
     }
 }

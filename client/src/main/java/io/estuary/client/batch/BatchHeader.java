@@ -10,7 +10,7 @@ import io.netty.buffer.ByteBuf;
  *   int mapId        map task index
  *   int attemptId    which attempt of that map wrote it (only the attempt that ended first counts)
  *   int batchId      per map attempt, so a batch pushed twice (a retry whose first try landed) is read once
- *   int codec        0 = none, 1 = lz4
+ *   int codec        0 = none, 1 = lz4, 2 = zstd
  *   int rawLength    bytes after decompression
  *   int dataLength   bytes that follow the header
  *   int records      records in the batch (for end-to-end counts)
@@ -26,6 +26,7 @@ public final class BatchHeader {
 
     public static final int CODEC_NONE = 0;
     public static final int CODEC_LZ4 = 1;
+    public static final int CODEC_ZSTD = 2;
 
     public static int mapId(ByteBuf b, int at) {
         return b.getInt(at + io.estuary.common.util.BatchLayout.MAP_ID);

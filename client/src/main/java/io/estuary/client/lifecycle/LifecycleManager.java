@@ -1,5 +1,6 @@
 package io.estuary.client.lifecycle;
 
+import io.estuary.client.batch.BatchCodec;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
@@ -101,7 +102,9 @@ public final class LifecycleManager implements Closeable {
         } else {
             this.secret = null;
         }
-        // Read first: TLS files that cannot be used fail the start before any thread or connection exists.
+        // Read first: a codec this JVM cannot run and TLS files that cannot be used fail the start before any thread
+        // or connection exists (not in every task).
+        BatchCodec.codecId(conf.get(ClientConfig.COMPRESSION_CODEC));
         ServerTls serverTls = ServerTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         // The driver talks to the masters and to the workers' control ports: the internal group.
         ClientTls internalTls = ClientTls.fromConf(conf, TlsConfig.Group.INTERNAL);

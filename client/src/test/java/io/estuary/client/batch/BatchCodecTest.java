@@ -39,6 +39,73 @@ class BatchCodecTest {
     }
 
     @Test
+    void zstdCompressesMoreThanLz4AndAnyCodecReadsEither() {
+        byte[] raw = new byte[256 * 1024];
+        Random r = new Random(7);
+        for (int i = 0; i < raw.length; i++) raw[i] = (byte) ('a' + r.nextInt(6)); // text-like: few symbols
+        BatchCodec zstd = new BatchCodec("zstd", 3);
+        BatchCodec lz4 = new BatchCodec("lz4");
+        ByteBuf z = zstd.encode(1, 0, 0, 5, raw, 0, raw.length);
+        ByteBuf l = lz4.encode(1, 0, 1, 5, raw, 0, raw.length);
+        try {
+            assertEquals(BatchHeader.CODEC_ZSTD, BatchHeader.codec(z, 0));
+            assertEquals(BatchHeader.CODEC_LZ4, BatchHeader.codec(l, 0));
+            assertTrue(z.readableBytes() < l.readableBytes(), z.readableBytes() + " vs " + l.readableBytes());
+            // A reader decodes what each batch's header says, whatever codec it writes with itself.
+            for (BatchCodec reader : new BatchCodec[] {new BatchCodec("none"), lz4, zstd}) {
+                assertArrayEquals(raw, bytes(reader.decode(z, 0, "zstd batch")));
+                assertArrayEquals(raw, bytes(reader.decode(l, 0, "lz4 batch")));
+            }
+            // From a heap buffer too (zstd-jni reads direct memory: the codec copies it first).
+            ByteBuf heap = io.netty.buffer.Unpooled.copiedBuffer(z);
+            assertArrayEquals(raw, bytes(lz4.decode(heap, 0, "heap")));
+        } finally {
+            z.release();
+            l.release();
+        }
+    }
+
+    @Test
+    void forgedZstdDataIsRefused() {
+        BatchCodec codec = new BatchCodec("zstd");
+        byte[] raw = new byte[64 * 1024];
+        for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
+        for (int forgery = 0; forgery < 3; forgery++) {
+            ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
+            try {
+                assertEquals(BatchHeader.CODEC_ZSTD, BatchHeader.codec(b, 0));
+                int dataLength = BatchHeader.dataLength(b, 0);
+                if (forgery == 0) {
+                    b.setInt(16, raw.length + 100);
+                } else if (forgery == 1) {
+                    b.setInt(16, raw.length / 2);
+                } else {
+                    for (int i = 0; i < dataLength; i++) b.setByte(BatchHeader.SIZE + i, 0xF0 | (i & 0x0F));
+                }
+                BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
+                CorruptBatchException e = assertThrows(
+                        CorruptBatchException.class, () -> codec.decode(b, 0, "forged"), "forgery " + forgery);
+                assertTrue(e.getMessage().contains("corrupt batch in forged: zstd data"), e.getMessage());
+            } finally {
+                b.release();
+            }
+        }
+    }
+
+    @Test
+    void anUnknownCodecNameIsRefusedWithTheChoices() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new BatchCodec("snappy"));
+        assertEquals("unknown compression codec 'snappy': lz4, zstd or none", e.getMessage());
+        assertEquals(BatchHeader.CODEC_ZSTD, BatchCodec.codecId("ZSTD"));
+    }
+
+    private static byte[] bytes(ByteBuf b) {
+        byte[] out = new byte[b.readableBytes()];
+        b.getBytes(b.readerIndex(), out);
+        return out;
+    }
+
+    @Test
     void incompressibleDataStopsBeingTriedThenIsProbedAgain() {
         BatchCodec codec = new BatchCodec("lz4");
         byte[] random = new byte[16 * 1024];

@@ -85,8 +85,20 @@ public final class ClientConfig {
                     "estuary.client.compression.codec", ConfigType.STRING)
             .defaultValue("lz4")
             .scope(CLIENT)
-            .check(ConfigType.oneOf("lz4", "none"))
-            .doc("Compression of pushed batches: lz4 or none.")
+            .check(ConfigType.oneOf("lz4", "zstd", "none"))
+            .doc("Compression of pushed batches: lz4, zstd or none. zstd compresses more for more CPU, and needs "
+                    + "zstd-jni on the class path (Spark 2.3 and later ship it). Batches that do not shrink are "
+                    + "stored as they are. In Spark, when this is not set, spark.shuffle.compress=false means none "
+                    + "and spark.io.compression.codec=zstd means zstd, as for Spark's own shuffle.")
+            .build();
+
+    public static final ConfigEntry<Integer> COMPRESSION_ZSTD_LEVEL = ConfigEntry.builder(
+                    "estuary.client.compression.zstd.level", ConfigType.INT)
+            .defaultValue("1")
+            .scope(CLIENT)
+            .check(l -> l >= -7 && l <= 22 ? null : "must be between -7 and 22")
+            .doc("Zstandard level when the codec is zstd: higher compresses more and costs more CPU. In Spark, when "
+                    + "this is not set, spark.io.compression.zstd.level.")
             .build();
 
     public static final ConfigEntry<Integer> FETCH_MAX_CHUNKS_IN_FLIGHT = ConfigEntry.builder(

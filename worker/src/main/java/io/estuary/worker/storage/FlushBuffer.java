@@ -12,6 +12,11 @@ import io.netty.buffer.PooledByteBufAllocator;
  * the memory tracker counts the buffer's capacity (what is really held) as it grows, and the buffer dates its oldest
  * byte. It is handed over whole ({@link #take}) or dropped ({@link #drop}); the next push starts a new one.
  *
+ * <p>Sizing, so that bytes are copied once on their way in: a partition's first buffer starts small and doubles (most
+ * partitions of a wide shuffle never fill one), and a push that would take a buffer past the flush threshold goes
+ * into the next buffer instead ({@link #wouldOverflow}). Once the partition has filled a buffer, each next one is
+ * allocated at the threshold outright: growing from small would copy every byte about once more.
+ *
  * <p>Not thread-safe: its {@link PartitionFileWriter} calls it under the writer's lock.
  */
 final class FlushBuffer {
@@ -28,6 +33,8 @@ final class FlushBuffer {
     private int counted;
 
     private long sinceNanos;
+    /** Whether this partition has filled a buffer before (its next buffers start at the flush threshold). */
+    private boolean large;
 
     FlushBuffer(String name, MemoryTracker memory, int flushThreshold, Clock clock) {
         this.name = name;
@@ -45,7 +52,7 @@ final class FlushBuffer {
             if (buf == null) {
                 // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
                 // memory limit before any fills. It doubles as data arrives.
-                buf = ALLOC.directBuffer(Math.max(n, Math.min(flushThreshold, INITIAL_BUFFER)));
+                buf = ALLOC.directBuffer(Math.max(n, large ? flushThreshold : Math.min(flushThreshold, INITIAL_BUFFER)));
                 sinceNanos = clock.nanos();
             }
             buf.ensureWritable(n);
@@ -70,6 +77,14 @@ final class FlushBuffer {
     /** Copies {@code data} in (room {@link #reserve reserved} first); the caller still owns {@code data}. */
     void write(ByteBuf data) {
         buf.writeBytes(data);
+    }
+
+    /**
+     * Whether {@code n} more bytes would take a buffer that holds some past the flush threshold: then it should go to
+     * the flusher first, and the bytes start the next one (no regrowth, no copy of what it holds).
+     */
+    boolean wouldOverflow(int n) {
+        return readable() > 0 && (long) readable() + n > flushThreshold;
     }
 
     /** Whether it holds a flush buffer's worth and should go to the flusher. */
@@ -97,6 +112,7 @@ final class FlushBuffer {
      */
     ByteBuf take() {
         ByteBuf b = buf;
+        if (b != null && b.readableBytes() >= flushThreshold / 2) large = true;
         buf = null;
         counted = 0;
         return b;

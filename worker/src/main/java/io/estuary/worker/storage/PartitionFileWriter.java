@@ -147,6 +147,7 @@ public final class PartitionFileWriter {
                 checkDisk();
                 int n = data.readableBytes();
                 if (n == 0) return;
+                if (pending.wouldOverflow(n)) flushPending();
                 pending.reserve(n);
                 layout.append(data);
                 pending.write(data);

@@ -45,6 +45,25 @@ class FlushBufferTest {
     }
 
     @Test
+    void aPartitionThatFilledABufferGetsFullSizedBuffersSoNoByteIsCopiedTwice() {
+        append(1000);
+        assertFalse(buffer.wouldOverflow(63 << 10), "fits: 1000 + 63 KiB <= 64 KiB");
+        assertTrue(buffer.wouldOverflow(64 << 10), "would pass the threshold: goes first to the flusher");
+        append(63 << 10);
+        int grown = buffer.counted();
+        ByteBuf taken = buffer.take();
+        taken.release();
+        memory.release(grown);
+        append(100);
+        assertEquals(64 << 10, buffer.counted(), "the next buffer starts at the threshold: it will fill");
+        assertEquals(64 << 10, memory.held(), "and is counted whole");
+        append((64 << 10) - 100);
+        assertEquals(64 << 10, buffer.counted(), "filled without growing");
+        assertTrue(buffer.full());
+        assertFalse(buffer.wouldOverflow(0));
+    }
+
+    @Test
     void theOldestByteDatesTheBufferUntilItIsHandedOver() {
         assertEquals(0, buffer.sinceNanos(), "nothing buffered");
         clock.advanceMillis(5);

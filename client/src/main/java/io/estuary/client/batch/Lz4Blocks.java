@@ -1,0 +1,48 @@
+package io.estuary.client.batch;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import net.jpountz.lz4.LZ4Compressor;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+
+/** LZ4 blocks (lz4-java's fast compressor). Decompresses into a heap scratch array it reuses. */
+final class Lz4Blocks implements BlockCompressor {
+    private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
+
+    private final LZ4Compressor compressor = LZ4.fastCompressor();
+    // The safe decompressor checks every read against the compressed length: a crafted or corrupt batch fails
+    // instead of reading past it (the "fast" one trusts the input, the flaw behind CVE-2025-12183).
+    private final LZ4SafeDecompressor decompressor = LZ4.safeDecompressor();
+    private byte[] scratch = new byte[0];
+
+    @Override
+    public int maxCompressedLength(int length) {
+        return compressor.maxCompressedLength(length);
+    }
+
+    @Override
+    public int compress(byte[] raw, int offset, int length, ByteBuf out, int at, int room) {
+        return compressor.compress(ByteBuffer.wrap(raw), offset, length, out.nioBuffer(at, room), 0, room);
+    }
+
+    @Override
+    public ByteBuf decompress(ByteBuf data, int offset, int dataLength, int rawLength, String where) {
+        if (scratch.length < rawLength) scratch = new byte[Math.max(rawLength, scratch.length * 2)];
+        int n;
+        try {
+            n = decompressor.decompress(
+                    data.nioBuffer(offset, dataLength), 0, dataLength, ByteBuffer.wrap(scratch), 0, rawLength);
+        } catch (LZ4Exception e) {
+            throw new CorruptBatchException(
+                    "corrupt batch in " + where + ": LZ4 data does not decompress (" + e.getMessage() + ")");
+        }
+        if (n != rawLength) {
+            throw new CorruptBatchException("corrupt batch in " + where + ": LZ4 data decompresses to " + n
+                    + " bytes, its header says " + rawLength);
+        }
+        return Unpooled.wrappedBuffer(scratch, 0, rawLength);
+    }
+}

@@ -1,0 +1,89 @@
+package io.estuary.client.batch;
+
+import com.github.luben.zstd.Zstd;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+
+/**
+ * Zstandard frames, through zstd-jni's native library. zstd-jni is not bundled in Estuary's client jars: its JNI
+ * entry points are bound to its own package, which the client jars' relocation would break. Spark (2.3 on) ships it,
+ * so a Spark application has it as it is; elsewhere it must be put on the class path ({@link #check} says so before
+ * any task runs). Only the direct-buffer calls are used: they exist, with these signatures, in every zstd-jni from
+ * 1.3 (Spark 2.4) to 1.5 (Spark 3.5 and 4).
+ */
+final class ZstdBlocks implements BlockCompressor {
+    private final int level;
+    /**
+     * Direct scratch buffers (zstd-jni reads and writes native memory), grown on demand. The JDK's own direct buffers,
+     * freed with this object, since a codec has no close.
+     */
+    private ByteBuffer in = ByteBuffer.allocateDirect(0);
+
+    private ByteBuffer out = ByteBuffer.allocateDirect(0);
+
+    ZstdBlocks(int level) {
+        check();
+        this.level = level;
+    }
+
+    /** Fails with the fix in the message when zstd-jni is not on the class path. */
+    static void check() {
+        try {
+            Class.forName("com.github.luben.zstd.Zstd", false, ZstdBlocks.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new IllegalArgumentException("estuary.client.compression.codec=zstd needs zstd-jni "
+                    + "(com.github.luben:zstd-jni) on the class path: Spark 2.3 and later ship it; elsewhere add its "
+                    + "jar, or choose lz4");
+        }
+    }
+
+    @Override
+    public int maxCompressedLength(int length) {
+        return (int) Math.min(Integer.MAX_VALUE - 64, Zstd.compressBound(length));
+    }
+
+    @Override
+    public int compress(byte[] raw, int offset, int length, ByteBuf dst, int at, int room) {
+        in = atLeast(in, length);
+        in.clear();
+        in.put(raw, offset, length);
+        long n = Zstd.compressDirectByteBuffer(dst.nioBuffer(at, room), 0, room, in, 0, length, level);
+        if (Zstd.isError(n)) throw new IllegalStateException("zstd compression failed: " + Zstd.getErrorName(n));
+        return (int) n;
+    }
+
+    @Override
+    public ByteBuf decompress(ByteBuf data, int offset, int dataLength, int rawLength, String where) {
+        ByteBuffer src;
+        if (data.isDirect() && data.nioBufferCount() == 1) {
+            src = data.nioBuffer(offset, dataLength);
+        } else { // zstd-jni reads direct memory only
+            in = atLeast(in, dataLength);
+            in.clear();
+            data.getBytes(offset, (ByteBuffer) in.duplicate().limit(dataLength));
+            src = in;
+        }
+        out = atLeast(out, rawLength);
+        long n;
+        try {
+            n = Zstd.decompressDirectByteBuffer(out, 0, rawLength, src, 0, dataLength);
+        } catch (RuntimeException e) { // zstd-jni 1.5 throws ZstdException where 1.3 returns an error code
+            throw new CorruptBatchException(
+                    "corrupt batch in " + where + ": zstd data does not decompress (" + e.getMessage() + ")");
+        }
+        if (Zstd.isError(n)) {
+            throw new CorruptBatchException(
+                    "corrupt batch in " + where + ": zstd data does not decompress (" + Zstd.getErrorName(n) + ")");
+        }
+        if (n != rawLength) {
+            throw new CorruptBatchException("corrupt batch in " + where + ": zstd data decompresses to " + n
+                    + " bytes, its header says " + rawLength);
+        }
+        return Unpooled.wrappedBuffer((ByteBuffer) out.duplicate().clear().limit(rawLength));
+    }
+
+    private static ByteBuffer atLeast(ByteBuffer b, int size) {
+        return b.capacity() >= size ? b : ByteBuffer.allocateDirect(Math.max(size, b.capacity() * 2));
+    }
+}
