@@ -45,6 +45,11 @@ public final class ShuffleBenchmark {
             }
             return new Workloads.Sum(c, s);
         });
+        long salesRows = (long) Math.max(100_000, scale * 4_000_000);
+        w.put(
+                String.format("sql: many exchanges (%.1fM rows, 20 partitions)", salesRows / 1e6),
+                sc -> SqlWorkloads.manyExchanges(sc, salesRows, 20));
+        w.put("1000 tiny shuffles (100 records, 2 maps x 2 reduces)", sc -> SqlWorkloads.tinyShuffles(sc, 1000));
         long wideRecords = (long) (scale * 200 * 10_000);
         w.put(
                 String.format("wide (200 maps x 1000 reduces, %.0f MB)", wideRecords * 100.0 / (1 << 20)),

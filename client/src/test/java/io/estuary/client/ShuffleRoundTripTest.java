@@ -148,6 +148,45 @@ class ShuffleRoundTripTest {
         assertTrue(fetchMicros > 0 || cacheHits > 0, "no disk reports a fetch latency and the cache served nothing");
     }
 
+    /**
+     * Maps of one shuffle written with zstd and with lz4 (two executors configured apart), read back by a reader
+     * configured for lz4: every record once, and zstd's batches smaller on text-like records.
+     */
+    @Test
+    void zstdAndLz4BatchesOfOneShuffleComeBackThroughRealWorkers() throws Exception {
+        int partitions = 4;
+        ShuffleSpec spec = spec(2, partitions);
+        Tally[] expected = new Tally[partitions];
+        for (int p = 0; p < partitions; p++) expected[p] = new Tally();
+        long[] bytes = new long[2];
+        EstuaryConf zstdConf = cluster.clientConf()
+                .set(ClientConfig.PUSH_BUFFER_SIZE, "64k")
+                .set(ClientConfig.COMPRESSION_CODEC, "zstd")
+                .set(ClientConfig.COMPRESSION_ZSTD_LEVEL, "3");
+        EstuaryConf lz4Conf = cluster.clientConf().set(ClientConfig.PUSH_BUFFER_SIZE, "64k");
+        try (ShuffleClient zstdClient = new ShuffleClient(zstdConf);
+                ShuffleClient lz4Client = new ShuffleClient(lz4Conf)) {
+            ShuffleClient[] writers = {zstdClient, lz4Client};
+            for (int m = 0; m < 2; m++) {
+                MapOutputWriter w = new MapOutputWriter(writers[m], spec, m, 0);
+                Random r = new Random(42); // both maps write the same records
+                for (int i = 0; i < 20_000; i++) {
+                    byte[] rec = new byte[40 + r.nextInt(60)];
+                    for (int b = 0; b < rec.length; b++) rec[b] = (byte) ('a' + r.nextInt(8));
+                    writeRecord(w, i % partitions, rec);
+                    expected[i % partitions].add(rec);
+                }
+                for (long l : w.finish()) bytes[m] += l;
+            }
+        }
+        for (int p = 0; p < partitions; p++) {
+            Tally got = readAll(spec, p, p + 1, 0, 2);
+            assertEquals(expected[p].count, got.count, "records of partition " + p);
+            assertEquals(expected[p].sum, got.sum, "checksum of partition " + p);
+        }
+        assertTrue(bytes[0] < bytes[1] * 0.9, "zstd wrote " + bytes[0] + " bytes, lz4 " + bytes[1]);
+    }
+
     @Test
     void onlyTheAttemptThatEndedFirstCounts() throws Exception {
         ShuffleSpec spec = spec(2, 3);
