@@ -13,7 +13,7 @@ import scala.reflect.ClassTag$;
  * one deserialization stream.
  *
  * <p>Serializers whose output may be cut between records and concatenated (Kryo, Spark SQL's rows) write through
- * one shared stream; each record's bytes go to its partition's buffer. Others (Java serialization) get one stream
+ * one shared stream straight into the writer's partition buffers, each record's bytes into its partition's. Others (Java serialization) get one stream
  * per partition, closed and pushed as a batch of its own whenever it reaches the push buffer size.
  */
 abstract class RecordSerializer {
@@ -48,22 +48,21 @@ abstract class RecordSerializer {
     }
 
     private static final class Shared extends RecordSerializer {
-        private final Bytes bytes = new Bytes(4096);
         private final SerializationStream stream;
         private final MapOutputWriter out;
 
         Shared(SerializerInstance ser, MapOutputWriter out) {
-            this.stream = ser.serializeStream(bytes);
+            this.stream = ser.serializeStream(out.recordStream());
             this.out = out;
         }
 
         @Override
         void write(int partition, Object key, Object value) {
+            out.beginRecord(partition);
             stream.writeKey(key, OBJECT);
             stream.writeValue(value, OBJECT);
-            stream.flush();
-            out.write(partition, bytes.buffer(), 0, bytes.size());
-            bytes.reset();
+            stream.flush(); // the whole record is in the partition's buffer before it may be pushed
+            out.endRecord();
         }
 
         @Override
@@ -78,7 +77,7 @@ abstract class RecordSerializer {
 
         @Override
         long bufferedBytes() {
-            return bytes.buffer().length;
+            return 0; // counted in the writer's buffers
         }
     }
 

@@ -149,6 +149,46 @@ class ShuffleRoundTripTest {
     }
 
     /**
+     * Records streamed into the writer ({@code recordStream}, as Spark's serializers write them) in pieces of any
+     * size, some larger than the push buffer, others filling it mid-record: each comes back whole, once; bytes
+     * written between records are not data.
+     */
+    @Test
+    void recordsStreamedIntoThePartitionBuffersComeBackWhole() throws Exception {
+        int partitions = 3;
+        ShuffleSpec spec = spec(1, partitions);
+        Tally[] expected = new Tally[partitions];
+        for (int p = 0; p < partitions; p++) expected[p] = new Tally();
+        MapOutputWriter w = new MapOutputWriter(client, spec, 0, 0);
+        java.io.OutputStream out = w.recordStream();
+        out.write(new byte[] {1, 2, 3}); // before any record: dropped
+        Random r = new Random(3);
+        for (int i = 0; i < 3000; i++) {
+            int p = i % partitions;
+            byte[] rec = record(0, 0, i, i % 500 == 0 ? 9000 : 1 + r.nextInt(700)); // the buffer here is 4k
+            byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
+            w.beginRecord(p);
+            for (int at = 0; at < framed.length; ) { // in pieces, some a single byte
+                int n = Math.min(framed.length - at, r.nextInt(4) == 0 ? 1 : 1 + r.nextInt(1500));
+                if (n == 1) {
+                    out.write(framed[at]);
+                } else {
+                    out.write(framed, at, n);
+                }
+                at += n;
+            }
+            w.endRecord();
+            expected[p].add(rec);
+        }
+        w.finish();
+        for (int p = 0; p < partitions; p++) {
+            Tally got = readAll(spec, p, p + 1, 0, 1);
+            assertEquals(expected[p].count, got.count, "records of partition " + p);
+            assertEquals(expected[p].sum, got.sum, "checksum of partition " + p);
+        }
+    }
+
+    /**
      * Maps of one shuffle written with zstd and with lz4 (two executors configured apart), read back by a reader
      * configured for lz4: every record once, and zstd's batches smaller on text-like records.
      */

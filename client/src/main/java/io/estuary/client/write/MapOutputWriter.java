@@ -11,6 +11,7 @@ import io.estuary.common.time.Clock;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.protocol.PushMergedData;
 import io.netty.buffer.ByteBuf;
+import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,6 +60,24 @@ public final class MapOutputWriter {
     private long writeNanos;
 
     private LocationTable table;
+
+    /** The partition of the record being streamed in, or -1 between records. */
+    private int current = -1;
+
+    private final OutputStream recordStream = new OutputStream() {
+        private final byte[] one = new byte[1];
+
+        @Override
+        public void write(int b) {
+            one[0] = (byte) b;
+            write(one, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (current >= 0 && len > 0) buffers.appendBytes(current, b, off, len);
+        }
+    };
 
     public MapOutputWriter(WriterPort port, ShuffleSpec spec, int mapId, int attemptId) {
         this(port, spec, mapId, attemptId, 0, 0, false);
@@ -113,6 +132,35 @@ public final class MapOutputWriter {
                 conf.get(ClientConfig.PUSH_MAX_BYTES_IN_FLIGHT),
                 conf.get(ClientConfig.CONGESTION_MAX_DELAY));
         this.queued = new SmallBatchQueue(mergedSize, sender);
+    }
+
+    /**
+     * A stream into the partition buffers, for a serializer that writes every record through one stream: bytes written
+     * between {@link #beginRecord} and {@link #endRecord} go straight into that partition's buffer, with no staging
+     * copy. Bytes written outside a record (a stream's header or trailer, which a serializer whose records may be
+     * concatenated does not need) are dropped.
+     */
+    public OutputStream recordStream() {
+        return recordStream;
+    }
+
+    /** The bytes written to {@link #recordStream} from now on are one record of {@code partition}. */
+    public void beginRecord(int partition) {
+        if (partition < 0 || partition >= spec.numPartitions) {
+            throw new IllegalArgumentException("partition " + partition + " of " + spec.numPartitions);
+        }
+        current = partition;
+    }
+
+    /** Ends the record begun last: its partition's batch goes out once full, and the memory bound is kept. */
+    public void endRecord() {
+        int partition = current;
+        current = -1;
+        if (buffers.endRecords(partition, 1)) {
+            pushPartition(partition);
+        } else if (bufferedBytes() > maxBuffered) {
+            pushBuffered();
+        }
     }
 
     /** Adds one serialized record for a partition. */
