@@ -119,9 +119,14 @@ public final class BatchCodec {
      */
     int checksum(ByteBuf b, int at, int dataLength) {
         crc.reset();
-        crc.update(b.nioBuffer(at, BatchHeader.CHECKED));
-        crc.update(b.nioBuffer(at + BatchHeader.SIZE, dataLength));
+        update(b, at, BatchHeader.CHECKED);
+        update(b, at + BatchHeader.SIZE, dataLength);
         return (int) crc.getValue();
+    }
+
+    /** Over the buffers the range lies in: a batch that spans a fetched chunk's parts is not merged for this. */
+    private void update(ByteBuf b, int at, int length) {
+        for (java.nio.ByteBuffer part : b.nioBuffers(at, length)) crc.update(part);
     }
 
     /** Encodes into a heap buffer; for tests and tools that build batches by hand. */

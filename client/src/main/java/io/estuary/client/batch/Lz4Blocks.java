@@ -17,6 +17,8 @@ final class Lz4Blocks implements BlockCompressor {
     // instead of reading past it (the "fast" one trusts the input, the flaw behind CVE-2025-12183).
     private final LZ4SafeDecompressor decompressor = LZ4.safeDecompressor();
     private byte[] scratch = new byte[0];
+    /** Where compressed bytes that span a fetched chunk's parts are gathered first. */
+    private byte[] gathered = new byte[0];
 
     @Override
     public int maxCompressedLength(int length) {
@@ -33,8 +35,14 @@ final class Lz4Blocks implements BlockCompressor {
         if (scratch.length < rawLength) scratch = new byte[Math.max(rawLength, scratch.length * 2)];
         int n;
         try {
-            n = decompressor.decompress(
-                    data.nioBuffer(offset, dataLength), 0, dataLength, ByteBuffer.wrap(scratch), 0, rawLength);
+            ByteBuffer[] parts = data.nioBuffers(offset, dataLength);
+            if (parts.length == 1) {
+                n = decompressor.decompress(parts[0], 0, dataLength, ByteBuffer.wrap(scratch), 0, rawLength);
+            } else { // gathered into an array kept for it, not into a new buffer per batch
+                if (gathered.length < dataLength) gathered = new byte[Math.max(dataLength, gathered.length * 2)];
+                data.getBytes(offset, gathered, 0, dataLength);
+                n = decompressor.decompress(gathered, 0, dataLength, scratch, 0, rawLength);
+            }
         } catch (LZ4Exception e) {
             throw new CorruptBatchException(
                     "corrupt batch in " + where + ": LZ4 data does not decompress (" + e.getMessage() + ")");

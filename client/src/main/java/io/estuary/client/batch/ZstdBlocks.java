@@ -56,8 +56,9 @@ final class ZstdBlocks implements BlockCompressor {
     @Override
     public ByteBuf decompress(ByteBuf data, int offset, int dataLength, int rawLength, String where) {
         ByteBuffer src;
-        if (data.isDirect() && data.nioBufferCount() == 1) {
-            src = data.nioBuffer(offset, dataLength);
+        ByteBuffer[] parts = data.nioBuffers(offset, dataLength);
+        if (parts.length == 1 && parts[0].isDirect()) {
+            src = parts[0];
         } else { // zstd-jni reads direct memory only
             in = atLeast(in, dataLength);
             in.clear();
