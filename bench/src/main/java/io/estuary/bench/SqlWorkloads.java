@@ -66,11 +66,15 @@ final class SqlWorkloads {
                         "CAST(pmod(id * 17, 365) AS INT) AS day")
                 .createOrReplaceTempView("sales");
         spark.range(0, 5000, 1, 2)
-                .selectExpr("CAST(id AS INT) AS cust", "CAST(pmod(id, 20) AS INT) AS region",
+                .selectExpr(
+                        "CAST(id AS INT) AS cust",
+                        "CAST(pmod(id, 20) AS INT) AS region",
                         "concat('segment-', pmod(id * 3, 7)) AS segment")
                 .createOrReplaceTempView("customers");
         spark.range(0, 2000, 1, 2)
-                .selectExpr("CAST(id AS INT) AS item", "CAST(pmod(id, 40) AS INT) AS category",
+                .selectExpr(
+                        "CAST(id AS INT) AS item",
+                        "CAST(pmod(id, 40) AS INT) AS category",
                         "concat('brand-', pmod(id * 11, 25)) AS brand")
                 .createOrReplaceTempView("items");
         spark.range(0, 50, 1, 1)
@@ -78,8 +82,11 @@ final class SqlWorkloads {
                 .createOrReplaceTempView("stores");
         Dataset<Row> result = spark.sql(QUERY);
         String plan = result.queryExecution().executedPlan().toString();
-        System.out.printf("    (the query's plan has %d exchanges)%n", plan.split("Exchange hashpartitioning", -1).length
-                + plan.split("Exchange rangepartitioning", -1).length - 2);
+        System.out.printf(
+                "    (the query's plan has %d exchanges)%n",
+                plan.split("Exchange hashpartitioning", -1).length
+                        + plan.split("Exchange rangepartitioning", -1).length
+                        - 2);
         long count = 0;
         long sum = 0;
         for (Row r : result.collectAsList()) {

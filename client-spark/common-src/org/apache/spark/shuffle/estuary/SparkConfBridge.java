@@ -38,7 +38,9 @@ final class SparkConfBridge {
     static void followSparkCompression(Map<String, String> all) {
         String codec = SPARK_PREFIX + "estuary.client.compression.codec";
         if (all.containsKey(codec)) return;
-        if ("false".equalsIgnoreCase(all.getOrDefault("spark.shuffle.compress", "true").trim())) {
+        if ("false"
+                .equalsIgnoreCase(
+                        all.getOrDefault("spark.shuffle.compress", "true").trim())) {
             all.put(codec, "none");
         } else if (isZstd(all.getOrDefault("spark.io.compression.codec", "").trim())) {
             all.put(codec, "zstd");

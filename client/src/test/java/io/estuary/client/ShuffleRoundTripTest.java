@@ -166,7 +166,10 @@ class ShuffleRoundTripTest {
         for (int i = 0; i < 3000; i++) {
             int p = i % partitions;
             byte[] rec = record(0, 0, i, i % 500 == 0 ? 9000 : 1 + r.nextInt(700)); // the buffer here is 4k
-            byte[] framed = ByteBuffer.allocate(4 + rec.length).putInt(rec.length).put(rec).array();
+            byte[] framed = ByteBuffer.allocate(4 + rec.length)
+                    .putInt(rec.length)
+                    .put(rec)
+                    .array();
             w.beginRecord(p);
             for (int at = 0; at < framed.length; ) { // in pieces, some a single byte
                 int n = Math.min(framed.length - at, r.nextInt(4) == 0 ? 1 : 1 + r.nextInt(1500));

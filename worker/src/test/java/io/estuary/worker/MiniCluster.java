@@ -15,7 +15,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A real master and real workers in this JVM, on ephemeral loopback ports, each worker with its own temporary
@@ -235,16 +237,29 @@ public final class MiniCluster implements AutoCloseable {
 
     /** Files of partition data under every worker's disks. */
     public long dataFileCount() {
-        return countDataFiles(root.toFile());
+        return dataFiles().size();
     }
 
-    private static long countDataFiles(File dir) {
+    /**
+     * Every partition data file on the workers now. Files of expired shuffles go away concurrently: to prove a job
+     * wrote nothing, compare sets (no file that was not there before), not counts.
+     */
+    public Set<File> dataFiles() {
+        Set<File> out = new HashSet<>();
+        collectDataFiles(root.toFile(), out);
+        return out;
+    }
+
+    private static void collectDataFiles(File dir, Set<File> out) {
         File[] children = dir.listFiles(); // null when deleted meanwhile (expired shuffles go away concurrently)
-        if (children == null) return 0;
-        long n = 0;
-        for (File f : children)
-            n += f.isDirectory() ? countDataFiles(f) : f.getName().endsWith(".data") ? 1 : 0;
-        return n;
+        if (children == null) return;
+        for (File f : children) {
+            if (f.isDirectory()) {
+                collectDataFiles(f, out);
+            } else if (f.getName().endsWith(".data")) {
+                out.add(f);
+            }
+        }
     }
 
     /**

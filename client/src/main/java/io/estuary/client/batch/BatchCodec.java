@@ -60,8 +60,7 @@ public final class BatchCodec {
             case "none":
                 return BatchHeader.CODEC_NONE;
             default:
-                throw new IllegalArgumentException(
-                        "unknown compression codec '" + codecName + "': lz4, zstd or none");
+                throw new IllegalArgumentException("unknown compression codec '" + codecName + "': lz4, zstd or none");
         }
     }
 

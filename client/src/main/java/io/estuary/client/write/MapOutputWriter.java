@@ -119,9 +119,10 @@ public final class MapOutputWriter {
         this.awaitMs = policy.settleTimeoutMs(pushTimeoutMs);
         this.buffers = new PartitionBuffers(spec.numPartitions, bufferSize);
         this.written = new WrittenBatches(
-                new BatchCodec(
-                        conf.get(ClientConfig.COMPRESSION_CODEC), conf.get(ClientConfig.COMPRESSION_ZSTD_LEVEL)),
-                mapId, attemptId, spec.numPartitions);
+                new BatchCodec(conf.get(ClientConfig.COMPRESSION_CODEC), conf.get(ClientConfig.COMPRESSION_ZSTD_LEVEL)),
+                mapId,
+                attemptId,
+                spec.numPartitions);
         this.sender = new PushSender(
                 port,
                 spec,

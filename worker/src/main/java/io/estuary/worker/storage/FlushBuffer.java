@@ -52,7 +52,8 @@ final class FlushBuffer {
             if (buf == null) {
                 // Small at first: with thousands of partitions open, buffers sized for a full flush would hold the
                 // memory limit before any fills. It doubles as data arrives.
-                buf = ALLOC.directBuffer(Math.max(n, large ? flushThreshold : Math.min(flushThreshold, INITIAL_BUFFER)));
+                buf = ALLOC.directBuffer(
+                        Math.max(n, large ? flushThreshold : Math.min(flushThreshold, INITIAL_BUFFER)));
                 sinceNanos = clock.nanos();
             }
             buf.ensureWritable(n);

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 class SparkConfBridgeTest {
     private static EstuaryConf estuary(String... sparkKeysAndValues) {
         SparkConf conf = new SparkConf(false);
-        for (int i = 0; i < sparkKeysAndValues.length; i += 2) conf.set(sparkKeysAndValues[i], sparkKeysAndValues[i + 1]);
+        for (int i = 0; i < sparkKeysAndValues.length; i += 2)
+            conf.set(sparkKeysAndValues[i], sparkKeysAndValues[i + 1]);
         return SparkConfBridge.toEstuaryConf(conf);
     }
 
