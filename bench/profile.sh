@@ -81,7 +81,7 @@ for i in "${!workers[@]}"; do
   bytes0[$i]=$(push_bytes "${metrics_ports[$i]}")
 done
 touch "$out/recording"
-await_file done
+await_file "done"
 for i in "${!pids[@]}"; do
   python3 bench/thread-cpu.py snapshot "${pids[$i]}" >"$out/${names[$i]}.threads1"
   profiler "${pids[$i]}" "stop,file=$out/${names[$i]}.collapsed,collapsed"
