@@ -70,7 +70,12 @@ await_file() { # file: waits while the driver lives
 await_file warm
 names=(driver) pids=("$driver")
 for i in "${!workers[@]}"; do names+=("worker-$((i + 1))") pids+=("${workers[$i]}"); done
-profiler() { jcmd "$1" JVMTI.agent_load "$lib" "$2" >/dev/null; } # pid, async-profiler command
+# pid, async-profiler command (quoted for jcmd, which would parse its "key=value" parts as its own options)
+profiler() {
+  local answer
+  answer=$(jcmd "$1" JVMTI.agent_load "$lib" "\"$2\"" 2>&1)
+  [[ "$answer" == *"return code: 0"* ]] || { echo "async-profiler '$2' in $1: $answer" >&2; return 1; }
+}
 declare -A cpu0 bytes0
 for i in "${!pids[@]}"; do
   profiler "${pids[$i]}" "start,event=$event,interval=$interval,threads"

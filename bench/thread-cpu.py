@@ -10,17 +10,30 @@ Usage: bench/thread-cpu.py snapshot PID > FILE
 import collections
 import os
 import re
+import subprocess
 import sys
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def group(name):
-    # "estuary-push-3" -> "estuary-push", "GC Thread#1" -> "GC Thread"
+    # "estuary-push-3" -> "estuary-push", "GC Thread#1" -> "GC Thread",
+    # "Executor task launch worker for task 12.0 in stage 3.0 (TID 40)" -> "Executor task launch worker"
+    name = re.sub(r" for task .*", "", name)
     return re.sub(r"[-#\s]*\d+([-.]\d+)*$", "", name) or name
 
 
+def java_names(pid):
+    """Thread id -> the JVM's thread name (the kernel keeps 15 characters of it), from jcmd Thread.print."""
+    try:
+        dump = subprocess.run(["jcmd", str(pid), "Thread.print"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {str(int(m.group(2), 16)): m.group(1) for m in re.finditer(r'^"(.*?)".*?nid=(0x[0-9a-f]+)', dump, re.M)}
+
+
 def snapshot(pid):
+    names = java_names(pid)
     for tid in os.listdir("/proc/%s/task" % pid):
         try:
             with open("/proc/%s/task/%s/stat" % (pid, tid)) as f:
@@ -30,7 +43,7 @@ def snapshot(pid):
         # The name is in parentheses and may hold spaces; the fields after it are fixed.
         name = stat[stat.index("(") + 1:stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2:].split()
-        print("%s\t%s\t%s\t%s" % (tid, fields[11], fields[12], name))
+        print("%s\t%s\t%s\t%s" % (tid, fields[11], fields[12], names.get(tid, name)))
 
 
 def read(path):

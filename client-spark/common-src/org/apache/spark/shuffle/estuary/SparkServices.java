@@ -4,6 +4,7 @@ import io.estuary.client.ShuffleServices;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.network.netty.RelocatedNettySetup;
 import java.util.function.IntConsumer;
 import org.apache.spark.SparkConf;
 
@@ -27,6 +28,7 @@ final class SparkServices {
      *     the reader's fetch failure reaches the scheduler
      */
     SparkServices(SparkConf sparkConf, boolean isDriver, boolean uiRedactsSecrets, IntConsumer onShuffleLost) {
+        RelocatedNettySetup.apply(); // first: before any of Estuary's Netty classes initialize
         this.sparkConf = sparkConf;
         this.conf = SparkConfBridge.toEstuaryConf(sparkConf);
         this.onShuffleLost = onShuffleLost;

@@ -3,6 +3,7 @@ package io.estuary.client;
 import io.estuary.client.lifecycle.LifecycleManager;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.network.netty.RelocatedNettySetup;
 import java.util.Base64;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -31,6 +32,7 @@ public final class ShuffleServices {
      *     at most once
      */
     public ShuffleServices(EstuaryConf conf, Supplier<LifecycleManager> lifecycleFactory) {
+        RelocatedNettySetup.apply(); // before the client's first connection or buffer (engines may call it earlier)
         this.conf = conf;
         this.lifecycleFactory = lifecycleFactory;
     }
