@@ -8,6 +8,8 @@
 # With repeats > 1, native and Estuary runs alternate (the clusters in reverse order on even runs); the table gives
 # the best time of each workload, then the median (this machine's run-to-run noise is larger than some of the
 # differences measured).
+# BENCH_ONLY=NAME runs only the workloads whose name holds NAME (terasort, small, sql, tiny, wide);
+# BENCH_DRIVER_OPTS: JVM options for every Spark driver, native or not (e.g. -Dspark.io.compression.codec=zstd).
 # BENCH_PLACEMENT: shared (default: servers and Spark on every core), disaggregated (the servers pinned to the first
 # core and Spark, native or not, to the others, with taskset: shuffle nodes apart from compute, as a remote shuffle
 # service is deployed), or both (each repeat runs both; a table per placement).
@@ -57,10 +59,12 @@ up() {
   SPARK_LOCAL_IP=127.0.0.1 $(pin spark) build/spark-driver.sh "${opts[@]}" io.estuary.bench.QuickstartJob \
     127.0.0.1:19097 0.5 >/dev/null 2>&1
 }
-# driver ARGS: ShuffleBenchmark in a fresh Spark driver JVM (placed as the current placement says).
+# driver ARGS: ShuffleBenchmark in a fresh Spark driver JVM (placed as the current placement says), with
+# BENCH_DRIVER_OPTS (JVM options for every driver, native ones too: e.g. -Dspark.io.compression.codec=zstd).
 driver() {
-  # shellcheck disable=SC2046
-  SPARK_LOCAL_IP=127.0.0.1 $(pin spark) build/spark-driver.sh "${opts[@]}" io.estuary.bench.ShuffleBenchmark "$@"
+  # shellcheck disable=SC2046,SC2086
+  SPARK_LOCAL_IP=127.0.0.1 $(pin spark) build/spark-driver.sh "${opts[@]}" ${BENCH_DRIVER_OPTS:-} \
+    io.estuary.bench.ShuffleBenchmark "$@"
 }
 # Estuary with one copy of each partition.
 single() {
