@@ -21,7 +21,8 @@ if [ ! -d dist/jars ] || [ ! -f bench/target/classes/io/estuary/bench/ProfileWin
 out=$(mktemp -d /tmp/estuary-profile.XXXXXX)
 cluster=$out/cluster
 workers=()
-trap '[ "$mode" != native ] && build/local-cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
+driver=""
+trap '[ -n "$driver" ] && kill "$driver" 2>/dev/null; [ "$mode" != native ] && build/local-cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
 # shellcheck source=build/lib/cluster.sh
 . build/lib/cluster.sh
 opts=("-Djava.io.tmpdir=$out" "-Dbench.profile.dir=$out")
@@ -47,8 +48,13 @@ lib=$HOME/.cache/estuary/async-profiler-$ap_version/libasyncProfiler.so
 if [ ! -f "$lib" ]; then
   mkdir -p "$(dirname "$lib")"
   mvn -B -q dependency:copy -Dartifact="tools.profiler:async-profiler:$ap_version" -DoutputDirectory="$out/ap" >/dev/null
-  unzip -p "$out/ap/async-profiler-$ap_version.jar" "linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/libasyncProfiler.so" \
-    >"$lib.tmp" && mv "$lib.tmp" "$lib"
+  if ! unzip -p "$out/ap/async-profiler-$ap_version.jar" \
+      "linux-$(uname -m | sed 's/x86_64/x64/; s/aarch64/arm64/')/libasyncProfiler.so" >"$lib.tmp"; then
+    rm -f "$lib.tmp"
+    echo "async-profiler $ap_version has no library for $(uname -sm)" >&2
+    exit 1
+  fi
+  mv "$lib.tmp" "$lib"
 fi
 ticks=$(getconf CLK_TCK)
 cpu_seconds() { awk -v t="$ticks" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"; }

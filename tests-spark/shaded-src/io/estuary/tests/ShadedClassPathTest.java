@@ -57,7 +57,7 @@ class ShadedClassPathTest {
                 "ShadedLeakCheckExtension was not registered (META-INF/services of ../shaded-resources)");
         assertEquals(
                 "io.estuary.shaded.net.jpountz.lz4.LZ4Factory",
-                Class.forName("io.estuary.client.batch.BatchCodec")
+                Class.forName("io.estuary.client.batch.Lz4Blocks")
                         .getDeclaredField("LZ4")
                         .getType()
                         .getName());

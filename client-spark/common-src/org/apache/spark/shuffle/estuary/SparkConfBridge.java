@@ -32,21 +32,23 @@ final class SparkConfBridge {
 
     /**
      * Where the application did not choose Estuary's codec, it gets what Spark's own shuffle would do with its
-     * settings: none when {@code spark.shuffle.compress} is false, zstd (at {@code spark.io.compression.zstd.level})
-     * when {@code spark.io.compression.codec} is zstd, else Estuary's default (lz4, also for Spark's snappy and lzf).
+     * settings: none when {@code spark.shuffle.compress} is false, zstd when {@code spark.io.compression.codec} is
+     * zstd, else Estuary's default (lz4, also for Spark's snappy and lzf). Where it did not choose Estuary's zstd
+     * level, Spark's ({@code spark.io.compression.zstd.level}) counts.
      */
     static void followSparkCompression(Map<String, String> all) {
         String codec = SPARK_PREFIX + "estuary.client.compression.codec";
-        if (all.containsKey(codec)) return;
-        if ("false"
-                .equalsIgnoreCase(
-                        all.getOrDefault("spark.shuffle.compress", "true").trim())) {
-            all.put(codec, "none");
-        } else if (isZstd(all.getOrDefault("spark.io.compression.codec", "").trim())) {
-            all.put(codec, "zstd");
-            String level = all.get("spark.io.compression.zstd.level");
-            if (level != null) all.putIfAbsent(SPARK_PREFIX + "estuary.client.compression.zstd.level", level.trim());
+        if (!all.containsKey(codec)) {
+            if ("false"
+                    .equalsIgnoreCase(
+                            all.getOrDefault("spark.shuffle.compress", "true").trim())) {
+                all.put(codec, "none");
+            } else if (isZstd(all.getOrDefault("spark.io.compression.codec", "").trim())) {
+                all.put(codec, "zstd");
+            }
         }
+        String level = all.get("spark.io.compression.zstd.level");
+        if (level != null) all.putIfAbsent(SPARK_PREFIX + "estuary.client.compression.zstd.level", level.trim());
     }
 
     /** Spark's short name or its codec class. */

@@ -179,6 +179,8 @@ class ShuffleRoundTripTest {
                     out.write(framed, at, n);
                 }
                 at += n;
+                // The engine asks for memory back mid-record (a spill): the push waits until the record is whole.
+                if (i % 97 == 0 && at < framed.length) assertEquals(0, w.pushBuffered());
             }
             w.endRecord();
             expected[p].add(rec);

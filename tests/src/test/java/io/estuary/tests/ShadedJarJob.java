@@ -40,10 +40,15 @@ public final class ShadedJarJob {
                             .getType()
                             .getName());
             System.out.println("lz4 inside the client: "
-                    + Class.forName("io.estuary.client.batch.BatchCodec")
+                    + Class.forName("io.estuary.client.batch.Lz4Blocks")
                             .getDeclaredField("LZ4")
                             .getType()
                             .getName());
+            // Set by the client for its relocated Netty (RelocatedNettySetup): pool chunks without zeroing.
+            System.out.println("relocated netty without cleaner: "
+                    + Class.forName("io.estuary.shaded.io.netty.util.internal.PlatformDependent")
+                            .getMethod("useDirectBufferNoCleaner")
+                            .invoke(null));
             if (out.size() != 100 || total != expected) {
                 System.out.println("checksum MISMATCH: " + out.size() + " keys, total " + total);
                 System.exit(1);

@@ -13,14 +13,15 @@ import java.nio.ByteBuffer;
  * 1.3 (Spark 2.4) to 1.5 (Spark 3.5 and 4).
  */
 final class ZstdBlocks implements BlockCompressor {
-    private final int level;
     /**
-     * Direct scratch buffers (zstd-jni reads and writes native memory), grown on demand. The JDK's own direct buffers,
-     * freed with this object, since a codec has no close.
+     * Direct scratch buffers (zstd-jni reads and writes native memory), grown on demand, one pair per thread: a codec
+     * lives for one task and has no close, while the threads that run tasks are few and long-lived, so this memory
+     * stays bounded (threads × the largest batch) without waiting for the garbage collector to free it.
      */
-    private ByteBuffer in = ByteBuffer.allocateDirect(0);
+    private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(
+            () -> new ByteBuffer[] {ByteBuffer.allocateDirect(0), ByteBuffer.allocateDirect(0)});
 
-    private ByteBuffer out = ByteBuffer.allocateDirect(0);
+    private final int level;
 
     ZstdBlocks(int level) {
         check();
@@ -32,9 +33,11 @@ final class ZstdBlocks implements BlockCompressor {
         try {
             Class.forName("com.github.luben.zstd.Zstd", false, ZstdBlocks.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
-            throw new IllegalArgumentException("estuary.client.compression.codec=zstd needs zstd-jni "
-                    + "(com.github.luben:zstd-jni) on the class path: Spark 2.3 and later ship it; elsewhere add its "
-                    + "jar, or choose lz4");
+            throw new IllegalArgumentException(
+                    "estuary.client.compression.codec=zstd needs zstd-jni "
+                            + "(com.github.luben:zstd-jni) on the class path: Spark 2.3 and later ship it; elsewhere add its "
+                            + "jar, or choose lz4",
+                    e);
         }
     }
 
@@ -45,8 +48,7 @@ final class ZstdBlocks implements BlockCompressor {
 
     @Override
     public int compress(byte[] raw, int offset, int length, ByteBuf dst, int at, int room) {
-        in = atLeast(in, length);
-        in.clear();
+        ByteBuffer in = scratch(0, length);
         in.put(raw, offset, length);
         long n = Zstd.compressDirectByteBuffer(dst.nioBuffer(at, room), 0, room, in, 0, length, level);
         if (Zstd.isError(n)) throw new IllegalStateException("zstd compression failed: " + Zstd.getErrorName(n));
@@ -59,13 +61,11 @@ final class ZstdBlocks implements BlockCompressor {
         ByteBuffer[] parts = data.nioBuffers(offset, dataLength);
         if (parts.length == 1 && parts[0].isDirect()) {
             src = parts[0];
-        } else { // zstd-jni reads direct memory only
-            in = atLeast(in, dataLength);
-            in.clear();
-            data.getBytes(offset, (ByteBuffer) in.duplicate().limit(dataLength));
-            src = in;
+        } else { // zstd-jni reads direct memory only (and one range)
+            src = scratch(0, dataLength);
+            data.getBytes(offset, (ByteBuffer) src.duplicate().limit(dataLength));
         }
-        out = atLeast(out, rawLength);
+        ByteBuffer out = scratch(1, rawLength);
         long n;
         try {
             n = Zstd.decompressDirectByteBuffer(out, 0, rawLength, src, 0, dataLength);
@@ -84,7 +84,13 @@ final class ZstdBlocks implements BlockCompressor {
         return Unpooled.wrappedBuffer((ByteBuffer) out.duplicate().clear().limit(rawLength));
     }
 
-    private static ByteBuffer atLeast(ByteBuffer b, int size) {
-        return b.capacity() >= size ? b : ByteBuffer.allocateDirect(Math.max(size, b.capacity() * 2));
+    /** This thread's scratch buffer {@code which} (0: input, 1: output), cleared, with room for {@code size} bytes. */
+    private static ByteBuffer scratch(int which, int size) {
+        ByteBuffer[] mine = SCRATCH.get();
+        if (mine[which].capacity() < size) {
+            mine[which] = ByteBuffer.allocateDirect(Math.max(size, mine[which].capacity() * 2));
+        }
+        mine[which].clear();
+        return mine[which];
     }
 }

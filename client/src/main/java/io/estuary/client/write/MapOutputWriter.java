@@ -63,6 +63,8 @@ public final class MapOutputWriter {
 
     /** The partition of the record being streamed in, or -1 between records. */
     private int current = -1;
+    /** {@link #pushBuffered} was asked for while a record was half written: it runs once the record ends. */
+    private boolean pushAfterRecord;
 
     private final OutputStream recordStream = new OutputStream() {
         private final byte[] one = new byte[1];
@@ -157,7 +159,10 @@ public final class MapOutputWriter {
     public void endRecord() {
         int partition = current;
         current = -1;
-        if (buffers.endRecords(partition, 1)) {
+        if (pushAfterRecord) {
+            pushAfterRecord = false;
+            pushBuffered();
+        } else if (buffers.endRecords(partition, 1)) {
             pushPartition(partition);
         } else if (bufferedBytes() > maxBuffered) {
             pushBuffered();
@@ -198,6 +203,10 @@ public final class MapOutputWriter {
      * between writes, on the task's thread.
      */
     public long pushBuffered() {
+        if (current >= 0) { // a half-written record must not be cut into two batches: push once it ends
+            pushAfterRecord = true;
+            return 0;
+        }
         long before = bufferedBytes();
         long t0 = clock.nanos();
         queued.sendAll();

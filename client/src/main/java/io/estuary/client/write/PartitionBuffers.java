@@ -53,8 +53,12 @@ final class PartitionBuffers {
         byte[] buf = buffers[partition];
         int need = fill[partition] + length;
         if (buf == null || buf.length < need) {
-            int doubled = Math.max(1024, buf == null ? 0 : buf.length * 2);
-            int cap = need <= bufferSize ? Math.min(bufferSize, Math.max(need, doubled)) : Math.max(need, keptSize);
+            // Doubling past the buffer size too: a huge record streams in, in pieces, and must not be copied again
+            // for each piece.
+            int doubled = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(1024L, buf == null ? 0 : 2L * buf.length));
+            int cap = need <= bufferSize
+                    ? Math.min(bufferSize, Math.max(need, doubled))
+                    : Math.max(need, Math.max(keptSize, doubled));
             byte[] grown = new byte[cap];
             if (buf != null) System.arraycopy(buf, 0, grown, 0, fill[partition]);
             heldBytes += cap - (buf == null ? 0 : buf.length);

@@ -65,6 +65,47 @@ class BatchCodecTest {
         }
     }
 
+    /**
+     * A fetched chunk arrives in parts (a composite buffer): batches that span two parts decode the same, whatever
+     * the codec, from direct or heap parts.
+     */
+    @Test
+    void batchesSpanningThePartsOfAChunkDecode() {
+        byte[] raw = new byte[20_000];
+        Random r = new Random(11);
+        for (int i = 0; i < raw.length; i++) raw[i] = (byte) ('a' + r.nextInt(5));
+        for (String name : new String[] {"none", "lz4", "zstd"}) {
+            BatchCodec codec = new BatchCodec(name);
+            ByteBuf whole = codec.encode(2, 0, 4, 9, raw, 0, raw.length);
+            try {
+                int len = whole.readableBytes();
+                for (int cut : new int[] {5, BatchHeader.SIZE + 3, len / 2, len - 1}) {
+                    for (boolean direct : new boolean[] {true, false}) {
+                        ByteBuf a = direct
+                                ? io.netty.buffer.Unpooled.directBuffer(cut)
+                                : io.netty.buffer.Unpooled.buffer(cut);
+                        ByteBuf b = direct
+                                ? io.netty.buffer.Unpooled.directBuffer(len - cut)
+                                : io.netty.buffer.Unpooled.buffer(len - cut);
+                        a.writeBytes(whole, 0, cut);
+                        b.writeBytes(whole, cut, len - cut);
+                        ByteBuf parts = io.netty.buffer.Unpooled.wrappedBuffer(a, b);
+                        try {
+                            assertArrayEquals(
+                                    raw,
+                                    bytes(codec.decode(parts, 0, name + " cut at " + cut)),
+                                    name + " cut at " + cut + (direct ? " (direct)" : " (heap)"));
+                        } finally {
+                            parts.release();
+                        }
+                    }
+                }
+            } finally {
+                whole.release();
+            }
+        }
+    }
+
     @Test
     void forgedZstdDataIsRefused() {
         BatchCodec codec = new BatchCodec("zstd");

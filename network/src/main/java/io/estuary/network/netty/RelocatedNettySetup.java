@@ -20,11 +20,25 @@ public final class RelocatedNettySetup {
     /** In the client jars this literal is relocated with Netty, so it names the relocated copy's property. */
     private static final String TRY_REFLECTION = "io.netty.tryReflectionSetAccessible";
 
-    private static final String UNRELOCATED_PACKAGE = "io" + ".netty."; // split: relocation must not rewrite it
+    /**
+     * Netty's own package name, made at run time: relocation rewrites every constant string that names a relocated
+     * package (and javac would fold {@code "io" + ".netty."} into one such constant).
+     */
+    private static final String UNRELOCATED_PACKAGE = String.join(".", "io", "netty", "");
 
     /** Applies the settings, once per JVM; later calls do nothing. */
     public static void apply() {
-        if (ByteBuf.class.getName().startsWith(UNRELOCATED_PACKAGE)) return;
+        if (!relocated()) return;
         if (System.getProperty(TRY_REFLECTION) == null) System.setProperty(TRY_REFLECTION, "true");
+    }
+
+    /** Whether this Netty is Estuary's relocated copy. */
+    public static boolean relocated() {
+        return !ByteBuf.class.getName().startsWith(UNRELOCATED_PACKAGE);
+    }
+
+    /** The name of the property {@link #apply} sets, as this copy of Netty reads it. */
+    public static String tryReflectionProperty() {
+        return TRY_REFLECTION;
     }
 }

@@ -112,8 +112,16 @@ final class FlushBuffer {
      * Hands the buffer over (null when none): the caller takes its {@link #counted} memory with it and releases both.
      */
     ByteBuf take() {
+        return take(false);
+    }
+
+    /**
+     * As {@link #take()}; {@code filled}: handed over because it filled up (not early, under memory pressure or for
+     * age), which says whether the partition is one that fills its buffers.
+     */
+    ByteBuf take(boolean filled) {
         ByteBuf b = buf;
-        if (b != null && b.readableBytes() >= flushThreshold / 2) large = true;
+        if (filled && b != null) large = b.readableBytes() >= flushThreshold / 2;
         buf = null;
         counted = 0;
         return b;

@@ -147,11 +147,11 @@ public final class PartitionFileWriter {
                 checkDisk();
                 int n = data.readableBytes();
                 if (n == 0) return;
-                if (pending.wouldOverflow(n)) flushPending();
+                if (pending.wouldOverflow(n)) flushPending(true);
                 pending.reserve(n);
                 layout.append(data);
                 pending.write(data);
-                if (pending.full()) flushPending();
+                if (pending.full()) flushPending(true);
             }
         } finally {
             data.release();
@@ -202,8 +202,13 @@ public final class PartitionFileWriter {
     }
 
     private void flushPending() {
+        flushPending(false);
+    }
+
+    /** {@code filled}: the buffer goes because it filled up (see {@link FlushBuffer#take(boolean)}). */
+    private void flushPending(boolean filled) {
         int counted = pending.counted();
-        ByteBuf buf = pending.take();
+        ByteBuf buf = pending.take(filled);
         long position = flushAssigned;
         flushAssigned += buf.readableBytes();
         layout.queued(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order

@@ -51,7 +51,7 @@ class FlushBufferTest {
         assertTrue(buffer.wouldOverflow(64 << 10), "would pass the threshold: goes first to the flusher");
         append(63 << 10);
         int grown = buffer.counted();
-        ByteBuf taken = buffer.take();
+        ByteBuf taken = buffer.take(true);
         taken.release();
         memory.release(grown);
         append(100);
@@ -61,6 +61,28 @@ class FlushBufferTest {
         assertEquals(64 << 10, buffer.counted(), "filled without growing");
         assertTrue(buffer.full());
         assertFalse(buffer.wouldOverflow(0));
+    }
+
+    @Test
+    void buffersTakenEarlyDoNotMakeAPartitionLarge() {
+        append(60 << 10);
+        int counted = buffer.counted();
+        buffer.take(false).release(); // flushed early (memory pressure, age): says nothing of the partition
+        memory.release(counted);
+        append(100);
+        assertTrue(buffer.counted() <= 16 << 10, "starts small again: " + buffer.counted());
+        // Filled once, then a filled take that held little (a single huge push after it): small again.
+        append((64 << 10) - 100);
+        counted = buffer.counted();
+        buffer.take(true).release();
+        memory.release(counted);
+        append(10);
+        assertEquals(64 << 10, buffer.counted());
+        counted = buffer.counted();
+        buffer.take(true).release(); // held 10 bytes
+        memory.release(counted);
+        append(10);
+        assertTrue(buffer.counted() <= 16 << 10, "small again: " + buffer.counted());
     }
 
     @Test

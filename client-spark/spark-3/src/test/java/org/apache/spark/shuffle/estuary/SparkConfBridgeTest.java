@@ -44,6 +44,18 @@ class SparkConfBridgeTest {
     }
 
     @Test
+    void sparksZstdLevelCountsForAnExplicitZstdToo() {
+        EstuaryConf c =
+                estuary("spark.estuary.client.compression.codec", "zstd", "spark.io.compression.zstd.level", "5");
+        assertEquals(5, c.get(ClientConfig.COMPRESSION_ZSTD_LEVEL));
+        c = estuary(
+                "spark.estuary.client.compression.zstd.level", "2",
+                "spark.io.compression.codec", "zstd",
+                "spark.io.compression.zstd.level", "5");
+        assertEquals(2, c.get(ClientConfig.COMPRESSION_ZSTD_LEVEL));
+    }
+
+    @Test
     void estuarysOwnSettingWins() {
         EstuaryConf c = estuary(
                 "spark.estuary.client.compression.codec", "lz4",
