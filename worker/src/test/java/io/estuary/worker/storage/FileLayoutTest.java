@@ -42,6 +42,23 @@ class FileLayoutTest {
         assertEquals(19, f.contents().records());
     }
 
+    /** With 8 MiB chunks, the first are 1, 2 and 4 MiB, so that a reducer starts on 1 MiB rather than on 8. */
+    @Test
+    void aLargeFilesFirstChunksRampUpToTheChunkSize() {
+        int dataLength = (64 << 10) - BatchLayout.HEADER_SIZE; // pushes of one 64 KiB batch
+        FileLayout layout = new FileLayout(8 << 20, 0);
+        for (int i = 0; i < 16 * 40; i++) layout.append(push(1, dataLength)); // 40 MiB
+        CommittedFile f = layout.committed(new File("unused"), null);
+        long mib = 1 << 20;
+        long[] starts = {0, mib, 3 * mib, 7 * mib, 15 * mib, 23 * mib, 31 * mib, 39 * mib};
+        assertEquals(starts.length, f.numChunks());
+        for (int i = 0; i < starts.length; i++) assertEquals(starts[i], f.chunkOffset(i), "chunk " + i);
+        // Chunk sizes of at most 8 times the floor do not ramp: tests and small clusters keep their sizes.
+        FileLayout small = new FileLayout(1 << 20, 0);
+        assertEquals(1 << 20, small.chunkLimit(0));
+        assertEquals(8 << 20, new FileLayout(8 << 20, 0).chunkLimit(3));
+    }
+
     @Test
     void theChecksumCoversTheFlushBuffersInTheOrderTheyAreQueued() {
         FileLayout layout = new FileLayout(1 << 20, 0);
