@@ -22,7 +22,9 @@ out=$(mktemp -d /tmp/estuary-profile.XXXXXX)
 cluster=$out/cluster
 workers=()
 driver=""
-trap '[ -n "$driver" ] && kill "$driver" 2>/dev/null; [ "$mode" != native ] && build/local-cluster.sh stop "$cluster" >/dev/null 2>&1' EXIT
+# (Each part may fail, e.g. the driver has ended: the next must run all the same.)
+trap '{ [ -n "$driver" ] && kill "$driver"; } 2>/dev/null || true
+  [ "$mode" = native ] || build/local-cluster.sh stop "$cluster" >/dev/null 2>&1 || true' EXIT
 # shellcheck source=build/lib/cluster.sh
 . build/lib/cluster.sh
 opts=("-Djava.io.tmpdir=$out" "-Dbench.profile.dir=$out")

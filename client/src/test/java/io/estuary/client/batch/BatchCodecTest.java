@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.common.status.StatusCode;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -57,7 +58,7 @@ class BatchCodecTest {
                 assertArrayEquals(raw, bytes(reader.decode(l, 0, "lz4 batch")));
             }
             // From a heap buffer too (zstd-jni reads direct memory: the codec copies it first).
-            ByteBuf heap = io.netty.buffer.Unpooled.copiedBuffer(z);
+            ByteBuf heap = Unpooled.copiedBuffer(z);
             assertArrayEquals(raw, bytes(lz4.decode(heap, 0, "heap")));
         } finally {
             z.release();
@@ -81,15 +82,11 @@ class BatchCodecTest {
                 int len = whole.readableBytes();
                 for (int cut : new int[] {5, BatchHeader.SIZE + 3, len / 2, len - 1}) {
                     for (boolean direct : new boolean[] {true, false}) {
-                        ByteBuf a = direct
-                                ? io.netty.buffer.Unpooled.directBuffer(cut)
-                                : io.netty.buffer.Unpooled.buffer(cut);
-                        ByteBuf b = direct
-                                ? io.netty.buffer.Unpooled.directBuffer(len - cut)
-                                : io.netty.buffer.Unpooled.buffer(len - cut);
+                        ByteBuf a = direct ? Unpooled.directBuffer(cut) : Unpooled.buffer(cut);
+                        ByteBuf b = direct ? Unpooled.directBuffer(len - cut) : Unpooled.buffer(len - cut);
                         a.writeBytes(whole, 0, cut);
                         b.writeBytes(whole, cut, len - cut);
-                        ByteBuf parts = io.netty.buffer.Unpooled.wrappedBuffer(a, b);
+                        ByteBuf parts = Unpooled.wrappedBuffer(a, b);
                         try {
                             assertArrayEquals(
                                     raw,
@@ -108,29 +105,7 @@ class BatchCodecTest {
 
     @Test
     void forgedZstdDataIsRefused() {
-        BatchCodec codec = new BatchCodec("zstd");
-        byte[] raw = new byte[64 * 1024];
-        for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
-        for (int forgery = 0; forgery < 3; forgery++) {
-            ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
-            try {
-                assertEquals(BatchHeader.CODEC_ZSTD, BatchHeader.codec(b, 0));
-                int dataLength = BatchHeader.dataLength(b, 0);
-                if (forgery == 0) {
-                    b.setInt(16, raw.length + 100);
-                } else if (forgery == 1) {
-                    b.setInt(16, raw.length / 2);
-                } else {
-                    for (int i = 0; i < dataLength; i++) b.setByte(BatchHeader.SIZE + i, 0xF0 | (i & 0x0F));
-                }
-                BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
-                CorruptBatchException e = assertThrows(
-                        CorruptBatchException.class, () -> codec.decode(b, 0, "forged"), "forgery " + forgery);
-                assertTrue(e.getMessage().contains("corrupt batch in forged: zstd data"), e.getMessage());
-            } finally {
-                b.release();
-            }
-        }
+        forgedDataIsRefused("zstd", BatchHeader.CODEC_ZSTD, "zstd data");
     }
 
     @Test
@@ -185,13 +160,18 @@ class BatchCodecTest {
      */
     @Test
     void forgedLz4DataIsRefusedNotTrusted() {
-        BatchCodec codec = new BatchCodec("lz4");
+        forgedDataIsRefused("lz4", BatchHeader.CODEC_LZ4, "LZ4 data");
+    }
+
+    /** Forgeries of a batch of {@code codecName}; each must fail naming {@code what}. */
+    private static void forgedDataIsRefused(String codecName, int codecId, String what) {
+        BatchCodec codec = new BatchCodec(codecName);
         byte[] raw = new byte[64 * 1024];
         for (int i = 0; i < raw.length; i++) raw[i] = (byte) (i % 7);
         for (int forgery = 0; forgery < 3; forgery++) {
             ByteBuf b = codec.encode(0, 0, 0, 1, raw, 0, raw.length);
             try {
-                assertEquals(BatchHeader.CODEC_LZ4, BatchHeader.codec(b, 0));
+                assertEquals(codecId, BatchHeader.codec(b, 0));
                 int dataLength = BatchHeader.dataLength(b, 0);
                 if (forgery == 0) { // claims more raw bytes than the data holds
                     b.setInt(16, raw.length + 100);
@@ -203,7 +183,7 @@ class BatchCodecTest {
                 BatchHeader.setChecksum(b, 0, codec.checksum(b, 0, dataLength));
                 CorruptBatchException e = assertThrows(
                         CorruptBatchException.class, () -> codec.decode(b, 0, "forged"), "forgery " + forgery);
-                assertTrue(e.getMessage().contains("corrupt batch in forged: LZ4 data"), e.getMessage());
+                assertTrue(e.getMessage().contains("corrupt batch in forged: " + what), e.getMessage());
             } finally {
                 b.release();
             }
