@@ -191,6 +191,11 @@ class ShuffleRoundTripTest {
             assertEquals(expected[p].count, got.count, "records of partition " + p);
             assertEquals(expected[p].sum, got.sum, "checksum of partition " + p);
         }
+        // The batch headers count every record too, those of records ended after a spill asked mid-record included.
+        try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, 0, partitions, 0, 1)) {
+            while (reader.next() != null) {}
+            assertEquals(3000, reader.recordsRead(), "records the batch headers count");
+        }
     }
 
     /**

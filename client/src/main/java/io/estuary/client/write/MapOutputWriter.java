@@ -159,10 +159,11 @@ public final class MapOutputWriter {
     public void endRecord() {
         int partition = current;
         current = -1;
+        boolean full = buffers.endRecords(partition, 1); // counted first, whatever pushes it
         if (pushAfterRecord) {
             pushAfterRecord = false;
             pushBuffered();
-        } else if (buffers.endRecords(partition, 1)) {
+        } else if (full) {
             pushPartition(partition);
         } else if (bufferedBytes() > maxBuffered) {
             pushBuffered();
