@@ -13,7 +13,7 @@ import scala.Tuple2;
  * Workloads whose cost is per shuffle rather than per byte: a SQL query over a small star schema that runs dozens of
  * small exchanges (joins and aggregations, broadcast joins off so that every join shuffles, as they do once tables
  * outgrow the broadcast limit), and a thousand tiny shuffles in a row. Each returns an order-independent checksum of
- * its result, equal whatever the shuffle.
+ * its result, equal whatever the shuffle. Stateless; each workload runs on the caller's Spark context.
  */
 final class SqlWorkloads {
     private SqlWorkloads() {}

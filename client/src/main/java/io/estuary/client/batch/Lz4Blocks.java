@@ -8,7 +8,10 @@ import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
-/** LZ4 blocks (lz4-java's fast compressor). Decompresses into a heap scratch array it reuses. */
+/**
+ * LZ4 blocks (lz4-java's fast compressor). Decompresses into a heap scratch array it reuses, valid until the next
+ * call; it holds no pooled or direct memory, so nothing needs releasing. Confined to its {@link BatchCodec}'s thread.
+ */
 final class Lz4Blocks implements BlockCompressor {
     private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
 

@@ -11,6 +11,10 @@ import java.nio.ByteBuffer;
  * so a Spark application has it as it is; elsewhere it must be put on the class path ({@link #check} says so before
  * any task runs). Only the direct-buffer calls are used: they exist, with these signatures, in every zstd-jni from
  * 1.3 (Spark 2.4) to 1.5 (Spark 3.5 and 4).
+ *
+ * <p>Confined to its {@link BatchCodec}'s thread. Its scratch memory is the thread's ({@code SCRATCH}), JDK direct
+ * buffers that nothing releases explicitly: they live as long as the thread. A decompressed batch is a view of that
+ * scratch, valid until the thread's next call.
  */
 final class ZstdBlocks implements BlockCompressor {
     /**

@@ -13,6 +13,7 @@ import io.netty.buffer.ByteBuf;
  * a CPU second of the executor's Netty threads. Netty reads the setting once, when its {@code PlatformDependent}
  * initializes, so the engines' entry points call {@link #apply} before anything of Estuary's runs. Nothing changes
  * where Netty is not relocated (the unshaded modules share Netty with their host) or where the setting is given.
+ * Stateless; thread-safe (two first calls at once set the same value).
  */
 public final class RelocatedNettySetup {
     private RelocatedNettySetup() {}
