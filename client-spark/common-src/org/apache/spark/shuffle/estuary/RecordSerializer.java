@@ -13,8 +13,9 @@ import scala.reflect.ClassTag$;
  * one deserialization stream.
  *
  * <p>Serializers whose output may be cut between records and concatenated (Kryo, Spark SQL's rows) write through
- * one shared stream straight into the writer's partition buffers, each record's bytes into its partition's. Others (Java serialization) get one stream
- * per partition, closed and pushed as a batch of its own whenever it reaches the push buffer size.
+ * one shared stream straight into the writer's partition buffers, each record's bytes into its partition's. Others
+ * (Java serialization) get one stream per partition, closed and pushed as a batch of its own whenever it reaches the
+ * push buffer size.
  */
 abstract class RecordSerializer {
     static final ClassTag<Object> OBJECT = ClassTag$.MODULE$.AnyRef();

@@ -38,9 +38,8 @@ final class ZstdBlocks implements BlockCompressor {
             Class.forName("com.github.luben.zstd.Zstd", false, ZstdBlocks.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
             throw new IllegalArgumentException(
-                    "estuary.client.compression.codec=zstd needs zstd-jni "
-                            + "(com.github.luben:zstd-jni) on the class path: Spark 2.3 and later ship it; elsewhere add its "
-                            + "jar, or choose lz4",
+                    "estuary.client.compression.codec=zstd needs zstd-jni (com.github.luben:zstd-jni) on the "
+                            + "class path: Spark 2.3 and later ship it; elsewhere add its jar, or choose lz4",
                     e);
         }
     }
