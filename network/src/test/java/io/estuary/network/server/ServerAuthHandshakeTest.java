@@ -58,11 +58,21 @@ class ServerAuthHandshakeTest {
 
     private final Recorder observer = new Recorder();
 
+    /** A channel whose clock stands still until a test moves it, so that deadlines count only the time tests add. */
     private EmbeddedChannel channel(ServerAuth auth) {
-        return new EmbeddedChannel(
+        EmbeddedChannel ch = new EmbeddedChannel(
+                false,
+                false,
                 new ServerHandshake(
                         "test", ProtocolRange.THIS_RELEASE, auth, observer, ServerHandshake.warnings(Clock.system())),
                 new ChannelInboundHandlerAdapter());
+        ch.freezeTime();
+        try {
+            ch.register();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        return ch;
     }
 
     private static ByteBuf hello(int version) {

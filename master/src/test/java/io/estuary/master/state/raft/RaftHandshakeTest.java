@@ -17,8 +17,19 @@ class RaftHandshakeTest {
     private final byte[] secret = RaftSecretFiles.random();
     private final RaftAuthFailures failures = new RaftAuthFailures();
 
+    /**
+     * A server channel whose clock stands still until a test moves it: the deadline is scheduled at registration, and
+     * on a loaded machine real time between two steps would otherwise count toward it.
+     */
     private EmbeddedChannel server() {
-        return new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, false));
+        EmbeddedChannel ch = new EmbeddedChannel(false, false, new RaftHandshakeServer(secret, failures, 5_000, false));
+        ch.freezeTime();
+        try {
+            ch.register();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        return ch;
     }
 
     /** Moves everything {@code from} wrote to {@code to}'s inbound side; true if anything moved. */
