@@ -32,6 +32,7 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.testing.ClusterSecrets;
+import io.estuary.testing.ManualClock;
 import io.estuary.testing.TestConfs;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -81,6 +82,11 @@ class ApplicationSecretsTest {
 
     private Master master(UnaryOperator<EstuaryConf> tune) throws IOException {
         return closing(new Master(tune.apply(ClusterSecrets.enable(TestConfs.master(), secretFile)), () -> {}));
+    }
+
+    /** As above, the master's liveness reading {@code clock} (a ManualClock the test drives). */
+    private Master master(UnaryOperator<EstuaryConf> tune, io.estuary.common.time.Clock clock) throws IOException {
+        return closing(new Master(tune.apply(ClusterSecrets.enable(TestConfs.master(), secretFile)), () -> {}, clock));
     }
 
     private MasterClient client(Master m, Credentials credentials) {
@@ -365,8 +371,12 @@ class ApplicationSecretsTest {
 
     @Test
     void theSecretIsDroppedWhenTheApplicationIsUnregisteredOrExpires() throws Exception {
-        Master m = master(c -> c.set(MasterConfig.APPLICATION_TIMEOUT.key(), "2s")
-                .set(MasterConfig.LIVENESS_CHECK_INTERVAL.key(), "200ms"));
+        // Liveness reads a clock the test moves: no application expires before the test says so, however slow it runs.
+        ManualClock clock = new ManualClock();
+        Master m = master(
+                c -> c.set(MasterConfig.APPLICATION_TIMEOUT.key(), "2s")
+                        .set(MasterConfig.LIVENESS_CHECK_INTERVAL.key(), "200ms"),
+                clock);
         MasterClient anonymous = client(m, Credentials.NONE);
         MasterClient asCluster = client(m, Credentials.cluster(ClusterSecrets.read(secretFile)));
         byte[] ended = newSecret();
@@ -386,6 +396,7 @@ class ApplicationSecretsTest {
 
         register(anonymous, "app-silent", newSecret());
         assertNotNull(m.state(s -> s.sealedSecret("app-silent")));
+        clock.advanceMillis(3_000); // past the application timeout, with no heartbeat
         waitFor(() -> m.state(s -> !s.hasApplication("app-silent")), WAIT, "the silent application expires");
         assertNull(m.state(s -> s.sealedSecret("app-silent")));
     }

@@ -93,7 +93,9 @@ class LongLivedApplicationTest {
         EstuaryConf conf = authenticated(new EstuaryConf())
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0")
-                .set(MasterConfig.HOST, "127.0.0.1");
+                .set(MasterConfig.HOST, "127.0.0.1")
+                // The fake worker registers once and never beats: it must outlive 20,000 requests on a slow machine.
+                .set(MasterConfig.WORKER_TIMEOUT, "1h");
         try (Master m = new Master(conf, () -> {});
                 TransportClientFactory clients = clusterClients()) {
             MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
@@ -187,7 +189,9 @@ class LongLivedApplicationTest {
         EstuaryConf conf = authenticated(new EstuaryConf())
                 .set(MasterConfig.PORT, "0")
                 .set(MasterConfig.HTTP_PORT, "0")
-                .set(MasterConfig.HOST, "127.0.0.1");
+                .set(MasterConfig.HOST, "127.0.0.1")
+                // The worker is away (no heartbeat) for thousands of requests: it must not be declared lost meanwhile.
+                .set(MasterConfig.WORKER_TIMEOUT, "1h");
         try (Master m = new Master(conf, () -> {});
                 TransportClientFactory clients = clusterClients()) {
             MasterClient c = new MasterClient(clients, List.of(m.endpoint()));
@@ -199,7 +203,8 @@ class LongLivedApplicationTest {
 
     @Test
     void aWorkerBackFromAwayLearnsEveryUnregisteredShuffleIsGoneWithThreeMasters() throws Exception {
-        try (MasterGroup g = new MasterGroup(c -> c)) {
+        // The worker is away (no heartbeat) for thousands of requests: it must not be declared lost meanwhile.
+        try (MasterGroup g = new MasterGroup(c -> c.set(MasterConfig.WORKER_TIMEOUT, "1h"))) {
             g.awaitLeader();
             workerComesBackAfterManyUnregistrations(g.client(), 1_100);
         }

@@ -28,6 +28,7 @@ import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.testing.ClusterSecrets;
+import io.estuary.testing.ManualClock;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -42,6 +43,9 @@ import org.junit.jupiter.api.io.TempDir;
 class WorkerLossPlacementTest {
     @TempDir
     Path tmp;
+
+    /** What the master's liveness and exclusions read: an exclusion's grace ends only when the test says so. */
+    private final ManualClock clock = new ManualClock();
 
     private Master master;
     private TransportClientFactory clients;
@@ -59,7 +63,8 @@ class WorkerLossPlacementTest {
                         .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "50ms")
                         .set(MasterConfig.WORKER_FAILURE_EXCLUDE_THRESHOLD, "1")
                         .set(MasterConfig.WORKER_FAILURE_EXCLUDE_GRACE, "1s"),
-                () -> {});
+                () -> {},
+                clock);
         // The test acts for the workers and the applications: it proves the cluster secret.
         clients =
                 new TransportClientFactory(new EstuaryConf(), "test", Credentials.cluster(ClusterSecrets.read(secret)));
@@ -258,6 +263,7 @@ class WorkerLossPlacementTest {
         assertNull(master.state(s -> s.worker(id(9))), "a report about an unknown worker changes nothing");
         assertEquals(new HashSet<>(Arrays.asList(id(3), id(4))), workersOf(slots("app-1", 0, 6, false)));
 
+        clock.advanceMillis(2_000); // past the 1 s grace
         waitFor(() -> state(2) == WorkerState.WORKER_ACTIVE, "the grace ends and the worker is back");
         assertEquals(WorkerState.WORKER_EXCLUDED, state(1), "the operator's exclusion stands");
         assertEquals(new HashSet<>(Arrays.asList(id(2), id(3), id(4))), workersOf(slots("app-1", 1, 6, false)));

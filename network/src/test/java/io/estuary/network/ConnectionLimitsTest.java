@@ -37,8 +37,9 @@ class ConnectionLimitsTest {
     }
 
     /**
-     * Echoes request bodies. A body "slow" is answered 3 s later; a body "pause" is answered at once, then the server
-     * stops reading from the connection for 3 s (as back-pressure does): it owes that connection nothing meanwhile.
+     * Echoes request bodies. A body "slow" is answered 9 s later; a body "pause" is answered at once, then the server
+     * stops reading from the connection for 9 s (as back-pressure does): it owes that connection nothing meanwhile.
+     * Both last three idle timeouts of {@link #idleConnectionsCloseButWaitingOrPausedOnesDoNot}.
      */
     static final class SlowEcho implements RpcHandler {
         @Override
@@ -46,11 +47,11 @@ class ConnectionLimitsTest {
             String text = body.toString(StandardCharsets.UTF_8);
             ByteBuf answer = Unpooled.copiedBuffer(body);
             if (text.equals("slow")) {
-                channel.eventLoop().schedule(() -> callback.onSuccess(answer), 3, TimeUnit.SECONDS);
+                channel.eventLoop().schedule(() -> callback.onSuccess(answer), 9, TimeUnit.SECONDS);
             } else if (text.equals("pause")) {
                 channel.config().setAutoRead(false);
                 callback.onSuccess(answer);
-                channel.eventLoop().schedule(() -> channel.config().setAutoRead(true), 3, TimeUnit.SECONDS);
+                channel.eventLoop().schedule(() -> channel.config().setAutoRead(true), 9, TimeUnit.SECONDS);
             } else {
                 callback.onSuccess(answer);
             }
@@ -135,7 +136,9 @@ class ConnectionLimitsTest {
 
     @Test
     void idleConnectionsCloseButWaitingOrPausedOnesDoNot() throws Exception {
-        EstuaryConf conf = conf().set(NetworkConfig.IDLE_TIMEOUT, "1s");
+        // 3 s, not less: a stall of a loaded machine between two steps must not close a connection before it is
+        // checked (each is checked as its answer arrives, a whole timeout before it may be closed).
+        EstuaryConf conf = conf().set(NetworkConfig.IDLE_TIMEOUT, "3s");
         try (TransportServer server = new TransportServer(conf, "idler", "127.0.0.1", 0, new SlowEcho())) {
             TransportClientFactory slow = new TransportClientFactory(conf, "slow");
             TransportClientFactory paused = new TransportClientFactory(conf, "paused");
@@ -150,16 +153,16 @@ class ConnectionLimitsTest {
                 java.util.concurrent.CompletableFuture<ByteBuf> pausedAnswer =
                         pausedClient.sendRpc(Unpooled.copiedBuffer("after the pause", StandardCharsets.UTF_8));
 
-                String why = connectionFailure(idle, StatusCode.RETRY_LATER); // after about 1 s of silence
+                String why = connectionFailure(idle, StatusCode.RETRY_LATER); // after about 3 s of silence
                 assertTrue(
-                        why.contains("idler closed the connection after 1000 ms without traffic "
+                        why.contains("idler closed the connection after 3000 ms without traffic "
                                 + "(estuary.network.server.idleTimeout)"),
                         why);
 
                 // Neither connection was closed while it waited: the paused one (read at its first idle report,
-                // about 1 s in) and the slow one (owed an answer for 3 s, three idle periods). Each is checked when
+                // about 3 s in) and the slow one (owed an answer for 9 s, three idle periods). Each is checked when
                 // its own answer arrives: a paused connection that then sends nothing is closed a timeout later by
-                // design, which for this one falls at about 3 s, with the slow answer.
+                // design, which for this one falls at about 9 s, with the slow answer.
                 assertEquals("after the pause", text(pausedAnswer));
                 assertTrue(pausedClient.isActive(), "the paused connection was closed while it waited");
                 assertEquals("slow", text(slowAnswer));

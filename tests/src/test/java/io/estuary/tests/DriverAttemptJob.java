@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import io.estuary.common.config.ClientConfig;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -57,10 +58,18 @@ public final class DriverAttemptJob {
     /** Args: Estuary master endpoint, application id, attempt id, marker path. Runs until killed. */
     public static void main(String[] args) {
         SparkSession s = SparkSessions.start(SparkSessions.estuary(
-                SparkSessions.base(
-                        AttemptClusterManager.master(2, args[1], Integer.parseInt(args[2])),
-                        "driver-attempt-" + args[2]),
-                args[0]));
+                        SparkSessions.base(
+                                AttemptClusterManager.master(2, args[1], Integer.parseInt(args[2])),
+                                "driver-attempt-" + args[2]),
+                        args[0])
+                // The test's master expires applications after 3 s: heartbeat well within it (the default is
+                // 30 s), so that this attempt's application lives until the kill and only expires after it.
+                .set(
+                        "spark.estuary."
+                                + ClientConfig.APPLICATION_HEARTBEAT_INTERVAL
+                                        .key()
+                                        .substring("estuary.".length()),
+                        "500ms"));
         job(s, args[3]);
     }
 }

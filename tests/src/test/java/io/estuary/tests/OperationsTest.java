@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.estuary.cli.CliViews;
 import io.estuary.cli.EstuaryCli;
 import io.estuary.common.config.EstuaryConf;
+import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.Request;
@@ -70,7 +71,9 @@ class OperationsTest {
         EstuaryConf auth = io.estuary.testing.ClusterSecrets.enable(
                         new EstuaryConf(), io.estuary.testing.ClusterSecrets.shared())
                 .set(io.estuary.common.config.AuthConfig.MODE, "permissive");
-        cluster = new MiniCluster(3, 3, 1, auth);
+        // An election timeout above MiniCluster's 300 ms: a stall of a loaded machine must not move the leadership
+        // the test captured (it moves it only by transfer).
+        cluster = new MiniCluster(3, 3, 1, auth.copy().set(MasterConfig.HA_ELECTION_TIMEOUT, "1500ms"));
         upgraded = MiniCluster.withExternalMasters(
                 cluster.masterEndpoint(), 1, auth.copy().set(NetworkConfig.VERSION_OVERRIDE, NEXT_VERSION));
         cluster.awaitWorkers(4);

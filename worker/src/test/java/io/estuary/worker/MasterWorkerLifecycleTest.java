@@ -26,6 +26,9 @@ import io.estuary.network.rpc.MasterClient;
 import io.netty.buffer.Unpooled;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The master's bookkeeping seen from the outside: expiry deletes data on workers; lost workers get no slots. */
@@ -36,7 +39,8 @@ class MasterWorkerLifecycleTest {
         return new EstuaryConf()
                 .set(io.estuary.common.config.AuthConfig.MODE, "permissive")
                 .set(MasterConfig.APPLICATION_TIMEOUT, "2s")
-                .set(MasterConfig.WORKER_TIMEOUT, "2s")
+                // Heartbeats every 300 ms: 5 s lets a live worker survive a stall of a loaded machine.
+                .set(MasterConfig.WORKER_TIMEOUT, "5s")
                 .set(MasterConfig.LIVENESS_CHECK_INTERVAL, "200ms")
                 .set(io.estuary.common.config.WorkerConfig.HEARTBEAT_INTERVAL, "300ms");
     }
@@ -99,11 +103,15 @@ class MasterWorkerLifecycleTest {
         try (MiniCluster cluster = new MiniCluster(1, 1, fastTimeouts());
                 TransportClientFactory clients = cluster.clusterClients("test")) {
             MasterClient master = new MasterClient(clients, Collections.singletonList(cluster.masterEndpoint()));
-            PartitionLocation loc = writeShuffle(clients, master, "app-expiring", 1);
-            Worker worker = workerOf(cluster, loc.getWorker());
             String key = ShuffleKey.of("app-expiring", 1);
-            assertTrue(worker.registry().hasShuffle(key));
-            assertEquals(1, cluster.dataFileCount());
+            Worker worker;
+            // The application beats while its shuffle is written and checked, so that a stall cannot expire it early.
+            try (Heartbeats beats = new Heartbeats(master, "app-expiring")) {
+                PartitionLocation loc = writeShuffle(clients, master, "app-expiring", 1);
+                worker = workerOf(cluster, loc.getWorker());
+                assertTrue(worker.registry().hasShuffle(key));
+                assertEquals(1, cluster.dataFileCount());
+            }
 
             // No more heartbeats from the application: the master expires it and the worker deletes its data.
             waitFor(
@@ -113,23 +121,58 @@ class MasterWorkerLifecycleTest {
             assertFalse(stillKnown);
 
             // An unregistered shuffle of a live application is deleted too; the application's other shuffle stays.
-            writeShuffle(clients, master, "app-live", 1);
-            writeShuffle(clients, master, "app-live", 2);
-            master.ask(
-                    Request.newBuilder()
-                            .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
-                                    .setAppId("app-live")
-                                    .setShuffleId(1)),
-                    Empty.parser(),
-                    10_000);
-            waitFor(
+            // It beats throughout, so that it does not expire (and lose its other shuffle) between the steps.
+            try (Heartbeats beats = new Heartbeats(master, "app-live")) {
+                writeShuffle(clients, master, "app-live", 1);
+                writeShuffle(clients, master, "app-live", 2);
+                master.ask(
+                        Request.newBuilder()
+                                .setUnregisterShuffle(UnregisterShuffleRequest.newBuilder()
+                                        .setAppId("app-live")
+                                        .setShuffleId(1)),
+                        Empty.parser(),
+                        10_000);
+                waitFor(
+                        () -> {
+                            heartbeat(master, "app-live");
+                            return !worker.registry().hasShuffle(ShuffleKey.of("app-live", 1));
+                        },
+                        "the unregistered shuffle is deleted");
+                assertTrue(worker.registry().hasShuffle(ShuffleKey.of("app-live", 2)));
+                assertEquals(1, cluster.dataFileCount());
+            }
+        }
+    }
+
+    /** An application's heartbeats, as its driver sends them, every 200 ms from a thread of their own until closed. */
+    private static final class Heartbeats implements AutoCloseable {
+        private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "test-app-heartbeats");
+            t.setDaemon(true);
+            return t;
+        });
+
+        Heartbeats(MasterClient master, String app) {
+            timer.scheduleWithFixedDelay(
                     () -> {
-                        heartbeat(master, "app-live");
-                        return !worker.registry().hasShuffle(ShuffleKey.of("app-live", 1));
+                        try {
+                            heartbeat(master, app);
+                        } catch (RuntimeException | AssertionError e) {
+                            // A missed beat is no failure of its own: the next one follows; keep the schedule.
+                        }
                     },
-                    "the unregistered shuffle is deleted");
-            assertTrue(worker.registry().hasShuffle(ShuffleKey.of("app-live", 2)));
-            assertEquals(1, cluster.dataFileCount());
+                    0,
+                    200,
+                    TimeUnit.MILLISECONDS);
+        }
+
+        /** Stops the heartbeats; none is sent after this returns. */
+        @Override
+        public void close() throws InterruptedException {
+            timer.shutdownNow();
+            if (!timer.awaitTermination(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("the application heartbeats did not stop");
+            }
         }
     }
 

@@ -89,7 +89,9 @@ class DiskCheckerTest {
                     return next.get();
                 },
                 20,
-                300);
+                // Long enough that a GC pause or a starved CPU never times a probe out; only the hung step needs it
+                // to fire, and waits longer.
+                5_000);
         AtomicInteger transitions = new AtomicInteger();
         checker.onTransition(transitions::incrementAndGet);
         try {

@@ -22,7 +22,17 @@ class RaftHandshakeTest {
      * on a loaded machine real time between two steps would otherwise count toward it.
      */
     private EmbeddedChannel server() {
-        EmbeddedChannel ch = new EmbeddedChannel(false, false, new RaftHandshakeServer(secret, failures, 5_000, false));
+        return server(false);
+    }
+
+    /** As {@link #server()}, a port that admits plain Ratis peers when {@code permissive}. */
+    private EmbeddedChannel server(boolean permissive) {
+        return server(failures, permissive);
+    }
+
+    /** As {@link #server(boolean)}, counting refusals in {@code f}. */
+    private EmbeddedChannel server(RaftAuthFailures f, boolean permissive) {
+        EmbeddedChannel ch = new EmbeddedChannel(false, false, new RaftHandshakeServer(secret, f, 5_000, permissive));
         ch.freezeTime();
         try {
             ch.register();
@@ -165,7 +175,7 @@ class RaftHandshakeTest {
 
     @Test
     void aPermissivePortHandsAPlainRatisPeersBytesToRatisAndCountsIt() {
-        EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        EmbeddedChannel server = server(true);
         // A Ratis frame as a master without authentication sends it: a varint length, then the message.
         byte[] frame = {5, 0x1a, 3, 'a', 'b', 'c'};
         server.writeInbound(Unpooled.wrappedBuffer(frame));
@@ -182,7 +192,7 @@ class RaftHandshakeTest {
     void aPermissivePortStillAuthenticatesPeersThatStartTheHandshake() throws Exception {
         CompletableFuture<Void> done = new CompletableFuture<>();
         EmbeddedChannel client = new EmbeddedChannel(new RaftHandshakeClient(secret, "m1", done));
-        EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        EmbeddedChannel server = server(true);
         converse(client, server);
         done.get(1, TimeUnit.SECONDS);
         assertEquals(0, failures.admittedCount(), "it proved the secret: not admitted unchecked");
@@ -190,7 +200,7 @@ class RaftHandshakeTest {
         assertFalse(server.finishAndReleaseAll());
 
         // A wrong proof is refused in the permissive mode too.
-        EmbeddedChannel other = new EmbeddedChannel(new RaftHandshakeServer(secret, failures, 5_000, true));
+        EmbeddedChannel other = server(true);
         other.writeInbound(hello(RaftHandshake.nonce()));
         ((ByteBuf) other.readOutbound()).release();
         other.writeInbound(Unpooled.wrappedBuffer(RaftSecretFiles.random()));
@@ -274,7 +284,7 @@ class RaftHandshakeTest {
         for (boolean permissive : new boolean[] {false, true}) {
             RaftAuthFailures f = new RaftAuthFailures();
             try (RaftRefusalLog log = RaftRefusalLog.attach()) {
-                EmbeddedChannel server = new EmbeddedChannel(new RaftHandshakeServer(secret, f, 5_000, permissive));
+                EmbeddedChannel server = server(f, permissive);
                 server.writeInbound(tlsClientHello());
                 assertFalse(server.isOpen(), "closed (permissive " + permissive + ")");
                 assertNull(server.readInbound(), "nothing reaches Ratis");
