@@ -237,6 +237,54 @@ class ShuffleRoundTripTest {
         assertTrue(bytes[0] < bytes[1] * 0.9, "zstd wrote " + bytes[0] + " bytes, lz4 " + bytes[1]);
     }
 
+    private static java.util.Set<String> shufflesOnWorkers() {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (io.estuary.worker.Worker w : cluster.workers())
+            keys.addAll(w.registry().shuffleKeys());
+        return keys;
+    }
+
+    /**
+     * A shuffle the engine declares is reserved on the workers before any writer asks, and its first writer writes
+     * that reservation (no second one); every record comes back once.
+     */
+    @Test
+    void aDeclaredShuffleIsReservedBeforeItsFirstWriterWhichWritesThatReservation() throws Exception {
+        int maps = 3;
+        int partitions = 4;
+        ShuffleSpec spec = spec(maps, partitions);
+        java.util.Set<String> before = shufflesOnWorkers();
+        lifecycle.declareShuffle(spec.shuffleId, maps, partitions);
+        io.estuary.testing.Waits.waitFor(
+                () -> shufflesOnWorkers().size() > before.size(), "the declared shuffle reserved on the workers");
+        java.util.Set<String> reserved = shufflesOnWorkers();
+        reserved.removeAll(before);
+        assertEquals(1, reserved.size(), reserved.toString());
+        assertEquals(-1, lifecycle.newestGeneration(spec.shuffleId), "readers see nothing before a writer claims it");
+
+        Tally expected = new Tally();
+        for (int m = 0; m < maps; m++) {
+            MapOutputWriter w = new MapOutputWriter(client, spec, m, 0);
+            for (int i = 0; i < 400; i++) {
+                byte[] rec = record(m, 0, i, 1 + i % 200);
+                writeRecord(w, i % partitions, rec);
+                expected.add(rec);
+            }
+            w.finish();
+        }
+        LocationTable table = client.register(spec, 0, false);
+        assertEquals(
+                ShuffleKey.of(spec.appId, table.shuffleId()),
+                reserved.iterator().next());
+        assertEquals(table.shuffleId(), lifecycle.newestGeneration(spec.shuffleId));
+        Tally got = readAll(spec, 0, partitions, 0, maps);
+        assertEquals(expected.count, got.count);
+        assertEquals(expected.sum, got.sum);
+        java.util.Set<String> after = shufflesOnWorkers();
+        after.removeAll(before);
+        assertEquals(reserved, after, "no second reservation");
+    }
+
     @Test
     void onlyTheAttemptThatEndedFirstCounts() throws Exception {
         ShuffleSpec spec = spec(2, 3);

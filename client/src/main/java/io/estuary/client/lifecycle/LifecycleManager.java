@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The driver side of Estuary, one per application: registers shuffles (slots from the master, reserved on the
- * workers), gives failed or split partitions new epochs, learns which map attempts ended and what they wrote,
+ * workers; when the engine declares them, or at their first writer), gives failed or split partitions new epochs, learns which map attempts ended and what they wrote,
  * commits each shuffle on its workers once every map has ended, and tells reducers where their partitions are.
  * Engine shuffles map to generations ({@link ShuffleGenerations}): a rerun after lost data writes a fresh one. Its
  * threads are shared by all shuffles.
@@ -79,6 +79,7 @@ public final class LifecycleManager implements Closeable {
     private final ShuffleRegistrar registrar;
     private final ShuffleCommitter committer;
     private final EpochAllocator epochs;
+    private final boolean registerAtDeclaration;
     private volatile IntConsumer shuffleLostListener = id -> {};
 
     /**
@@ -116,6 +117,7 @@ public final class LifecycleManager implements Closeable {
         this.master = new MasterClient(connections, conf.get(MasterConfig.ENDPOINTS), clock);
         this.masterWaitMs = conf.get(ClientConfig.MASTER_WAIT);
         boolean replicate = conf.get(ClientConfig.PUSH_REPLICATE);
+        this.registerAtDeclaration = conf.get(ClientConfig.REGISTER_AT_DECLARATION);
         String configuredUser = conf.get(ClientConfig.USER);
         String user = configuredUser.isEmpty() ? System.getProperty("user.name", "") : configuredUser;
         this.atMaster =
@@ -212,6 +214,24 @@ public final class LifecycleManager implements Closeable {
     /** The Estuary application id: the engine's application id, a dash and this manager's own suffix. */
     public String appId() {
         return appId;
+    }
+
+    /**
+     * The engine has declared a shuffle (Spark: registered its dependency): its registration starts now, in the
+     * background, so that the first map task finds its locations ready. Returns at once; a failed registration is
+     * tried again by the first task, as without this call. Nothing happens for a shuffle that already has a generation,
+     * one without maps, or with {@code estuary.client.register.atDeclaration} off.
+     */
+    public void declareShuffle(int engineShuffleId, int numMappers, int numPartitions) {
+        if (!registerAtDeclaration || numMappers <= 0 || numPartitions <= 0) return;
+        ShuffleState s = generations.declare(engineShuffleId, numMappers, numPartitions);
+        if (s != null) registrar.register(s);
+    }
+
+    /** The Estuary shuffle id of an engine shuffle's newest generation that a writer claimed, or -1 (for tests). */
+    public int newestGeneration(int engineShuffleId) {
+        ShuffleState s = generations.newest(engineShuffleId);
+        return s == null ? -1 : s.shuffleId;
     }
 
     /**

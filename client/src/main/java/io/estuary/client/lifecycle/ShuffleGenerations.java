@@ -19,7 +19,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * new job needs a shuffle whose stage was cleaned up) counts as newer whatever its attempt number. A writer older
  * than the attempt that created the newest generation is a straggler of a stage that was rerun: it is refused with
  * {@link StatusCode#STALE_ATTEMPT}, since joining a newer attempt's generation could make its rows (which the engine
- * ignores, and which for an indeterminate stage differ from the rerun's) the ones readers read. Thread-safe.
+ * ignores, and which for an indeterminate stage differ from the rerun's) the ones readers read.
+ *
+ * <p>A shuffle's first generation may be declared before any writer asks ({@link #declare}), so that its slots are
+ * registered while the engine is still scheduling its maps; readers do not see it until a writer claims it.
+ * Thread-safe.
  */
 final class ShuffleGenerations {
     private final AtomicInteger nextId = new AtomicInteger();
@@ -35,9 +39,22 @@ final class ShuffleGenerations {
      */
     ShuffleState forWriter(
             int engineId, int stageId, int stageAttempt, boolean indeterminate, int numMappers, int numPartitions) {
+        if (stageId < 0 || stageAttempt < 0) {
+            throw new IllegalArgumentException("shuffle " + engineId + ": a writer of stage " + stageId + " attempt "
+                    + stageAttempt + "; stage ids and attempts are not negative");
+        }
         List<ShuffleState> gens = byEngine.computeIfAbsent(engineId, k -> new ArrayList<>());
         synchronized (gens) {
             ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+            if (cur != null && !cur.claimed()) {
+                if (cur.numMappers != numMappers || cur.numPartitions != numPartitions) {
+                    throw new IllegalArgumentException("shuffle " + engineId + " was declared with " + cur.numMappers
+                            + " maps and " + cur.numPartitions + " partitions; a writer of stage " + stageId
+                            + " names " + numMappers + " and " + numPartitions);
+                }
+                cur.claim(stageId, stageAttempt);
+                return cur;
+            }
             int order = cur == null ? 1 : compare(stageId, stageAttempt, cur);
             if (order < 0) {
                 throw new StatusException(
@@ -61,6 +78,22 @@ final class ShuffleGenerations {
     }
 
     /**
+     * A first generation for a shuffle the engine has just declared, before any writer asks (so that its registration
+     * runs while the engine schedules the maps); its first writer claims it, whatever its stage attempt. Null when the
+     * shuffle already has a generation.
+     */
+    ShuffleState declare(int engineId, int numMappers, int numPartitions) {
+        List<ShuffleState> gens = byEngine.computeIfAbsent(engineId, k -> new ArrayList<>());
+        synchronized (gens) {
+            if (!gens.isEmpty()) return null;
+            ShuffleState s = ShuffleState.unclaimed(nextId.getAndIncrement(), engineId, numMappers, numPartitions);
+            byId.put(s.shuffleId, s);
+            gens.add(s);
+            return s;
+        }
+    }
+
+    /**
      * Refuses a writer of an older stage attempt than the one that created the newest generation of its engine
      * shuffle, when it ends a map in {@code gen}, a generation since superseded (lost and written again). A straggler
      * that took its locations before the loss would otherwise end a map the engine may count as done, in a generation
@@ -73,7 +106,7 @@ final class ShuffleGenerations {
         if (gens == null) return;
         synchronized (gens) {
             ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
-            if (cur == null || cur == gen || compare(stageId, stageAttempt, cur) >= 0) return;
+            if (cur == null || cur == gen || !cur.claimed() || compare(stageId, stageAttempt, cur) >= 0) return;
             throw new StatusException(
                     StatusCode.STALE_ATTEMPT,
                     "stage " + stageId + " attempt " + stageAttempt
@@ -96,12 +129,13 @@ final class ShuffleGenerations {
         replaceLostOnAnyWriter = true;
     }
 
-    /** The newest generation, or null when no writer ever asked. */
+    /** The newest generation a writer claimed, or null when no writer ever asked. */
     ShuffleState newest(int engineId) {
         List<ShuffleState> gens = byEngine.get(engineId);
         if (gens == null) return null;
         synchronized (gens) {
-            return gens.isEmpty() ? null : gens.get(gens.size() - 1);
+            ShuffleState cur = gens.isEmpty() ? null : gens.get(gens.size() - 1);
+            return cur == null || !cur.claimed() ? null : cur;
         }
     }
 

@@ -13,8 +13,15 @@ import java.util.concurrent.CompletableFuture;
 final class ShuffleState {
     final int shuffleId; // the Estuary shuffle id of this generation
     final int engineShuffleId;
-    final int stageId; // the engine's stage (Spark: a new stage for the same shuffle has a higher id)
-    final int stageAttempt; // with stageId: the writing stage attempt that created this generation
+    /**
+     * The engine's stage (Spark: a new stage for the same shuffle has a higher id) and, with it, the writing stage
+     * attempt that created this generation; both -1 for a generation registered when the engine declared the shuffle,
+     * until its first writer claims it ({@link #claim}). Guarded by the generation list's lock
+     * ({@link ShuffleGenerations}).
+     */
+    int stageId;
+
+    int stageAttempt;
     final int numMappers;
     final int numPartitions;
     /** Set by the first registration; null while no map has pushed anything. Completes with the epoch table. */
@@ -32,6 +39,13 @@ final class ShuffleState {
     /** A reader could not read this generation: readers are refused and writers of a later attempt start anew. */
     private volatile boolean lost;
 
+    /** A generation no writer has claimed yet: registered ahead, when the engine declared its shuffle. */
+    static ShuffleState unclaimed(int shuffleId, int engineShuffleId, int numMappers, int numPartitions) {
+        return new ShuffleState(shuffleId, engineShuffleId, UNCLAIMED, UNCLAIMED, numMappers, numPartitions);
+    }
+
+    private static final int UNCLAIMED = -1;
+
     ShuffleState(int shuffleId, int engineShuffleId, int stageId, int stageAttempt, int numMappers, int numPartitions) {
         this.shuffleId = shuffleId;
         this.engineShuffleId = engineShuffleId;
@@ -42,6 +56,22 @@ final class ShuffleState {
         this.mapAttempts = new int[numMappers];
         this.written = new WrittenCounts(numMappers, numPartitions);
         Arrays.fill(mapAttempts, -1);
+    }
+
+    /** False for a generation registered ahead that no writer has claimed yet. Under the generation list's lock. */
+    boolean claimed() {
+        return stageId != UNCLAIMED;
+    }
+
+    /** The first writer's stage attempt becomes the one that created this generation. Under the list's lock. */
+    void claim(int stageId, int stageAttempt) {
+        if (claimed()) throw new IllegalStateException(this + " was claimed by stage " + this.stageId);
+        if (stageId < 0 || stageAttempt < 0) {
+            throw new IllegalArgumentException(
+                    "stage " + stageId + " attempt " + stageAttempt + " cannot write " + this);
+        }
+        this.stageId = stageId;
+        this.stageAttempt = stageAttempt;
     }
 
     /**

@@ -1,12 +1,16 @@
 package io.estuary.client.lifecycle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import java.util.Collections;
 import org.junit.jupiter.api.Test;
 
 class ShuffleGenerationsTest {
@@ -91,5 +95,48 @@ class ShuffleGenerationsTest {
                 StatusCode.STALE_ATTEMPT,
                 assertThrows(StatusException.class, () -> g.forWriter(6, 3, 1, false, 2, 2))
                         .status());
+    }
+
+    @Test
+    void aDeclaredGenerationIsClaimedByItsFirstWriterAndHiddenFromReadersUntilThen() {
+        ShuffleGenerations g = new ShuffleGenerations();
+        ShuffleState declared = g.declare(9, 2, 3);
+        assertNull(g.declare(9, 2, 3), "declared once");
+        assertNull(g.newest(9), "no reader sees a generation no writer claimed");
+        assertSame(declared, g.byId(declared.shuffleId));
+        assertFalse(declared.claimed());
+        ShuffleState first = g.forWriter(9, 4, 1, true, 2, 3); // whatever the attempt, even an indeterminate one
+        assertSame(declared, first);
+        assertTrue(first.claimed());
+        assertEquals(4, first.stageId);
+        assertEquals(1, first.stageAttempt);
+        assertSame(first, g.newest(9));
+        assertSame(first, g.forWriter(9, 4, 1, true, 2, 3));
+        assertNotSame(first, g.forWriter(9, 4, 2, true, 2, 3), "an indeterminate rerun still starts afresh");
+        assertEquals(
+                StatusCode.STALE_ATTEMPT,
+                assertThrows(StatusException.class, () -> g.forWriter(9, 4, 0, true, 2, 3))
+                        .status());
+        assertNull(g.declare(9, 2, 3), "a shuffle with generations is not declared again");
+    }
+
+    @Test
+    void aWriterNamingAnotherShapeThanTheDeclaredOneIsRefusedClearly() {
+        ShuffleGenerations g = new ShuffleGenerations();
+        ShuffleState declared = g.declare(1, 2, 3);
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> g.forWriter(1, 0, 0, false, 2, 4));
+        assertTrue(e.getMessage().contains("declared with 2 maps and 3 partitions"), e.getMessage());
+        assertFalse(declared.claimed(), "the refusal claims nothing");
+        assertThrows(IllegalArgumentException.class, () -> g.forWriter(1, -1, 0, false, 2, 3));
+        assertSame(declared, g.forWriter(1, 0, 0, false, 2, 3));
+    }
+
+    @Test
+    void forgettingAShuffleReturnsItsDeclaredGenerationToo() {
+        ShuffleGenerations g = new ShuffleGenerations();
+        ShuffleState declared = g.declare(3, 1, 1);
+        assertEquals(Collections.singletonList(declared), g.remove(3));
+        assertNull(g.byId(declared.shuffleId));
     }
 }

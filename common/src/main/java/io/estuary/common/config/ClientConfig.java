@@ -216,6 +216,17 @@ public final class ClientConfig {
                     + "then fails the read (the stage reruns) instead of giving a wrong answer.")
             .build();
 
+    public static final ConfigEntry<Boolean> REGISTER_AT_DECLARATION = ConfigEntry.builder(
+                    "estuary.client.register.atDeclaration", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(CLIENT)
+            .doc("Register each shuffle (slots from the master, reserved on the workers) as soon as the engine "
+                    + "declares it (Spark: when the job or query stage that needs it is submitted), in the "
+                    + "background, so that its map tasks find the locations ready instead of waiting for them. Off: "
+                    + "at the first map task's request. A declared shuffle that never runs holds its reservation "
+                    + "until the engine forgets it.")
+            .build();
+
     public static final ConfigEntry<Long> MASTER_WAIT = ConfigEntry.builder(
                     "estuary.client.master.wait", ConfigType.DURATION_MS)
             .defaultValue("30s")

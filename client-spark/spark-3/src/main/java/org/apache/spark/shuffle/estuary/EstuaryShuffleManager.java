@@ -67,6 +67,8 @@ public class EstuaryShuffleManager implements ShuffleManager {
         // then replaces all of its output rather than completing the old one.
         boolean indeterminate =
                 "INDETERMINATE".equals(String.valueOf(dependency.rdd().outputDeterministicLevel()));
+        // Registers in the background while Spark schedules the map stage: its tasks then find the locations ready.
+        lm.declareShuffle(shuffleId, spec.numMappers, spec.numPartitions);
         return new EstuaryShuffleHandle<>(shuffleId, dependency, spec, indeterminate);
     }
 

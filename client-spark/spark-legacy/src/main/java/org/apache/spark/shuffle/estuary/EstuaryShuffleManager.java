@@ -51,6 +51,7 @@ public class EstuaryShuffleManager implements ShuffleManager {
         EstuaryShuffleHandle<K, V, C> handle =
                 new EstuaryShuffleHandle<>(shuffleId, numMaps, dependency, spec, SparkLine.indeterminate(dependency));
         handles.put(shuffleId, handle);
+        lm.declareShuffle(shuffleId, spec.numMappers, spec.numPartitions);
         return handle;
     }
 
