@@ -42,7 +42,9 @@ class FetchStreamsTest {
             cluster = new MiniCluster(1, 1, workerConf.set(WorkerConfig.CHUNK_SIZE, "1k"));
             conf = cluster.clientConf()
                     .set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
-                    .set(ClientConfig.PUSH_REPLICATE, "false");
+                    .set(ClientConfig.PUSH_REPLICATE, "false")
+                    // Streams are what is tested: no partition comes inline with its open.
+                    .set(ClientConfig.FETCH_INLINE_MAX_BYTES, "0");
             client = new ShuffleClient(conf);
             lifecycle = new LifecycleManager("app-streams-" + System.nanoTime(), conf, "127.0.0.1");
         }

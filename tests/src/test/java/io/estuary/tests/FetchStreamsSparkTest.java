@@ -77,7 +77,9 @@ class FetchStreamsSparkTest {
         SparkSession spark = SparkSessions.start(
                 SparkSessions.estuary(SparkSessions.base("local[2]", name), cluster.masterEndpoint())
                         .set("spark.estuary.client.push.replicate", "false")
-                        .set("spark.estuary.client.push.bufferSize", "4k"));
+                        .set("spark.estuary.client.push.bufferSize", "4k")
+                        // Streams are what is tested: no partition comes inline with its open.
+                        .set("spark.estuary.client.fetch.inlineMaxBytes", "0"));
         spark.sparkContext().addSparkListener(new SparkListener() {
             @Override
             public void onStageSubmitted(SparkListenerStageSubmitted e) {

@@ -162,6 +162,7 @@ public final class Worker implements Closeable {
         }
         this.admin = new WorkerAdmin(
                 conf, version, storage, () -> registry.shuffleKeys().size(), fetchHandler::openStreams, clock);
+        fetchHandler.onInlineSent(admin.metrics()::inlineChunkSent);
         this.replicator = new Replicator(
                 new TransportClientFactory(conf, "worker-replicate", credentials).withTls(internalClientTls),
                 admin.metrics()::replicated);

@@ -34,6 +34,14 @@ final class ChunkStream implements AutoCloseable {
         this.nextToRead = firstChunk;
     }
 
+    /** A stream of one chunk the worker sent with its answer to the open: nothing to ask for, nothing to close. */
+    static ChunkStream inline(byte[] data) {
+        ChunkStream s = new ChunkStream(null, -1, 1, 1, 0);
+        s.chunks[0] = CompletableFuture.completedFuture(io.netty.buffer.Unpooled.wrappedBuffer(data));
+        s.nextToRequest = 1;
+        return s;
+    }
+
     /** The next chunk (the caller releases it), or null after the last. */
     ByteBuf next() throws RemoteException {
         if (nextToRead >= numChunks) return null;

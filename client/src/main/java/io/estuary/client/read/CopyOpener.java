@@ -12,7 +12,8 @@ import io.estuary.network.rpc.ControlClient;
 
 /**
  * Opens the stream of one copy of an epoch on its worker, limited to the maps the reader reads, and goes on from the
- * chunk where an earlier read of the copy stopped when the worker serves the same stream again. Thread-safe; the
+ * chunk where an earlier read of the copy stopped when the worker serves the same stream again. A small copy comes
+ * back whole with the answer ({@code estuary.client.fetch.inlineMaxBytes}): no chunk is asked for. Thread-safe; the
  * copy it is given is confined to its reader's thread.
  */
 final class CopyOpener {
@@ -21,6 +22,7 @@ final class CopyOpener {
     private final int startMap;
     private final int endMap;
     private final int maxChunksInFlight;
+    private final int inlineMaxBytes;
 
     CopyOpener(ReaderPort client, ShuffleSpec spec, int startMap, int endMap) {
         this.client = client;
@@ -28,6 +30,8 @@ final class CopyOpener {
         this.startMap = startMap;
         this.endMap = endMap;
         this.maxChunksInFlight = client.conf().get(ClientConfig.FETCH_MAX_CHUNKS_IN_FLIGHT);
+        this.inlineMaxBytes =
+                client.conf().get(ClientConfig.FETCH_INLINE_MAX_BYTES).intValue();
     }
 
     /** How logs and errors name the stream of a copy. */
@@ -51,7 +55,8 @@ final class CopyOpener {
                     .setAppId(spec.appId)
                     .setShuffleId(shuffleId)
                     .setPartitionId(loc.getPartitionId())
-                    .setEpoch(loc.getEpoch());
+                    .setEpoch(loc.getEpoch())
+                    .setInlineMaxBytes(inlineMaxBytes);
             if (startMap > 0 || endMap < spec.numMappers) {
                 // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
                 // that come along are skipped by the reader, as they are from a worker that serves the whole file).
@@ -67,6 +72,8 @@ final class CopyOpener {
         copy.numChunks = h.getNumChunks();
         copy.totalBytes = h.getTotalBytes();
         if (h.getNumChunks() <= copy.resumeChunk) return null;
+        if (!h.getInlineData().isEmpty())
+            return ChunkStream.inline(h.getInlineData().toByteArray());
         return new ChunkStream(c, h.getStreamId(), h.getNumChunks(), maxChunksInFlight, copy.resumeChunk);
     }
 }

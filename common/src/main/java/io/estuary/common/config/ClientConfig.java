@@ -109,6 +109,16 @@ public final class ClientConfig {
             .doc("Chunks a reduce task requests ahead of the one it is reading.")
             .build();
 
+    public static final ConfigEntry<Long> FETCH_INLINE_MAX_BYTES = ConfigEntry.builder(
+                    "estuary.client.fetch.inlineMaxBytes", ConfigType.BYTES)
+            .defaultValue("64k")
+            .scope(CLIENT)
+            .check(v -> v >= 0 && v <= 1L << 20 ? null : "must be between 0 and 1m")
+            .doc("A partition copy of at most this size comes back with the answer to the reader's open, as one "
+                    + "chunk: the reader then waits for one round trip to the worker instead of two. 0: never. At "
+                    + "most 1m (a control answer).")
+            .build();
+
     public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT = ConfigEntry.builder(
                     "estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
             .defaultValue("15s")

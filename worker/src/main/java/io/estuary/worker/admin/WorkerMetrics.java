@@ -102,7 +102,9 @@ public final class WorkerMetrics {
                 .register(registry);
         fetchBytes = Counter.build("estuary_worker_fetch_bytes_total", "Bytes of chunks sent to readers.")
                 .register(registry);
-        fetchChunks = Counter.build("estuary_worker_fetch_chunks_total", "Chunks sent to readers.")
+        fetchChunks = Counter.build(
+                        "estuary_worker_fetch_chunks_total",
+                        "Chunks sent to readers (a partition sent inline with its open counts as one).")
                 .register(registry);
         fetchChunkSeconds = Histogram.build(
                         "estuary_worker_fetch_chunk_seconds",
@@ -320,5 +322,14 @@ public final class WorkerMetrics {
 
     public CollectorRegistry registry() {
         return registry;
+    }
+
+    /**
+     * A partition answered inline with its open (no stream, no chunk request): counted as one chunk sent, with its
+     * bytes; its time is the open's.
+     */
+    public void inlineChunkSent(long bytes) {
+        fetchChunks.inc();
+        fetchBytes.inc(bytes);
     }
 }

@@ -172,6 +172,42 @@ final class RawShuffle {
         assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
     }
 
+    /**
+     * Opens a committed partition allowing {@code inlineMaxBytes} inline and checks what comes back against what was
+     * pushed: the bytes themselves in the answer (no stream) when they are that few, else a stream read as
+     * {@link #readAndCheck} does. Returns whether they came inline.
+     */
+    boolean readInlineAndCheck(PartitionLocation l, int inlineMaxBytes) throws Exception {
+        WorkerAddress w = l.getWorker();
+        TransportClient fetch = clients.client(w.getHost(), w.getFetchPort());
+        StreamHandle h = ControlClient.ask(
+                fetch,
+                Request.newBuilder()
+                        .setOpenStream(OpenStreamRequest.newBuilder()
+                                .setAppId(app)
+                                .setShuffleId(shuffle)
+                                .setPartitionId(l.getPartitionId())
+                                .setEpoch(l.getEpoch())
+                                .setInlineMaxBytes(inlineMaxBytes)),
+                StreamHandle.parser());
+        long expected = bytes[l.getPartitionId()];
+        assertEquals(expected, h.getTotalBytes());
+        if (h.getInlineData().isEmpty()) {
+            assertTrue(expected > inlineMaxBytes, "partition " + l.getPartitionId() + " of " + expected + " bytes");
+            fetch.closeStream(h.getStreamId());
+            readAndCheck(l);
+            return false;
+        }
+        assertTrue(expected <= inlineMaxBytes, "inline: " + expected + " bytes, allowed " + inlineMaxBytes);
+        assertEquals(-1, h.getStreamId(), "no stream opened for inline bytes");
+        assertEquals(1, h.getNumChunks());
+        CRC32 crc = new CRC32();
+        crc.update(h.getInlineData().toByteArray());
+        assertEquals(expected, h.getInlineData().size(), "bytes of partition " + l.getPartitionId());
+        assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
+        return true;
+    }
+
     void unregister() throws RemoteException {
         master.ask(
                 Request.newBuilder()
