@@ -80,6 +80,14 @@ public final class DiskFlusher {
         this.flushTimes = listener;
     }
 
+    /**
+     * Runs {@code task} (work ahead of a flush, such as creating a partition's file) on a flusher thread after the
+     * flushes queued before it, untimed: it is not a flush.
+     */
+    public void prepare(Runnable task) {
+        threads.execute(task);
+    }
+
     /** Runs {@code probe} on a flusher thread after the flushes queued before it, untimed (hang detection). */
     public void probe(Runnable probe) {
         threads.execute(probe);

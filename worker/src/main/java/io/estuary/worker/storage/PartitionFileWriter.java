@@ -9,8 +9,6 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -32,8 +30,8 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Thread-safe: appends, commits and early flushes synchronize on the writer; file writes run on the disk's
  * flusher threads at positions fixed under that lock.
  *
- * <p>The file is open only while a flush writes it, so open files are bounded by the flusher threads, not by the
- * partitions a worker holds (thousands of open partitions would otherwise exhaust file descriptors).
+ * <p>The file ({@link PartitionFile}) is created when the first bytes arrive, ahead of their flush, and open only
+ * while a flush writes it.
  *
  * <p>Disk faults: a push to a partition whose disk is failed (or has failed since the partition was reserved) is
  * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
@@ -49,8 +47,7 @@ public final class PartitionFileWriter {
     private final File file;
     private final Disk disk;
     private final MemoryTracker memory;
-    /** Guards opening, closing and deleting the file, never held while waiting for anything else. */
-    private final Object fileLock = new Object();
+    private final PartitionFile partitionFile;
 
     /** The disk's failure count when this partition was reserved: any failure since then makes this file suspect. */
     private final int diskFailuresAtStart;
@@ -66,6 +63,8 @@ public final class PartitionFileWriter {
     private boolean closed;
     /** Bytes {@link #close} dropped unwritten: a later commit fails rather than commit a file missing them. */
     private long dropped;
+    /** Whether the file's creation was queued (ahead of its first flush) or a flush was. */
+    private boolean creationQueued;
 
     public PartitionFileWriter(
             String name, File file, Disk disk, MemoryTracker memory, long flushThreshold, long chunkSize) {
@@ -104,6 +103,7 @@ public final class PartitionFileWriter {
             io.estuary.common.time.Clock clock) {
         this.name = name;
         this.file = file;
+        this.partitionFile = new PartitionFile(file);
         this.disk = disk;
         this.memory = memory;
         this.pending = new FlushBuffer(name, memory, (int) flushThreshold, clock);
@@ -152,6 +152,10 @@ public final class PartitionFileWriter {
                 layout.append(data);
                 pending.write(data);
                 if (pending.full()) flushPending(true);
+                else if (!creationQueued) {
+                    creationQueued = true;
+                    partitionFile.createAhead(disk.flusher());
+                }
             }
         } finally {
             data.release();
@@ -207,6 +211,7 @@ public final class PartitionFileWriter {
 
     /** {@code filled}: the buffer goes because it filled up (see {@link FlushBuffer#take(boolean)}). */
     private void flushPending(boolean filled) {
+        creationQueued = true; // the write creates the file
         int counted = pending.counted();
         ByteBuf buf = pending.take(filled);
         long position = flushAssigned;
@@ -245,7 +250,7 @@ public final class PartitionFileWriter {
         void write() throws IOException {
             DiskHangInjection.await(file);
             DiskHangInjection.delayWrite(file);
-            try (FileChannel ch = open()) {
+            try (FileChannel ch = partitionFile.openForWrite(name)) {
                 long p = position;
                 for (ByteBuffer b : buf.nioBuffers()) {
                     while (b.hasRemaining()) p += ch.write(b, p);
@@ -291,18 +296,6 @@ public final class PartitionFileWriter {
                     StatusCode.DISK_FAILED, name + ": its disk " + disk.mountPoint() + " failed: " + why);
         dropped += pending.drop();
         finishCommitIfDone();
-    }
-
-    /**
-     * Opens the file for one flush. Checked and opened under the lock so that a partition being destroyed is never
-     * created again; a flush already writing when it is deleted writes to the unlinked file, which goes with it.
-     */
-    private FileChannel open() throws IOException {
-        synchronized (fileLock) {
-            if (destroyed) throw new IOException(name + " was deleted");
-            Files.createDirectories(file.getParentFile().toPath());
-            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        }
     }
 
     /** Flushes what is left and completes once every byte is on disk. Calling it again returns the same result. */
@@ -357,9 +350,7 @@ public final class PartitionFileWriter {
             } catch (java.io.InterruptedIOException e) {
                 return;
             }
-            synchronized (fileLock) {
-                if (!file.delete() && file.exists()) file.deleteOnExit();
-            }
+            partitionFile.delete();
         });
     }
 

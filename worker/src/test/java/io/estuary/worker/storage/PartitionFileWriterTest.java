@@ -74,6 +74,34 @@ class PartitionFileWriterTest {
         return b.array();
     }
 
+    /**
+     * The file is created when the first bytes arrive, before any flush (the commit then only opens it); a writer
+     * that takes nothing creates nothing, and a deleted one is not created again by a creation still queued.
+     */
+    @Test
+    void theFileIsCreatedAheadOfItsFirstFlushOnlyOnceDataArrives() throws Exception {
+        File f = new File(dir.toFile(), "0-0.data");
+        PartitionFileWriter w = writer(64 << 10, 1 << 20);
+        assertFalse(f.exists(), "no data, no file");
+        byte[] b = batches(1, 3, 100, 1);
+        w.append(data(b));
+        assertEquals(b.length, w.bufferedBytes(), "below the flush threshold: buffered, no flush queued");
+        waitFor(f::exists, "the file created ahead of its flush");
+        assertEquals(0, f.length());
+        CommittedFile c = w.commit().get();
+        assertEquals(b.length, c.length());
+        assertEquals(b.length, f.length());
+
+        File other = new File(dir.toFile(), "1-0.data");
+        PartitionFileWriter empty = new PartitionFileWriter("empty partition", other, disk, memory, 64 << 10, 1 << 20);
+        assertEquals(0, empty.commit().get().length());
+        assertFalse(other.exists(), "a partition that took nothing creates no file");
+        empty.destroy();
+
+        w.destroy();
+        waitFor(() -> !f.exists(), "the deleted file gone");
+    }
+
     @Test
     void theCommittedFileCarriesItsBatchAndRecordCountsAndTheChecksumOfItsBytes() throws Exception {
         PartitionFileWriter w = writer(4 << 10, 10 << 10); // many flushes, on several flusher threads
