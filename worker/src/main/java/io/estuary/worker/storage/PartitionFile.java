@@ -17,6 +17,8 @@ final class PartitionFile {
     private final File file;
     private final Object lock = new Object();
     private boolean deleted;
+    /** Whether this writer made sure of the file's folder (each flush checked it before: a syscall per flush). */
+    private boolean folderMade;
 
     PartitionFile(File file) {
         this.file = file;
@@ -57,9 +59,18 @@ final class PartitionFile {
         }
     }
 
+    /** Opens (creating) the file; its folder is made the first time only, or again if it went missing. */
     private FileChannel create() throws IOException {
-        Files.createDirectories(file.getParentFile().toPath());
-        return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        if (!folderMade) {
+            Files.createDirectories(file.getParentFile().toPath());
+            folderMade = true;
+        }
+        try {
+            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        } catch (java.nio.file.NoSuchFileException e) {
+            Files.createDirectories(file.getParentFile().toPath());
+            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        }
     }
 
     /** Deletes the file (on the caller's thread: the disk's cleaner); it is never created again. */
