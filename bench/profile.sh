@@ -42,7 +42,9 @@ if [ "$mode" != native ]; then
 fi
 metrics_ports=(19101 19111)
 # async-profiler (from Maven Central), attached to each JVM for the window: Java, native and, where perf events are
-# allowed, kernel frames. PROFILE_EVENT=itimer where they are not (no kernel frames then).
+# allowed, kernel frames. PROFILE_EVENT=itimer where they are not (no kernel frames then). PROFILE_EVENT=wall (with
+# PROFILE_INTERVAL=1ms) samples every thread, running or not, and adds where each waited on Estuary
+# (bench/wait-top.py): the fixed costs of a shuffle (registration, acknowledgements, commit, fetch round trips).
 event=${PROFILE_EVENT:-cpu}
 interval=${PROFILE_INTERVAL:-5ms}
 ap_version=4.2
@@ -125,5 +127,7 @@ echo
 for name in "${names[@]}"; do
   python3 bench/thread-cpu.py diff "$name" "$out/$name.threads0" "$out/$name.threads1"
   python3 bench/stack-top.py "$name ($event samples)" "$out/$name.collapsed"
+  # Wall-clock samples also say where threads waited on Estuary (a registration, an acknowledgement, a commit).
+  if [ "$event" = wall ]; then python3 bench/wait-top.py "$name" "$out/$name.collapsed" "${interval%ms}"; fi
   echo
 done
