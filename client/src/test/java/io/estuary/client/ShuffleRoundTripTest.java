@@ -285,6 +285,51 @@ class ShuffleRoundTripTest {
         assertEquals(reserved, after, "no second reservation");
     }
 
+    /** Chunks the workers sent so far; a partition answered inline with its open counts as one. */
+    private static double chunksSent() {
+        double n = 0;
+        for (io.estuary.worker.Worker w : cluster.workers()) {
+            Double v = w.admin().metrics().registry().getSampleValue("estuary_worker_fetch_chunks_total");
+            n += v == null ? 0 : v;
+        }
+        return n;
+    }
+
+    /**
+     * A reader of many small partitions opens the next ones (estuary.client.fetch.openAhead, 4) while it reads the
+     * first: their answers, inline, are sent before it asks for its second batch. Every record back once.
+     */
+    @Test
+    void smallPartitionsAreOpenedAheadOfTheOneBeingRead() throws Exception {
+        int partitions = 8;
+        ShuffleSpec spec = spec(1, partitions);
+        Tally expected = new Tally();
+        MapOutputWriter w = new MapOutputWriter(client, spec, 0, 0);
+        for (int i = 0; i < 400; i++) {
+            byte[] rec = record(0, 0, i, 20 + i % 50);
+            writeRecord(w, i % partitions, rec);
+            expected.add(rec);
+        }
+        w.finish();
+        client.reducerFiles(spec, 0, partitions, 0, 1); // waits for the commit
+        double before = chunksSent();
+        Tally got = new Tally();
+        try (ShuffleBatchReader r = new ShuffleBatchReader(client, spec, 0, partitions, 0, 1)) {
+            io.netty.buffer.ByteBuf b = r.next();
+            io.estuary.testing.Waits.waitFor(
+                    () -> chunksSent() - before >= 5, "the first partition and four opened ahead answered");
+            for (; b != null; b = r.next()) {
+                while (b.isReadable()) {
+                    byte[] rec = new byte[b.readInt()];
+                    b.readBytes(rec);
+                    got.add(rec);
+                }
+            }
+        }
+        assertEquals(expected.count, got.count);
+        assertEquals(expected.sum, got.sum);
+    }
+
     @Test
     void onlyTheAttemptThatEndedFirstCounts() throws Exception {
         ShuffleSpec spec = spec(2, 3);

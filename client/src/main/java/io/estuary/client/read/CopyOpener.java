@@ -9,6 +9,7 @@ import io.estuary.common.protocol.StreamHandle;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClient;
 import io.estuary.network.rpc.ControlClient;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Opens the stream of one copy of an epoch on its worker, limited to the maps the reader reads, and goes on from the
@@ -40,29 +41,89 @@ final class CopyOpener {
                 + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     }
 
+    /** An open sent ahead of its turn ({@link #openAhead}): the copy, the connection it went on, the answer to come. */
+    static final class Ahead {
+        final EpochRead.CopyRead copy;
+        final TransportClient connection;
+        final CompletableFuture<StreamHandle> answer;
+
+        Ahead(EpochRead.CopyRead copy, TransportClient connection, CompletableFuture<StreamHandle> answer) {
+            this.copy = copy;
+            this.connection = connection;
+            this.answer = answer;
+        }
+
+        /**
+         * Lets the answer go unread: a stream it opened (a worker that does not answer inline) is closed on its
+         * worker when it comes.
+         */
+        void discard() {
+            answer.thenAccept(h -> {
+                if (h.getStreamId() >= 0 && h.getInlineData().isEmpty()) connection.closeStream(h.getStreamId());
+            });
+        }
+    }
+
+    /** Whether a copy of {@code bytes} comes back with its open (so opening it ahead holds nothing on its worker). */
+    boolean inline(long bytes) {
+        return bytes <= inlineMaxBytes;
+    }
+
+    private OpenStreamRequest.Builder request(int shuffleId, PartitionLocation loc) {
+        OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
+                .setAppId(spec.appId)
+                .setShuffleId(shuffleId)
+                .setPartitionId(loc.getPartitionId())
+                .setEpoch(loc.getEpoch())
+                .setInlineMaxBytes(inlineMaxBytes);
+        if (startMap > 0 || endMap < spec.numMappers) {
+            // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
+            // that come along are skipped by the reader, as they are from a worker that serves the whole file).
+            open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+        }
+        return open;
+    }
+
+    /**
+     * Sends the open of {@code copy} now, for {@link #open} to take when its turn comes; null when it cannot be sent
+     * (no connection): the open in turn then meets the failure and counts it, as for any copy.
+     */
+    Ahead openAhead(int shuffleId, EpochRead.CopyRead copy) {
+        try {
+            TransportClient c = client.fetchClient(spec.appId, copy.location.getWorker());
+            return new Ahead(
+                    copy,
+                    c,
+                    ControlClient.askAsync(
+                            c,
+                            Request.newBuilder().setOpenStream(request(shuffleId, copy.location)),
+                            StreamHandle.parser()));
+        } catch (RemoteException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /**
      * Opens {@code copy} of the generation {@code shuffleId} (the Estuary shuffle id); {@code name} is its
-     * {@link #describe description}. Returns its stream from the chunk to read next, or null when the copy has
-     * nothing left to read (an empty file).
+     * {@link #describe description}; {@code ahead}, when it is this copy's, is its open sent earlier (else it is let
+     * go). Returns its stream from the chunk to read next, or null when the copy has nothing left to read (an empty
+     * file).
      */
-    ChunkStream open(int shuffleId, EpochRead.CopyRead copy, String name) throws RemoteException {
-        PartitionLocation loc = copy.location;
+    ChunkStream open(int shuffleId, EpochRead.CopyRead copy, String name, Ahead ahead) throws RemoteException {
         StreamHandle h;
         TransportClient c;
         try {
-            c = client.fetchClient(spec.appId, loc.getWorker());
-            OpenStreamRequest.Builder open = OpenStreamRequest.newBuilder()
-                    .setAppId(spec.appId)
-                    .setShuffleId(shuffleId)
-                    .setPartitionId(loc.getPartitionId())
-                    .setEpoch(loc.getEpoch())
-                    .setInlineMaxBytes(inlineMaxBytes);
-            if (startMap > 0 || endMap < spec.numMappers) {
-                // Only these maps: the worker serves the parts of the file that may hold them (batches of other maps
-                // that come along are skipped by the reader, as they are from a worker that serves the whole file).
-                open.setStartMap(startMap).setEndMap(Math.max(startMap + 1, Math.min(endMap, spec.numMappers)));
+            if (ahead != null && ahead.copy == copy) {
+                c = ahead.connection;
+                h = TransportClient.await(ahead.answer);
+            } else {
+                if (ahead != null) ahead.discard();
+                c = client.fetchClient(spec.appId, copy.location.getWorker());
+                h = ControlClient.ask(
+                        c,
+                        Request.newBuilder().setOpenStream(request(shuffleId, copy.location)),
+                        StreamHandle.parser());
             }
-            h = ControlClient.ask(c, Request.newBuilder().setOpenStream(open), StreamHandle.parser());
         } catch (RemoteException e) {
             throw new RemoteException("cannot open " + name + ": " + e.getMessage(), e);
         }

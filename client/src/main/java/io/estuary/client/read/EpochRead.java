@@ -37,11 +37,17 @@ final class EpochRead {
     /** Where this partition's reads are counted (shared by its epochs). */
     final PartitionCounts counts;
 
+    /** Bytes the epoch committed (a map-range read is served at most these). */
+    final long bytes;
+
     boolean done;
+    /** The open of its first copy, sent ahead of its turn (null: none). */
+    CopyOpener.Ahead ahead;
 
     EpochRead(int partition, EpochFiles e, PartitionCounts counts) {
         this.partition = partition;
         this.epoch = e.getEpoch();
+        this.bytes = e.getBytes();
         for (PartitionLocation l : e.getCopiesList()) copies.add(new CopyRead(l));
         this.counts = counts;
     }

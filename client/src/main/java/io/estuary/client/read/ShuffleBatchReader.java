@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With integrity checking on, the batches, records and checksums read per partition are compared with what the
  * winning map attempts reported. When an epoch cannot be read from any copy, or the counts differ, the reader throws
- * {@link ShuffleDataLostException}: the engine reruns the maps. Copies are opened by a {@link CopyOpener}, and
+ * {@link ShuffleDataLostException}: the engine reruns the maps. Small epochs, which come back with their open, are
+ * opened a few ahead of the one being read ({@code estuary.client.fetch.openAhead}). Copies are opened by a
+ * {@link CopyOpener}, and
  * {@link CopyRetries} decides what a failure costs. Confined to one thread.
  */
 public final class ShuffleBatchReader implements AutoCloseable {
@@ -62,6 +64,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     private final BatchCodec codec;
     private final CopyOpener opener;
     private final CopyRetries retries;
+    private final int openAhead;
 
     private final Deque<EpochRead> pending = new ArrayDeque<>();
     private final Map<Integer, PartitionCounts> counts = new HashMap<>();
@@ -98,6 +101,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
         this.codec = new BatchCodec(client.conf().get(ClientConfig.COMPRESSION_CODEC));
         this.opener = new CopyOpener(client, spec, startMap, endMap);
         this.retries = new CopyRetries(client.conf(), clock);
+        this.openAhead = client.conf().get(ClientConfig.FETCH_OPEN_AHEAD);
     }
 
     private void init() throws RemoteException {
@@ -191,6 +195,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
                 if (current == null || current.done) {
                     current = pending.poll();
                     if (current == null) return false;
+                    sendOpensAhead();
                 }
                 try {
                     open(current.copies.peek());
@@ -310,11 +315,27 @@ public final class ShuffleBatchReader implements AutoCloseable {
         return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
     }
 
+    /**
+     * Sends the opens of the next few epochs to read that are small enough to come back inline, so that their bytes
+     * are on the way while this one is read: a reader of many small partitions then waits about once, not once each.
+     * Opened ahead are only epochs whose answer holds nothing on the worker (inline), first copies, first opens.
+     */
+    private void sendOpensAhead() {
+        int looked = 0;
+        for (EpochRead e : pending) {
+            if (looked++ >= openAhead) break;
+            if (e.ahead != null || !opener.inline(e.bytes) || e.copies.isEmpty()) continue;
+            e.ahead = opener.openAhead(shuffleId, e.copies.peek());
+        }
+    }
+
     private void open(EpochRead.CopyRead copy) throws RemoteException {
         streamName = opener.describe(copy.location);
         long t0 = clock.nanos();
+        CopyOpener.Ahead ahead = current.ahead;
+        current.ahead = null;
         try {
-            stream = opener.open(shuffleId, copy, streamName);
+            stream = opener.open(shuffleId, copy, streamName, ahead);
         } finally {
             fetchWaitNanos += clock.nanos() - t0;
         }
@@ -363,5 +384,10 @@ public final class ShuffleBatchReader implements AutoCloseable {
     public void close() {
         closeStream();
         releaseChunk();
+        if (current != null && current.ahead != null) current.ahead.discard();
+        for (EpochRead e : pending) {
+            if (e.ahead != null) e.ahead.discard();
+            e.ahead = null;
+        }
     }
 }

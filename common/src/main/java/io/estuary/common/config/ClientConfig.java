@@ -119,6 +119,17 @@ public final class ClientConfig {
                     + "most 1m (a control answer).")
             .build();
 
+    public static final ConfigEntry<Integer> FETCH_OPEN_AHEAD = ConfigEntry.builder(
+                    "estuary.client.fetch.openAhead", ConfigType.INT)
+            .defaultValue("4")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("Partition copies small enough to come back with their open (estuary.client.fetch.inlineMaxBytes) "
+                    + "that a reduce task opens ahead of the one it reads, so that a task reading many small "
+                    + "partitions (Spark's coalesced partitions) waits for about one round trip instead of one per "
+                    + "partition. Holds at most this many times inlineMaxBytes per task. 0: one at a time.")
+            .build();
+
     public static final ConfigEntry<Long> FETCH_UNREACHABLE_TIMEOUT = ConfigEntry.builder(
                     "estuary.client.fetch.unreachableTimeout", ConfigType.DURATION_MS)
             .defaultValue("15s")
