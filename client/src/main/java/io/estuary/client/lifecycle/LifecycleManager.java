@@ -72,6 +72,13 @@ public final class LifecycleManager implements Closeable {
      * wait up to the master wait (reports, unregistrations, new registrations), and revives must not queue behind them.
      */
     private final ExecutorService revives = Executors.newCachedThreadPool(new NamedThreadFactory("estuary-revive"));
+    /**
+     * Registrations of shuffles the engine declared, one at a time in declaration order: Spark declares every shuffle
+     * of a job when the job is submitted, and those of later stages must not hold up the work pool (a writer takes
+     * its own shuffle's registration over, see {@link ShuffleRegistrar#register}).
+     */
+    private final ExecutorService declarations =
+            Executors.newSingleThreadExecutor(new NamedThreadFactory("estuary-declared"));
 
     private final AtomicLong commitsFinished = new AtomicLong();
     private final ShuffleGenerations generations = new ShuffleGenerations();
@@ -150,6 +157,7 @@ public final class LifecycleManager implements Closeable {
             work.shutdownNow();
             commits.shutdownNow();
             revives.shutdownNow();
+            declarations.shutdownNow();
             atMaster.stopHeartbeats();
             throw new EstuaryException(
                     "Estuary cannot start for application " + appId + ": " + e.getMessage() + ". Check "
@@ -225,7 +233,7 @@ public final class LifecycleManager implements Closeable {
     public void declareShuffle(int engineShuffleId, int numMappers, int numPartitions) {
         if (!registerAtDeclaration || numMappers <= 0 || numPartitions <= 0) return;
         ShuffleState s = generations.declare(engineShuffleId, numMappers, numPartitions);
-        if (s != null) registrar.register(s);
+        if (s != null) registrar.registerAhead(s, declarations);
     }
 
     /** The Estuary shuffle id of an engine shuffle's newest generation that a writer claimed, or -1 (for tests). */
@@ -312,7 +320,17 @@ public final class LifecycleManager implements Closeable {
 
     /** Forgets an engine shuffle (every generation); the master tells its workers to delete the data. */
     public void unregisterShuffle(int shuffleId) {
-        for (ShuffleState s : generations.remove(shuffleId)) atMaster.unregisterShuffle(s.shuffleId);
+        for (ShuffleState s : generations.remove(shuffleId)) {
+            s.forgotten = true;
+            CompletableFuture<EpochTable> slots;
+            synchronized (s) {
+                slots = s.slots;
+            }
+            // A registration still running (one queued when the shuffle was declared, say) would place the shuffle
+            // again after the master forgot it: the master hears of the end once it is done.
+            if (slots != null && !slots.isDone()) slots.whenComplete((t, e) -> atMaster.unregisterShuffle(s.shuffleId));
+            else atMaster.unregisterShuffle(s.shuffleId);
+        }
     }
 
     @Override
@@ -321,6 +339,7 @@ public final class LifecycleManager implements Closeable {
         work.shutdownNow();
         commits.shutdownNow();
         revives.shutdownNow();
+        declarations.shutdownNow();
         server.close();
         connections.close();
     }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -58,22 +59,76 @@ final class ShuffleRegistrar {
         this.work = work;
     }
 
-    /** The shuffle's slots: registered on {@code work} once; the registration running or done, when there is one. */
+    /**
+     * The shuffle's slots: registered on {@code work} once; the registration running or done, when there is one. A
+     * registration queued at the shuffle's declaration and not started yet is started now on {@code work} too: a
+     * writer waits for it (whichever thread takes it first runs it).
+     */
     CompletableFuture<EpochTable> register(ShuffleState s) {
         synchronized (s) {
-            CompletableFuture<EpochTable> slots = s.slots;
-            if (slots == null) {
-                CompletableFuture<EpochTable> created = CompletableFuture.supplyAsync(() -> allocate(s), work);
-                s.slots = slots = created;
-                created.whenComplete((v, e) -> {
-                    if (e != null) {
-                        synchronized (s) {
-                            if (s.slots == created) s.slots = null; // let a later task try again
-                        }
-                    }
-                });
+            if (s.slots == null) {
+                CompletableFuture<EpochTable> f = new CompletableFuture<>();
+                AtomicBoolean taken = new AtomicBoolean();
+                s.slots = f;
+                s.registrationTaken = taken;
+                s.registrationAhead = false;
+                work.execute(() -> run(s, f, taken));
+            } else if (s.registrationAhead && !s.registrationTaken.get()) {
+                s.registrationAhead = false; // taken over once
+                CompletableFuture<EpochTable> f = s.slots;
+                AtomicBoolean taken = s.registrationTaken;
+                work.execute(() -> run(s, f, taken));
             }
-            return slots;
+            return s.slots;
+        }
+    }
+
+    /**
+     * Queues the registration of a shuffle just declared on {@code ahead}, where declarations wait for each other
+     * rather than in front of writers' registrations (a writer's {@link #register} takes it over if it has not
+     * started). A failure is logged; the first writer then tries again.
+     */
+    void registerAhead(ShuffleState s, Executor ahead) {
+        CompletableFuture<EpochTable> f = new CompletableFuture<>();
+        synchronized (s) {
+            if (s.slots != null) return;
+            AtomicBoolean taken = new AtomicBoolean();
+            s.slots = f;
+            s.registrationTaken = taken;
+            s.registrationAhead = true;
+            try {
+                ahead.execute(() -> run(s, f, taken));
+            } catch (RejectedExecutionException e) { // the manager is closing
+                s.slots = null;
+                s.registrationAhead = false;
+                return;
+            }
+        }
+        f.whenComplete((v, e) -> {
+            if (e != null && !s.forgotten) {
+                LOG.warn(
+                        "Registering {} of {} when it was declared failed ({}); its first task tries again",
+                        s,
+                        appId,
+                        e.getMessage());
+            }
+        });
+    }
+
+    /** Runs the registration {@code f} stands for, unless another thread took it; a failed one is dropped. */
+    private void run(ShuffleState s, CompletableFuture<EpochTable> f, AtomicBoolean taken) {
+        if (!taken.compareAndSet(false, true)) return;
+        if (s.forgotten) {
+            f.completeExceptionally(new EstuaryException(s + " of " + appId + " was forgotten before it registered"));
+            return;
+        }
+        try {
+            f.complete(allocate(s));
+        } catch (Throwable e) {
+            synchronized (s) {
+                if (s.slots == f) s.slots = null; // let a later task try again
+            }
+            f.completeExceptionally(e);
         }
     }
 

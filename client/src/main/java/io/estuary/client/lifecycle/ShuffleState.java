@@ -26,6 +26,12 @@ final class ShuffleState {
     final int numPartitions;
     /** Set by the first registration; null while no map has pushed anything. Completes with the epoch table. */
     CompletableFuture<EpochTable> slots;
+    /** Whether a thread took up the registration {@link #slots} stands for (it may be queued on two executors). */
+    java.util.concurrent.atomic.AtomicBoolean registrationTaken;
+    /** Whether {@link #slots} stands for a registration queued at the shuffle's declaration, not yet taken over. */
+    boolean registrationAhead;
+    /** The engine forgot the shuffle: a registration not yet started never starts. */
+    volatile boolean forgotten;
     /** For each map, the attempt that ended first, or -1. */
     private final int[] mapAttempts;
     /** What the winning attempts wrote, summed per partition as maps end. */

@@ -110,14 +110,22 @@ final class CopyOpener {
      * file).
      */
     ChunkStream open(int shuffleId, EpochRead.CopyRead copy, String name, Ahead ahead) throws RemoteException {
-        StreamHandle h;
-        TransportClient c;
+        StreamHandle h = null;
+        TransportClient c = null;
         try {
             if (ahead != null && ahead.copy == copy) {
                 c = ahead.connection;
                 h = TransportClient.await(ahead.answer);
-            } else {
-                if (ahead != null) ahead.discard();
+                if (h.getInlineData().isEmpty() && h.getStreamId() >= 0) {
+                    // A stream after all (a worker that answers no open inline): it may have idled out on its worker
+                    // while the reader was busy elsewhere, so it is opened again now, in turn.
+                    c.closeStream(h.getStreamId());
+                    h = null;
+                }
+            } else if (ahead != null) {
+                ahead.discard();
+            }
+            if (h == null) {
                 c = client.fetchClient(spec.appId, copy.location.getWorker());
                 h = ControlClient.ask(
                         c,

@@ -74,4 +74,36 @@ class ShuffleRegistrarTest {
         work.poll().run();
         assertThrows(ExecutionException.class, again::get);
     }
+
+    @Test
+    void aWriterTakesOverARegistrationQueuedAtDeclaration() throws Exception {
+        ShuffleRegistrar registrar = registrar();
+        Deque<Runnable> ahead = new ArrayDeque<>();
+        ShuffleState s = ShuffleState.unclaimed(8, 4, 2, 4);
+        registrar.registerAhead(s, ahead::add);
+        CompletableFuture<EpochTable> declared = s.slots;
+        assertEquals(1, ahead.size());
+        assertTrue(work.isEmpty(), "declarations wait on their own executor");
+        assertSame(declared, registrar.register(s), "a writer waits for the declared registration");
+        assertEquals(1, work.size(), "and starts it on the work pool, not behind other declarations");
+        assertSame(declared, registrar.register(s));
+        assertEquals(1, work.size(), "taken over once");
+        work.poll().run();
+        assertThrows(ExecutionException.class, declared::get); // no master answers here
+        ahead.poll().run(); // taken already: runs nothing
+        assertNull(s.slots, "the failed registration was dropped; the next writer tries again");
+    }
+
+    @Test
+    void aDeclaredShuffleForgottenBeforeItsTurnNeverRegisters() throws Exception {
+        ShuffleRegistrar registrar = registrar();
+        Deque<Runnable> ahead = new ArrayDeque<>();
+        ShuffleState s = ShuffleState.unclaimed(9, 5, 2, 4);
+        registrar.registerAhead(s, ahead::add);
+        CompletableFuture<EpochTable> declared = s.slots;
+        s.forgotten = true;
+        ahead.poll().run();
+        ExecutionException e = assertThrows(ExecutionException.class, declared::get);
+        assertTrue(e.getCause().getMessage().contains("forgotten"), e.getCause().getMessage());
+    }
 }

@@ -11,6 +11,7 @@ import io.estuary.network.auth.SecretLookup;
 import io.estuary.network.auth.ServerAuth;
 import io.estuary.network.protocol.Handshake;
 import io.estuary.network.protocol.ProtocolRange;
+import io.estuary.network.testing.FrozenChannels;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -60,19 +61,10 @@ class ServerAuthHandshakeTest {
 
     /** A channel whose clock stands still until a test moves it, so that deadlines count only the time tests add. */
     private EmbeddedChannel channel(ServerAuth auth) {
-        EmbeddedChannel ch = new EmbeddedChannel(
-                false,
-                false,
+        return FrozenChannels.of(
                 new ServerHandshake(
                         "test", ProtocolRange.THIS_RELEASE, auth, observer, ServerHandshake.warnings(Clock.system())),
                 new ChannelInboundHandlerAdapter());
-        ch.freezeTime();
-        try {
-            ch.register();
-        } catch (Exception e) {
-            throw new AssertionError(e);
-        }
-        return ch;
     }
 
     private static ByteBuf hello(int version) {

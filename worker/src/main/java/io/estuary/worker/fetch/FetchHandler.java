@@ -157,9 +157,18 @@ public final class FetchHandler extends ControlRpcHandler {
         }
     }
 
-    /** Whether the reader takes {@code segments} inline: it allowed at most {@code maxBytes}, and they are no more. */
+    /**
+     * The most a partition answered inline may hold, whatever a reader asks: an answer is one control frame, copied
+     * into the worker's heap (a reader's own limit is at most this too).
+     */
+    static final int MAX_INLINE_BYTES = 1 << 20;
+
+    /**
+     * Whether the reader takes {@code segments} inline: it allowed at most {@code maxBytes} (never above
+     * {@link #MAX_INLINE_BYTES}), and they are no more.
+     */
     private static boolean inlined(FileSegments segments, int maxBytes) {
-        return maxBytes > 0 && segments.totalBytes() <= maxBytes;
+        return maxBytes > 0 && segments.totalBytes() <= Math.min(maxBytes, MAX_INLINE_BYTES);
     }
 
     /**
@@ -190,6 +199,7 @@ public final class FetchHandler extends ControlRpcHandler {
      */
     private StreamHandle inlineFromDisk(CommittedFile file, FileSegments segments, int maxBytes) {
         if (!inlined(segments, maxBytes)) return null;
+        long t0 = System.nanoTime();
         java.nio.ByteBuffer data = java.nio.ByteBuffer.allocate((int) segments.totalBytes());
         try (java.nio.channels.FileChannel ch =
                 java.nio.channels.FileChannel.open(file.file().toPath())) {
@@ -206,6 +216,7 @@ public final class FetchHandler extends ControlRpcHandler {
         } catch (java.io.IOException e) {
             return null;
         }
+        file.disk().recordFetch(System.nanoTime() - t0); // a read from disk, as a chunk's would be: its disk's latency
         return inline(data.array());
     }
 

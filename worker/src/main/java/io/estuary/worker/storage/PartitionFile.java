@@ -29,15 +29,17 @@ final class PartitionFile {
     }
 
     /**
-     * Queues the creation of the (empty) file on {@code flusher}, so that the flush that first writes it, often the
+     * Queues the creation of the (empty) file on {@code disk}'s flusher (not on a failed disk), so that the flush that first writes it, often the
      * commit's for a partition smaller than a flush buffer, only opens it: creating thousands of files at a stage's
      * end held its commit up (a file create costs a few hundred microseconds on a journaling file system). A failure is
      * left to the first write, which meets it again and reports it.
      */
-    void createAhead(DiskFlusher flusher) {
+    void createAhead(Disk disk) {
         try {
-            flusher.prepare(() -> {
+            disk.flusher().prepare(() -> {
+                if (disk.status() == io.estuary.common.protocol.DiskStatus.DISK_FAILED) return;
                 try {
+                    DiskHangInjection.await(file);
                     synchronized (lock) {
                         if (deleted || file.exists()) return;
                         create().close();

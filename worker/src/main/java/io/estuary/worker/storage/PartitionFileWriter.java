@@ -154,7 +154,7 @@ public final class PartitionFileWriter {
                 if (pending.full()) flushPending(true);
                 else if (!creationQueued) {
                     creationQueued = true;
-                    partitionFile.createAhead(disk.flusher());
+                    partitionFile.createAhead(disk);
                 }
             }
         } finally {

@@ -131,17 +131,8 @@ final class RawShuffle {
 
     /** Reads a committed partition back and checks its length and CRC32 against what was pushed. */
     void readAndCheck(PartitionLocation l) throws Exception {
-        WorkerAddress w = l.getWorker();
-        TransportClient fetch = clients.client(w.getHost(), w.getFetchPort());
-        StreamHandle h = ControlClient.ask(
-                fetch,
-                Request.newBuilder()
-                        .setOpenStream(OpenStreamRequest.newBuilder()
-                                .setAppId(app)
-                                .setShuffleId(shuffle)
-                                .setPartitionId(l.getPartitionId())
-                                .setEpoch(l.getEpoch())),
-                StreamHandle.parser());
+        TransportClient fetch = fetchClient(l);
+        StreamHandle h = open(fetch, l, 0);
         CRC32 crc = new CRC32();
         long n = 0;
         for (int c = 0; c < h.getNumChunks(); c++) {
@@ -178,9 +169,35 @@ final class RawShuffle {
      * {@link #readAndCheck} does. Returns whether they came inline.
      */
     boolean readInlineAndCheck(PartitionLocation l, int inlineMaxBytes) throws Exception {
+        TransportClient fetch = fetchClient(l);
+        StreamHandle h = open(fetch, l, inlineMaxBytes);
+        long expected = bytes[l.getPartitionId()];
+        long allowed = Math.min(inlineMaxBytes, 1 << 20); // the worker's own cap, whatever a reader asks
+        assertEquals(expected, h.getTotalBytes());
+        if (h.getInlineData().isEmpty()) {
+            assertTrue(expected > allowed, "partition " + l.getPartitionId() + " of " + expected + " bytes");
+            fetch.closeStream(h.getStreamId());
+            readAndCheck(l);
+            return false;
+        }
+        assertTrue(expected <= allowed, "inline: " + expected + " bytes, allowed " + allowed);
+        assertEquals(-1, h.getStreamId(), "no stream opened for inline bytes");
+        assertEquals(1, h.getNumChunks());
+        CRC32 crc = new CRC32();
+        crc.update(h.getInlineData().toByteArray());
+        assertEquals(expected, h.getInlineData().size(), "bytes of partition " + l.getPartitionId());
+        assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
+        return true;
+    }
+
+    private TransportClient fetchClient(PartitionLocation l) throws RemoteException {
         WorkerAddress w = l.getWorker();
-        TransportClient fetch = clients.client(w.getHost(), w.getFetchPort());
-        StreamHandle h = ControlClient.ask(
+        return clients.client(w.getHost(), w.getFetchPort());
+    }
+
+    /** Opens a committed partition's stream, allowing {@code inlineMaxBytes} to come back inline (0: none). */
+    private StreamHandle open(TransportClient fetch, PartitionLocation l, int inlineMaxBytes) throws RemoteException {
+        return ControlClient.ask(
                 fetch,
                 Request.newBuilder()
                         .setOpenStream(OpenStreamRequest.newBuilder()
@@ -190,22 +207,6 @@ final class RawShuffle {
                                 .setEpoch(l.getEpoch())
                                 .setInlineMaxBytes(inlineMaxBytes)),
                 StreamHandle.parser());
-        long expected = bytes[l.getPartitionId()];
-        assertEquals(expected, h.getTotalBytes());
-        if (h.getInlineData().isEmpty()) {
-            assertTrue(expected > inlineMaxBytes, "partition " + l.getPartitionId() + " of " + expected + " bytes");
-            fetch.closeStream(h.getStreamId());
-            readAndCheck(l);
-            return false;
-        }
-        assertTrue(expected <= inlineMaxBytes, "inline: " + expected + " bytes, allowed " + inlineMaxBytes);
-        assertEquals(-1, h.getStreamId(), "no stream opened for inline bytes");
-        assertEquals(1, h.getNumChunks());
-        CRC32 crc = new CRC32();
-        crc.update(h.getInlineData().toByteArray());
-        assertEquals(expected, h.getInlineData().size(), "bytes of partition " + l.getPartitionId());
-        assertEquals(crcs[l.getPartitionId()].getValue(), crc.getValue(), "CRC32 of partition " + l.getPartitionId());
-        return true;
     }
 
     void unregister() throws RemoteException {

@@ -30,7 +30,10 @@ class RaftHandshakeTest {
         return server(failures, permissive);
     }
 
-    /** As {@link #server(boolean)}, counting refusals in {@code f}. */
+    /**
+     * As {@link #server(boolean)}, counting refusals in {@code f}. (The network module's {@code FrozenChannels} does
+     * the same for Netty's own channels; the Raft handshake runs on Ratis' copy of Netty.)
+     */
     private EmbeddedChannel server(RaftAuthFailures f, boolean permissive) {
         EmbeddedChannel ch = new EmbeddedChannel(false, false, new RaftHandshakeServer(secret, f, 5_000, permissive));
         ch.freezeTime();
