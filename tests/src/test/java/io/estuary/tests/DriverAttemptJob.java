@@ -19,6 +19,10 @@ import scala.Tuple2;
  * whose maps ended, waiting to be killed.
  */
 public final class DriverAttemptJob {
+    /** The application heartbeat interval as a Spark setting (both attempts beat every 500 ms). */
+    static final String HEARTBEAT_INTERVAL_KEY =
+            "spark.estuary." + ClientConfig.APPLICATION_HEARTBEAT_INTERVAL.key().substring("estuary.".length());
+
     static final int SLICES = 8;
 
     private DriverAttemptJob() {}
@@ -64,12 +68,7 @@ public final class DriverAttemptJob {
                         args[0])
                 // The test's master expires applications after 3 s: heartbeat well within it (the default is
                 // 30 s), so that this attempt's application lives until the kill and only expires after it.
-                .set(
-                        "spark.estuary."
-                                + ClientConfig.APPLICATION_HEARTBEAT_INTERVAL
-                                        .key()
-                                        .substring("estuary.".length()),
-                        "500ms"));
+                .set(HEARTBEAT_INTERVAL_KEY, "500ms"));
         job(s, args[3]);
     }
 }

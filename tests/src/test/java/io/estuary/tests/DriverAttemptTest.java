@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.WorkerConfig;
@@ -71,12 +70,7 @@ class DriverAttemptTest {
             SparkSession spark = SparkSessions.start(SparkSessions.estuary(
                             SparkSessions.base(AttemptClusterManager.master(2, APP, 2), "driver-attempt-2"),
                             cluster.masterEndpoint())
-                    .set(
-                            "spark.estuary."
-                                    + ClientConfig.APPLICATION_HEARTBEAT_INTERVAL
-                                            .key()
-                                            .substring("estuary.".length()),
-                            "500ms"));
+                    .set(DriverAttemptJob.HEARTBEAT_INTERVAL_KEY, "500ms"));
             try {
                 AtomicInteger reruns = new AtomicInteger();
                 spark.sparkContext().addSparkListener(new SparkListener() {

@@ -41,7 +41,11 @@ final class CopyOpener {
                 + " on " + loc.getWorker().getHost() + ":" + loc.getWorker().getFetchPort();
     }
 
-    /** An open sent ahead of its turn ({@link #openAhead}): the copy, the connection it went on, the answer to come. */
+    /**
+     * An open sent ahead of its turn ({@link #openAhead}): the copy, the connection it went on, the answer to come.
+     * Confined to its reader's thread (the answer completes on a network thread); an inline answer holds heap bytes
+     * only, and a stream it opened is closed by whoever lets it go ({@link #discard}, or {@link #open} in turn).
+     */
     static final class Ahead {
         final EpochRead.CopyRead copy;
         final TransportClient connection;
