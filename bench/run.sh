@@ -13,6 +13,9 @@
 # BENCH_PLACEMENT: shared (default: servers and Spark on every core), disaggregated (the servers pinned to the first
 # core and Spark, native or not, to the others, with taskset: shuffle nodes apart from compute, as a remote shuffle
 # service is deployed), or both (each repeat runs both; a table per placement).
+# BENCH_SUITE: shuffle (default: the workloads above) or tpcds (the 103 TPC-DS queries of Spark's own tests over
+# tables of scale factor [scale], made once into bench/target/tpcds or TPCDS_DATA; BENCH_ONLY=q1,q14a picks queries;
+# each query's rows and checksum must equal native's; prints the total and the queries over 1.3x).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,6 +23,11 @@ scale=${1:-1}
 repeats=${2:-1}
 security=${BENCH_SECURITY:-1}
 placement=${BENCH_PLACEMENT:-shared}
+case ${BENCH_SUITE:=shuffle} in
+  shuffle) class=io.estuary.bench.ShuffleBenchmark ;;
+  tpcds) class=io.estuary.bench.TpcdsBenchmark ;;
+  *) echo "BENCH_SUITE: shuffle or tpcds, not $BENCH_SUITE" >&2; exit 2 ;;
+esac
 case $placement in
   shared) placements=(shared) ;;
   disaggregated) placements=(disaggregated) ;;
@@ -64,7 +72,7 @@ up() {
 driver() {
   # shellcheck disable=SC2046,SC2086
   SPARK_LOCAL_IP=127.0.0.1 $(pin spark) build/spark-driver.sh "${opts[@]}" ${BENCH_DRIVER_OPTS:-} \
-    io.estuary.bench.ShuffleBenchmark "$@"
+    "$class" "$@"
 }
 # Estuary with one copy of each partition.
 single() {
@@ -73,7 +81,10 @@ single() {
   driver "$@"
   opts=("${saved[@]}")
 }
-echo "Each workload on native sort shuffle, then on Estuary (127.0.0.1:19097), scale $scale, placement $placement"
+if [ "$BENCH_SUITE" = tpcds ]; then
+  SPARK_LOCAL_IP=127.0.0.1 build/spark-driver.sh "-Djava.io.tmpdir=$work" "$class" generate "$scale"
+fi
+echo "Each workload ($BENCH_SUITE) on native sort shuffle, then on Estuary (127.0.0.1:19097), scale $scale, placement $placement"
 # Result files per placement and configuration, comma-separated.
 declare -A nat est one open tls
 # measure CLUSTER RUN: the runs of one cluster configuration in the current placement, their result files added to
@@ -149,5 +160,6 @@ for r in rows:
 PY
   fi
   suffix=$([ "$p" = shared ] && echo "" || echo "-$p")
+  [ "$BENCH_SUITE" = tpcds ] && suffix=-tpcds$suffix
   cp "$table" "bench/results/$stamp-scale$scale-x$repeats$suffix.txt"
 done

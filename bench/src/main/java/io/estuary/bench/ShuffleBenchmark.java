@@ -154,13 +154,36 @@ public final class ShuffleBenchmark {
             runAll(args[1].equals("native") ? null : args[2], Double.parseDouble(args[3]), Paths.get(args[4]));
             return;
         }
+        List<String> bad = compare(args);
+        if (!bad.isEmpty()) {
+            System.out.println("checksum mismatch in: " + bad);
+            System.exit(1);
+        }
+    }
+
+    /**
+     * The columns of {@code compare native-files column...} (arguments from the third on), label to files: {@code
+     * label=files}, or bare files for the first two (labelled "replicated", Estuary's default, and "1-copy").
+     */
+    static Map<String, String> columns(String[] args) {
+        Map<String, String> columns = new LinkedHashMap<>();
+        for (int i = 2; i < args.length; i++) {
+            int eq = args[i].indexOf('=');
+            columns.put(
+                    eq > 0 ? args[i].substring(0, eq) : (i == 2 ? "replicated" : "1-copy"),
+                    eq > 0 ? args[i].substring(eq + 1) : args[i]);
+        }
+        return columns;
+    }
+
+    /** Prints the tables of {@code compare} (see {@link #main}); returns the workloads whose checksum differs. */
+    static List<String> compare(String[] args) throws IOException {
         Map<String, Runs> nat = runs(args[1]);
         List<String> labels = new ArrayList<>();
         List<Map<String, Runs>> columns = new ArrayList<>();
-        for (int i = 2; i < args.length; i++) {
-            int eq = args[i].indexOf('=');
-            labels.add(eq > 0 ? args[i].substring(0, eq) : (i == 2 ? "replicated" : "1-copy"));
-            columns.add(runs(eq > 0 ? args[i].substring(eq + 1) : args[i]));
+        for (Map.Entry<String, String> c : columns(args).entrySet()) {
+            labels.add(c.getKey());
+            columns.add(runs(c.getValue()));
         }
         // The best run first (bench/run.sh reads this table up to the median's header), then the median.
         List<String> bad = table(nat, labels, columns, Runs::min);
@@ -169,10 +192,7 @@ public final class ShuffleBenchmark {
             System.out.printf("%nmedian of %d runs%n", n);
             table(nat, labels, columns, Runs::median);
         }
-        if (!bad.isEmpty()) {
-            System.out.println("checksum mismatch in: " + bad);
-            System.exit(1);
-        }
+        return bad;
     }
 
     /** Prints one table of {@code statistic} per workload; returns the workloads whose checksum differs. */

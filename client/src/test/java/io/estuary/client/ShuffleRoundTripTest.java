@@ -143,7 +143,7 @@ class ShuffleRoundTripTest {
         long cacheHits = 0;
         for (io.estuary.worker.Worker w : cluster.workers()) {
             for (io.estuary.common.protocol.DiskInfo d : w.info().getDisksList()) fetchMicros += d.getAvgFetchMicros();
-            cacheHits += w.storage().cache().hits();
+            cacheHits += w.storage().cache().counters().hits();
         }
         assertTrue(fetchMicros > 0 || cacheHits > 0, "no disk reports a fetch latency and the cache served nothing");
     }

@@ -112,12 +112,12 @@ class SmallPartitionCacheTest {
                         sumCache(cluster, PartitionCache::bytes),
                         sum(cluster, w -> w.storage().memory().held()),
                         "the cache is counted in held memory");
-                long hits = sumCache(cluster, PartitionCache::hits);
+                long hits = sumCache(cluster, c -> c.counters().hits());
                 if (cacheOn) {
                     assertTrue(hits >= PARTITIONS, "every partition's chunks from memory, got " + hits + " hits");
-                    assertEquals(0, sumCache(cluster, PartitionCache::misses), "nothing small was read from disk");
+                    assertEquals(0, sumCache(cluster, c -> c.counters().misses()), "nothing small was read from disk");
                     Worker w = cluster.workers().get(0);
-                    assertEquals(w.storage().cache().hits(), scrape(w, "estuary_worker_cache_hits_total"));
+                    assertEquals(w.storage().cache().counters().hits(), scrape(w, "estuary_worker_cache_hits_total"));
                     assertTrue(scrape(w, "estuary_worker_cache_bytes") > 0);
                     // Unregistered: the workers delete the shuffle, and its entries go with it.
                     lifecycle.unregisterShuffle(0);

@@ -277,6 +277,85 @@ class WorkerLossRecoveryTest {
         }
     }
 
+    /**
+     * Small replica copies are held in their workers' memory at the commit, not written (estuary.worker.replica
+     * .holdInMemory): only the primaries' files are on disk. A worker that dies after the commit takes its primaries
+     * with it, and their copies, served from the other worker's memory, give every record back once.
+     */
+    @Test
+    void aPrimaryLostAfterTheCommitIsReadFromItsCopyHeldInMemory() throws Exception {
+        try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+            int partitions = 6;
+            ShuffleSpec spec = s.spec(2, partitions);
+            long count = 0;
+            long sum = 0;
+            for (int m = 0; m < 2; m++) {
+                MapOutputWriter w = new MapOutputWriter(s.client, spec, m, 0);
+                for (int i = 0; i < 600; i++) {
+                    byte[] r = framed(m, i, 50);
+                    w.write(i % partitions, r, 0, r.length);
+                    count++;
+                    sum += hash(r);
+                }
+                w.finish();
+            }
+            s.client.reducerFiles(spec, 0, partitions, 0, 2); // the commit is done
+            long held = 0;
+            for (Worker w : s.cluster.workers())
+                held += w.storage().cache().counters().heldBytes();
+            assertTrue(held > 0, "the replica copies are held in memory");
+            assertEquals(partitions, s.cluster.dataFileCount(), "only the primaries have files");
+            LocationTable t = s.client.register(spec, 0, false);
+            workerOf(s, t).close(); // no graceful stop: its held copies (of the other worker's primaries) go with it
+            long[] got = readAll(s.client, spec, 0, partitions);
+            assertEquals(count, got[0]);
+            assertEquals(sum, got[1]);
+        }
+    }
+
+    /**
+     * A graceful stop writes the copies its worker holds in memory to their files, which the restarted worker serves:
+     * the other worker may then die with its primaries, and every record still comes back once.
+     */
+    @Test
+    void copiesHeldInMemoryAreWrittenAtAGracefulStopAndServedAfterTheRestart() throws Exception {
+        try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+            int partitions = 6;
+            ShuffleSpec spec = s.spec(1, partitions);
+            long count = 0;
+            long sum = 0;
+            MapOutputWriter w = new MapOutputWriter(s.client, spec, 0, 0);
+            for (int i = 0; i < 600; i++) {
+                byte[] r = framed(0, i, 50);
+                w.write(i % partitions, r, 0, r.length);
+                count++;
+                sum += hash(r);
+            }
+            w.finish();
+            s.client.reducerFiles(spec, 0, partitions, 0, 1); // the commit is done
+            assertEquals(partitions, s.cluster.dataFileCount(), "the copies are held, not written");
+            Worker restarted = s.cluster.restartWorker(0, true);
+            assertEquals(0, restarted.storage().cache().counters().heldBytes());
+            Worker other = s.cluster.workers().get(1);
+            long copiesOnOther = other.storage().cache().counters().heldBytes();
+            other.close();
+            // Worker 0's own files and the copies it wrote at its stop: every partition has one file on it.
+            long onWorker0;
+            try (java.util.stream.Stream<java.nio.file.Path> p =
+                    java.nio.file.Files.walk(s.cluster.root().resolve("worker0-disk0"))) {
+                onWorker0 = p.filter(f -> f.toString().endsWith(".data")).count();
+            }
+            assertEquals(
+                    partitions,
+                    onWorker0,
+                    "worker 0 has a file of every partition (copies held on worker 1: " + copiesOnOther
+                            + " bytes, lost with it)");
+            long[] got = readAll(s.client, spec, 0, partitions);
+            assertEquals(count, got[0]);
+            assertEquals(sum, got[1]);
+        }
+    }
+
     private static Worker workerOf(Setup s, LocationTable t) {
         for (Worker w : s.cluster.workers()) if (w.address().equals(t.get(0).getWorker())) return w;
         throw new IllegalStateException("no worker holds " + t.get(0));

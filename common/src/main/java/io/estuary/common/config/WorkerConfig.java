@@ -344,5 +344,15 @@ public final class WorkerConfig {
     public static final ConfigRule CACHED_PARTITION_NOT_ABOVE_CACHE =
             ConfigRule.atMost(CACHE_MAX_PARTITION_SIZE, CACHE_MAX_BYTES);
 
+    public static final ConfigEntry<Boolean> REPLICA_HOLD_IN_MEMORY = ConfigEntry.builder(
+                    "estuary.worker.replica.holdInMemory", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .doc("Keep the replica copy of a small partition (one that never filled a flush buffer, at most "
+                    + "estuary.worker.cache.maxPartitionSize) in the small-partition cache at its commit instead of "
+                    + "writing its file: it is read only if its primary is lost. It is written to disk when the cache "
+                    + "needs the room or memory runs short, and on a graceful stop; a crash of this worker loses it, "
+                    + "and readers then use the primary. Needs estuary.worker.cache.enabled.")
+            .build();
+
     static void touch() {}
 }

@@ -211,22 +211,31 @@ public final class WorkerMetrics {
         out.add(new CounterMetricFamily(
                 "estuary_worker_cache_hits",
                 "Chunk fetches served from the small-partition cache instead of disk.",
-                cache.hits()));
+                cache.counters().hits()));
         out.add(new CounterMetricFamily(
                 "estuary_worker_cache_misses",
                 "Chunk fetches of partitions small enough to cache that were read from disk (not cached yet, evicted, or "
                         + "refused for want of memory).",
-                cache.misses()));
+                cache.counters().misses()));
         out.add(new CounterMetricFamily(
                 "estuary_worker_cache_evictions",
                 "Partitions evicted from the cache to make room or under memory pressure.",
-                cache.evictions()));
+                cache.counters().evictions()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_cache_bytes",
                 "Off-heap bytes the small-partition cache holds (counted in estuary_worker_memory_held_bytes).",
                 cache.bytes()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_cache_entries", "Partitions held in the small-partition cache.", cache.entries()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_replica_held_bytes",
+                "Bytes of replica copies kept in the cache in place of their files (part of estuary_worker_cache_bytes).",
+                cache.counters().heldBytes()));
+        out.add(new CounterMetricFamily(
+                "estuary_worker_replica_held_written",
+                "Replica copies held in memory and then written to their files (the cache needed the room, or a "
+                        + "graceful stop).",
+                cache.counters().writeBacks()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_stalled_executors",
                 "Flushers and network threads that have not run a probe within estuary.worker.health.stallTimeout; "

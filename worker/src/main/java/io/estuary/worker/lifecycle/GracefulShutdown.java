@@ -26,6 +26,9 @@ import org.slf4j.LoggerFactory;
  *       commit for it as committed. Every byte acknowledged to a client is in one of these files (or was committed
  *       before), so a graceful restart loses nothing acknowledged; a location whose commit fails (disk error) or
  *       does not finish in time is unknown after the restart, and its replica (or a stage rerun) stands in.</li>
+ *   <li>write the replica copies held in memory to their files (see {@code estuary.worker.replica.holdInMemory}):
+ *       their commits are recorded, so the restarted worker serves them; one not written in time is found missing
+ *       at the restart, reported lost, and read from its primary.</li>
  * </ol>
  * Everything is bounded by one deadline, read on the worker's {@link Clock}. Runs once, on the stopping thread.
  */
@@ -107,6 +110,20 @@ public final class GracefulShutdown {
             timedOut = true;
         } catch (ExecutionException e) {
             // each failure is counted above
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            timedOut = true;
+        }
+        try {
+            registry.writeHeldReplicas()
+                    .get(
+                            Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.nanos())),
+                            TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            LOG.warn("Replica copies held in memory still being written at the shutdown deadline");
+            timedOut = true;
+        } catch (ExecutionException e) {
+            // never: each write's failure is its own, logged by the cache
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             timedOut = true;

@@ -68,7 +68,7 @@ public final class WorkerRecovery {
                                             : null;
             CommittedFile file;
             if (why != null) {
-                LOG.warn("Committed {} is lost: {}; readers are told so and use its replica", r, why);
+                LOG.warn("Committed {} is lost: {}; readers are told so and use its other copy", r, why);
                 file = CommittedFile.lostAtRestart(
                         f, r.chunkOffsets(), r.length(), disk, r.contents(), why + " after a restart");
                 lost++;

@@ -91,7 +91,8 @@ public final class PartitionRegistry {
      * is what the newest reservation says.
      */
     public void reserve(String appId, int shuffleId, List<PartitionLocation> locations) {
-        ShuffleSlots slots = shuffles.computeIfAbsent(ShuffleKey.of(appId, shuffleId), k -> new ShuffleSlots());
+        String shuffleKey = ShuffleKey.of(appId, shuffleId);
+        ShuffleSlots slots = shuffles.computeIfAbsent(shuffleKey, k -> new ShuffleSlots());
         for (PartitionLocation loc : locations) {
             // A driver that re-places a shuffle (some worker refused) reserves again with other peers: the newest wins.
             long slot = key(loc.getPartitionId(), loc.getEpoch());
@@ -105,12 +106,14 @@ public final class PartitionRegistry {
             } else {
                 slots.replicas.remove(slot);
             }
-            slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
+            PartitionFileWriter writer = slots.writers.computeIfAbsent(key(loc.getPartitionId(), loc.getEpoch()), k -> {
                 PartitionFileWriter w =
                         storage.newWriter(appId, shuffleId, loc.getPartitionId(), loc.getEpoch(), loc.getDisk());
                 w.disk().activeSlots().incrementAndGet();
                 return w;
             });
+            boolean replica = loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA;
+            writer.holdInMemory(replica ? storage.replicaHold() : null, shuffleKey);
         }
     }
 
@@ -187,6 +190,14 @@ public final class PartitionRegistry {
         for (ShuffleSlots s : shuffles.values()) {
             for (PartitionFileWriter w : s.writers.values()) w.close();
         }
+    }
+
+    /**
+     * Writes the replica copies held in memory to their files (a graceful stop: the records of their commits say the
+     * files are there); completes when every one is written or failed.
+     */
+    public java.util.concurrent.CompletableFuture<Void> writeHeldReplicas() {
+        return storage.cache().writeBackHeld();
     }
 
     /** Forgets a shuffle and deletes its data. */

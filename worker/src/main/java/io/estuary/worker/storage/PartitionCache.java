@@ -14,10 +14,10 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Small committed partition files held in memory, so that reading one never waits behind its disk's read queue.
@@ -35,8 +35,15 @@ import java.util.concurrent.atomic.LongAdder;
  * must not block). Capacity is at most {@link #MAX_SHARE_OF_LIMIT} of the tracker's limit. A chunk being sent keeps
  * its entry's buffer alive after eviction (its slice holds a reference), briefly and uncounted.
  *
- * <p>Thread-safe: one lock guards the entries, the claims and the byte count; buffers are released and the tracker
- * told outside it. Callers of {@link #chunk} own the slice they get and release it once.
+ * <p>Held replicas ({@link #hold}): a replica copy of a small partition is kept here at its commit instead of being
+ * written to disk: it is read only if its primary is lost, and writing it costs a file and a page-cache copy on the
+ * cores the engine uses. A held entry is counted like any other, is never dropped by eviction or pressure but written
+ * back instead (on its disk's flusher; once written it is an ordinary entry), and is written back whole on a graceful
+ * stop ({@link #writeBackHeld}). A crash loses it: the worker's record of the file then finds no file at restart
+ * and reports the copy lost, so readers go to the primary.
+ *
+ * <p>Thread-safe: one lock guards the entries, the claims and the byte count; buffers are released, the tracker
+ * told and write-backs started outside it. Callers of {@link #chunk} own the slice they get and release it once.
  */
 public final class PartitionCache implements MemoryTracker.Listener, AutoCloseable {
     /** The most of the worker's memory limit the cache may take, whatever is configured. */
@@ -44,30 +51,18 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PartitionCache.class);
 
-    private static final class Entry {
-        final String shuffleKey;
-        final ByteBuf data;
-
-        Entry(String shuffleKey, ByteBuf data) {
-            this.shuffleKey = shuffleKey;
-            this.data = data;
-        }
-    }
-
     private final MemoryTracker memory;
     private final ByteBufAllocator alloc;
     private final long capacity;
     private final long maxPartitionSize;
     /** In access order: the first entry is the least recently read. */
-    private final LinkedHashMap<CommittedFile, Entry> entries = new LinkedHashMap<>(64, 0.75f, true);
+    private final LinkedHashMap<CommittedFile, CacheEntry> entries = new LinkedHashMap<>(64, 0.75f, true);
     /** Files claimed by {@link #startFill} and not yet filled, with their shuffle. */
     private final Map<CommittedFile, String> filling = new HashMap<>();
 
     private long bytes;
     private boolean closed;
-    private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
-    private final LongAdder evictions = new LongAdder();
+    private final CacheCounters counters = new CacheCounters();
     private final AtomicBoolean shrinkQueued = new AtomicBoolean();
     private final ExecutorService shrinker;
 
@@ -154,37 +149,134 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
 
     /** Keeps a filled buffer if its claim still stands and memory allows; evicts the oldest entries to fit. */
     private boolean insert(CommittedFile file, ByteBuf buf) {
+        return keep(file, buf, null, () -> filling.remove(file));
+    }
+
+    /**
+     * Keeps {@code buf} as {@code file}'s entry if {@code claim} (asked under the lock) names its shuffle (null: keep
+     * nothing) and it fits below the capacity and the tracker's resume mark, the oldest entries evicted to make room.
+     */
+    private boolean keep(
+            CommittedFile file,
+            ByteBuf buf,
+            CacheEntry.WriteBack writeBack,
+            java.util.function.Supplier<String> claim) {
         List<ByteBuf> victims = new ArrayList<>();
+        List<Map.Entry<CommittedFile, CacheEntry>> writes = new ArrayList<>();
         boolean kept = false;
         synchronized (this) {
-            String shuffleKey = filling.remove(file);
+            String shuffleKey = claim.get();
             if (shuffleKey != null && !closed) {
-                long freed = evictOldest(capacity - buf.capacity(), victims);
+                long freed = evictOldest(capacity - buf.capacity(), victims, writes);
                 // held counts this buffer already, and still the victims (released below)
-                if (memory.held() - freed < memory.watermarks().resume()) {
-                    entries.put(file, new Entry(shuffleKey, buf));
+                if (bytes + buf.capacity() <= capacity
+                        && memory.held() - freed < memory.watermarks().resume()) {
+                    entries.put(file, new CacheEntry(shuffleKey, buf, writeBack));
                     bytes += buf.capacity();
+                    if (writeBack != null) counters.heldBytes.add(buf.capacity());
                     kept = true;
                 }
             }
         }
         release(victims);
+        startWrites(writes);
         return kept;
     }
 
-    /** Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. */
-    private long evictOldest(long target, List<ByteBuf> victims) {
+    /**
+     * Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. A held
+     * entry is not evicted: its write-back is started instead (added to {@code writes}, to start outside the lock), and
+     * its bytes count as on their way out.
+     */
+    private long evictOldest(long target, List<ByteBuf> victims, List<Map.Entry<CommittedFile, CacheEntry>> writes) {
         long freed = 0;
-        Iterator<Entry> it = entries.values().iterator();
-        while (bytes > target && it.hasNext()) {
-            Entry e = it.next();
+        long leaving = 0;
+        Iterator<Map.Entry<CommittedFile, CacheEntry>> it = entries.entrySet().iterator();
+        while (bytes - leaving > target && it.hasNext()) {
+            Map.Entry<CommittedFile, CacheEntry> me = it.next();
+            CacheEntry e = me.getValue();
+            if (e.held()) {
+                if (e.claimWriteBack()) writes.add(me);
+                leaving += e.data.capacity();
+                continue;
+            }
             it.remove();
             bytes -= e.data.capacity();
             freed += e.data.capacity();
             victims.add(e.data);
-            evictions.increment();
+            counters.evictions.increment();
         }
         return freed;
+    }
+
+    /**
+     * Keeps {@code data}, the whole of a committed replica copy not written to disk, in place of its file: the cache
+     * takes the buffer and the memory counted for its capacity, and {@code writeBack} writes it when the cache needs
+     * the room, or at a graceful stop. False (nothing taken) when the cache is off or closed, the partition is too
+     * large to cache, or it does not fit without passing the cache's capacity or the tracker's resume mark: the
+     * caller writes it as usual.
+     */
+    boolean hold(String shuffleKey, CommittedFile file, ByteBuf data, CacheEntry.WriteBack writeBack) {
+        return accepts(file.length())
+                && keep(file, data, writeBack, () -> entries.containsKey(file) ? null : shuffleKey);
+    }
+
+    /** Starts the write-backs claimed under the lock (each entry's {@code written} is set, not yet started). */
+    private void startWrites(List<Map.Entry<CommittedFile, CacheEntry>> writes) {
+        for (Map.Entry<CommittedFile, CacheEntry> me : writes) {
+            CommittedFile file = me.getKey();
+            CacheEntry e = me.getValue();
+            e.writeBack.start(e.data.retainedSlice()).whenComplete((v, ex) -> writeBackDone(file, e, ex));
+        }
+    }
+
+    /**
+     * A held entry's write finished: it becomes an ordinary entry (evicted as usual; the cache shrinks at once if it is
+     * over its marks). A failed write drops it (its disk's failure makes the copy lost anyway). An entry removed
+     * meanwhile went with its shuffle, whose writer deletes the file (and refuses to create it once deleted).
+     */
+    private void writeBackDone(CommittedFile file, CacheEntry e, Throwable error) {
+        List<ByteBuf> victims = new ArrayList<>();
+        boolean removed;
+        boolean stopped;
+        synchronized (this) {
+            removed = entries.get(file) != e;
+            stopped = closed;
+            if (!removed) {
+                counters.heldBytes.add(-e.data.capacity());
+                e.writeBack = null;
+                if (error != null) {
+                    entries.remove(file);
+                    bytes -= e.data.capacity();
+                    victims.add(e.data);
+                }
+            }
+        }
+        if (error == null) counters.writeBacks.increment();
+        else if (!removed && !stopped)
+            LOG.warn("Writing held replica {} to disk failed: {}", file.file(), error.toString());
+        release(victims);
+        e.written.complete(null);
+        if (!removed && error == null) shrink();
+    }
+
+    /**
+     * Writes every held entry to disk (a graceful stop: the worker's record of each says its file is there); completes
+     * when all are written or failed.
+     */
+    public CompletableFuture<Void> writeBackHeld() {
+        List<Map.Entry<CommittedFile, CacheEntry>> writes = new ArrayList<>();
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        synchronized (this) {
+            for (Map.Entry<CommittedFile, CacheEntry> me : entries.entrySet()) {
+                CacheEntry e = me.getValue();
+                if (!e.held()) continue;
+                if (e.claimWriteBack()) writes.add(me);
+                all.add(e.written);
+            }
+        }
+        startWrites(writes);
+        return CompletableFuture.allOf(all.toArray(new CompletableFuture[0]));
     }
 
     private void release(List<ByteBuf> victims) {
@@ -212,13 +304,13 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
     public ByteBuf slice(CommittedFile file, long offset, long length) {
         if (capacity == 0) return null;
         synchronized (this) {
-            Entry e = entries.get(file); // marks it recently read
+            CacheEntry e = entries.get(file); // marks it recently read
             if (e != null) {
-                hits.increment();
+                counters.hits.increment();
                 return e.data.retainedSlice((int) offset, (int) length);
             }
         }
-        if (accepts(file.length())) misses.increment();
+        if (accepts(file.length())) counters.misses.increment();
         return null;
     }
 
@@ -227,26 +319,32 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         List<ByteBuf> victims = new ArrayList<>();
         synchronized (this) {
             filling.values().removeIf(shuffleKeyOf -> shuffleKeyOf.equals(shuffleKey));
-            Iterator<Entry> it = entries.values().iterator();
+            Iterator<CacheEntry> it = entries.values().iterator();
             while (it.hasNext()) {
-                Entry e = it.next();
+                CacheEntry e = it.next();
                 if (!e.shuffleKey.equals(shuffleKey)) continue;
                 it.remove();
                 bytes -= e.data.capacity();
+                if (e.held()) counters.heldBytes.add(-e.data.capacity());
                 victims.add(e.data);
             }
         }
         release(victims);
     }
 
-    /** Evicts least recently read entries until the tracker holds less than its resume watermark, or none are left. */
+    /**
+     * Evicts least recently read entries until the tracker holds less than its resume watermark, or none are left;
+     * held entries in the way are written back first.
+     */
     public void shrink() {
         List<ByteBuf> victims = new ArrayList<>();
+        List<Map.Entry<CommittedFile, CacheEntry>> writes = new ArrayList<>();
         synchronized (this) {
             long excess = memory.held() - memory.watermarks().resume() + 1;
-            if (excess > 0) evictOldest(Math.max(0, bytes - excess), victims);
+            if (excess > 0) evictOldest(Math.max(0, bytes - excess), victims, writes);
         }
         release(victims);
+        startWrites(writes);
     }
 
     /** Memory pressure: shrinks (on the cache's own thread) whenever the tracker is at or above its resume mark. */
@@ -274,24 +372,13 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         return entries.size();
     }
 
+    public CacheCounters counters() {
+        return counters;
+    }
+
     /** Most bytes held (0 when disabled). */
     public long capacity() {
         return capacity;
-    }
-
-    /** Chunks served from memory. */
-    public long hits() {
-        return hits.sum();
-    }
-
-    /** Chunks of files small enough to cache that were not in memory (not filled yet, evicted, or refused). */
-    public long misses() {
-        return misses.sum();
-    }
-
-    /** Entries evicted to make room or under memory pressure (not counting removed shuffles). */
-    public long evictions() {
-        return evictions.sum();
     }
 
     /** Releases every entry; the cache holds nothing afterwards. Chunks being sent keep their own references. */
@@ -301,9 +388,10 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         synchronized (this) {
             closed = true;
             filling.clear();
-            for (Entry e : entries.values()) victims.add(e.data);
+            for (CacheEntry e : entries.values()) victims.add(e.data);
             entries.clear();
             bytes = 0;
+            counters.heldBytes.reset();
         }
         release(victims);
         if (shrinker != null) shrinker.shutdownNow();

@@ -6,9 +6,6 @@ import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.netty.buffer.ByteBuf;
 import java.io.File;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -31,7 +28,9 @@ import java.util.concurrent.RejectedExecutionException;
  * flusher threads at positions fixed under that lock.
  *
  * <p>The file ({@link PartitionFile}) is created when the first bytes arrive, ahead of their flush, and open only
- * while a flush writes it.
+ * while a flush writes it. A replica copy the worker may hold in memory ({@link #holdInMemory}) is created only by
+ * its first flush: one that never filled a flush buffer goes whole to the {@link PartitionCache} at its commit
+ * instead of to its file, which the cache writes later, if ever.
  *
  * <p>Disk faults: a push to a partition whose disk is failed (or has failed since the partition was reserved) is
  * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
@@ -65,6 +64,12 @@ public final class PartitionFileWriter {
     private long dropped;
     /** Whether the file's creation was queued (ahead of its first flush) or a flush was. */
     private boolean creationQueued;
+    /** Where this replica copy is kept at its commit if it is small (null: a primary, or written as usual). */
+    private PartitionCache holdIn;
+
+    private String holdKey;
+    /** The committed file held in {@link #holdIn}: its identity is the cache's key. */
+    private CommittedFile held;
 
     public PartitionFileWriter(
             String name, File file, Disk disk, MemoryTracker memory, long flushThreshold, long chunkSize) {
@@ -115,6 +120,15 @@ public final class PartitionFileWriter {
         return disk;
     }
 
+    /**
+     * Makes this location a replica copy that {@code cache} keeps at commit when it never filled a flush buffer, or
+     * (null) an ordinary one; {@code shuffleKey} is its shuffle's, for the cache's removal per shuffle.
+     */
+    public synchronized void holdInMemory(PartitionCache cache, String shuffleKey) {
+        holdIn = cache != null && cache.enabled() ? cache : null;
+        holdKey = shuffleKey;
+    }
+
     /** Bytes appended so far: the size the file will have. */
     public synchronized long size() {
         return layout.length();
@@ -152,7 +166,7 @@ public final class PartitionFileWriter {
                 layout.append(data);
                 pending.write(data);
                 if (pending.full()) flushPending(true);
-                else if (!creationQueued) {
+                else if (!creationQueued && holdIn == null) {
                     creationQueued = true;
                     partitionFile.createAhead(disk);
                 }
@@ -211,12 +225,17 @@ public final class PartitionFileWriter {
 
     /** {@code filled}: the buffer goes because it filled up (see {@link FlushBuffer#take(boolean)}). */
     private void flushPending(boolean filled) {
-        creationQueued = true; // the write creates the file
         int counted = pending.counted();
         ByteBuf buf = pending.take(filled);
+        layout.queued(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
+        queueWrite(buf, counted);
+    }
+
+    /** Sends a taken flush buffer ({@code counted} bytes of memory) to the flusher, at the next file position. */
+    private void queueWrite(ByteBuf buf, int counted) {
+        creationQueued = true; // the write creates the file
         long position = flushAssigned;
         flushAssigned += buf.readableBytes();
-        layout.queued(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
         flushesInFlight++;
         memory.flushQueued(counted);
         QueuedWrite w = new BufferWrite(buf, counted, position);
@@ -235,32 +254,12 @@ public final class PartitionFileWriter {
     }
 
     /** One flush buffer on its way to the file. */
-    private final class BufferWrite extends QueuedWrite {
-        private final ByteBuf buf;
+    private final class BufferWrite extends FileWrite {
         private final int counted;
-        private final long position;
 
         BufferWrite(ByteBuf buf, int counted, long position) {
-            this.buf = buf;
+            super(partitionFile, name, buf, position);
             this.counted = counted;
-            this.position = position;
-        }
-
-        @Override
-        void write() throws IOException {
-            DiskHangInjection.await(file);
-            DiskHangInjection.delayWrite(file);
-            try (FileChannel ch = partitionFile.openForWrite(name)) {
-                long p = position;
-                for (ByteBuffer b : buf.nioBuffers()) {
-                    while (b.hasRemaining()) p += ch.write(b, p);
-                }
-            }
-        }
-
-        @Override
-        void freeBuffer() {
-            buf.release();
         }
 
         @Override
@@ -302,9 +301,29 @@ public final class PartitionFileWriter {
     public synchronized CompletableFuture<CommittedFile> commit() {
         if (commit != null) return commit;
         commit = new CompletableFuture<>();
-        if (pending.readable() > 0) flushPending();
+        if (pending.readable() > 0 && !holdCommitted()) flushPending();
         finishCommitIfDone();
         return commit;
+    }
+
+    /**
+     * At commit, a replica copy whose every byte is still in its first flush buffer: offers that buffer to the cache
+     * in place of the file. Returns whether the buffer is taken care of (held, or refused and queued for writing).
+     */
+    private boolean holdCommitted() {
+        if (holdIn == null || flushAssigned > 0 || error != null || dropped > 0 || destroyed || closed) return false;
+        if (disk.failures() != diskFailuresAtStart || !holdIn.accepts(layout.length())) return false;
+        int counted = pending.counted();
+        ByteBuf buf = pending.take();
+        layout.queued(buf);
+        CommittedFile f = layout.committed(file, disk);
+        if (holdIn.hold(
+                holdKey, f, buf, data -> HeldCopyWrite.start(disk, partitionFile, name, data, () -> destroyed))) {
+            held = f;
+        } else {
+            queueWrite(buf, counted);
+        }
+        return true;
     }
 
     private void finishCommitIfDone() {
@@ -322,7 +341,7 @@ public final class PartitionFileWriter {
             commit.completeExceptionally(new EstuaryException(name + " failed to write " + file + ": " + error, error));
             return;
         }
-        commit.complete(layout.committed(file, disk));
+        commit.complete(held != null ? held : layout.committed(file, disk));
     }
 
     /**

@@ -31,6 +31,7 @@ public final class StorageManager {
     private final long mapIndexGranularity;
     private final DiskChecker checker;
     private final PartitionCache cache;
+    private final boolean replicaHold;
 
     private final io.estuary.common.time.Clock clock;
 
@@ -69,6 +70,7 @@ public final class StorageManager {
                 conf.get(WorkerConfig.CACHE_MAX_BYTES),
                 conf.get(WorkerConfig.CACHE_MAX_PARTITION_SIZE));
         memory.addListener(cache);
+        this.replicaHold = conf.get(WorkerConfig.REPLICA_HOLD_IN_MEMORY);
         this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE), clock);
         this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
         this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
@@ -123,6 +125,11 @@ public final class StorageManager {
     /** Small committed partitions held in memory (counted in {@link #memory()}). */
     public PartitionCache cache() {
         return cache;
+    }
+
+    /** Where replica copies are held at commit ({@code estuary.worker.replica.holdInMemory}), or null. */
+    public PartitionCache replicaHold() {
+        return replicaHold && cache.enabled() ? cache : null;
     }
 
     /** The disk of a storage directory, or null if this worker has no such directory. */

@@ -71,7 +71,7 @@ class StreamRegistryTest {
             r.chunkSent(id, c, 1000, true); // releases a body the transport never took; here a no-op
             assertTrue(sent.release());
         }
-        assertEquals(3, cache.hits());
+        assertEquals(3, cache.counters().hits());
         assertEquals(1, root.refCnt(), "only the cache holds the entry");
         cache.close();
         assertEquals(0, root.refCnt());

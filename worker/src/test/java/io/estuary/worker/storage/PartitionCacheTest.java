@@ -110,7 +110,7 @@ class PartitionCacheTest {
         assertArrayEquals(java.util.Arrays.copyOfRange(onDisk, 0, 500), bytes(first));
         assertArrayEquals(java.util.Arrays.copyOfRange(onDisk, 500, 1000), bytes(second));
         second.release();
-        assertEquals(2, c.hits());
+        assertEquals(2, c.counters().hits());
 
         // A third file does not fit: b, read least recently, goes.
         CommittedFile d = file("d", 1000);
@@ -118,11 +118,11 @@ class PartitionCacheTest {
         assertTrue(c.contains(a));
         assertFalse(c.contains(b));
         assertTrue(c.contains(d));
-        assertEquals(1, c.evictions());
+        assertEquals(1, c.counters().evictions());
         assertNull(c.chunk(b, 0));
-        assertEquals(1, c.misses(), "a small file not in memory is a miss");
+        assertEquals(1, c.counters().misses(), "a small file not in memory is a miss");
         assertNull(c.chunk(big, 0));
-        assertEquals(1, c.misses(), "a file too large to cache is not a miss");
+        assertEquals(1, c.counters().misses(), "a file too large to cache is not a miss");
         assertEquals(2000, memory.held());
 
         // A slice being sent keeps its entry's bytes alive after the entry is evicted.
@@ -205,7 +205,7 @@ class PartitionCacheTest {
         assertFalse(c.enabled());
         assertFalse(c.startFill("s", a));
         assertNull(c.chunk(a, 0));
-        assertEquals(0, c.misses());
+        assertEquals(0, c.counters().misses());
         c.close();
     }
 }

@@ -1,0 +1,44 @@
+package io.estuary.worker.storage;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One partition in the {@link PartitionCache}: its bytes, its shuffle and, for a replica copy held in place of its
+ * file, how it reaches its disk. Not thread-safe: the cache reads and changes it under its lock.
+ */
+final class CacheEntry {
+    /** Writes a held copy's bytes to its file. */
+    interface WriteBack {
+        /**
+         * Starts writing {@code data} (a slice the callee releases when done); the future completes when the bytes are
+         * on disk, or exceptionally. Must not block.
+         */
+        CompletableFuture<Void> start(ByteBuf data);
+    }
+
+    final String shuffleKey;
+    final ByteBuf data;
+    /** How a held copy reaches its disk; null once it is there (or for a file read from disk). */
+    WriteBack writeBack;
+    /** A held copy's write to disk, once started. */
+    CompletableFuture<Void> written;
+
+    CacheEntry(String shuffleKey, ByteBuf data, WriteBack writeBack) {
+        this.shuffleKey = shuffleKey;
+        this.data = data;
+        this.writeBack = writeBack;
+    }
+
+    /** Claims a held copy's write to disk: true the first time only (the caller then starts it). */
+    boolean claimWriteBack() {
+        if (written != null) return false;
+        written = new CompletableFuture<>();
+        return true;
+    }
+
+    /** Whether this is a replica copy whose bytes are nowhere but here. */
+    boolean held() {
+        return writeBack != null;
+    }
+}

@@ -1,0 +1,43 @@
+package io.estuary.worker.storage;
+
+import io.netty.buffer.ByteBuf;
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+
+/**
+ * A buffer on its way to a partition's file at a position fixed when it was queued: the write itself, shared by a
+ * writer's flushes and by a held replica copy's write-back. What its end means is the subclass's ({@link #finished}).
+ */
+abstract class FileWrite extends QueuedWrite {
+    private final PartitionFile target;
+    private final String name;
+    private final ByteBuf buf;
+    private final long position;
+
+    FileWrite(PartitionFile target, String name, ByteBuf buf, long position) {
+        this.target = target;
+        this.name = name;
+        this.buf = buf;
+        this.position = position;
+    }
+
+    @Override
+    final void write() throws IOException {
+        File file = target.file();
+        DiskHangInjection.await(file);
+        DiskHangInjection.delayWrite(file);
+        try (FileChannel ch = target.openForWrite(name)) {
+            long p = position;
+            for (ByteBuffer b : buf.nioBuffers()) {
+                while (b.hasRemaining()) p += ch.write(b, p);
+            }
+        }
+    }
+
+    @Override
+    final void freeBuffer() {
+        buf.release();
+    }
+}

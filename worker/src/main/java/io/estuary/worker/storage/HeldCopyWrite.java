@@ -1,0 +1,52 @@
+package io.estuary.worker.storage;
+
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A replica copy the {@link PartitionCache} held in place of its file, written to that file whole (the cache needs
+ * the room, or the worker stops gracefully). A disk error marks the disk failed, as a flush's does.
+ */
+final class HeldCopyWrite extends FileWrite {
+    private final Disk disk;
+    private final PartitionFile target;
+    private final BooleanSupplier deleted;
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+
+    private HeldCopyWrite(Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier deleted) {
+        super(target, name, data, 0);
+        this.disk = disk;
+        this.target = target;
+        this.deleted = deleted;
+    }
+
+    /**
+     * Queues {@code data} (released here) for {@code target} on {@code disk}'s flusher; completes once on disk, or
+     * exceptionally. {@code deleted}: whether the partition was deleted meanwhile (its failure is then no disk's).
+     */
+    static CompletableFuture<Void> start(
+            Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier deleted) {
+        HeldCopyWrite w = new HeldCopyWrite(disk, target, name, data, deleted);
+        try {
+            disk.flusher().submit(w);
+        } catch (RejectedExecutionException e) { // the worker is stopping
+            data.release();
+            w.done.completeExceptionally(e);
+        }
+        return w.done;
+    }
+
+    @Override
+    void finished(Throwable error, boolean abandoned) {
+        if (error == null) {
+            done.complete(null);
+            return;
+        }
+        if (!abandoned && !deleted.getAsBoolean() && DiskErrors.classify(error) == DiskErrors.Kind.DISK_ERROR) {
+            disk.markFailed("writing " + target.file() + " failed: " + error);
+        }
+        done.completeExceptionally(error);
+    }
+}

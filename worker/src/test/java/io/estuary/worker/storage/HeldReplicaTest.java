@@ -1,0 +1,207 @@
+package io.estuary.worker.storage;
+
+import static io.estuary.testing.Waits.waitFor;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Replica copies held in the cache at their commit instead of written ({@code estuary.worker.replica.holdInMemory}),
+ * on a real disk, cache and memory tracker: no file until the cache needs the room or a stop asks for it, the same
+ * bytes served from memory and then written, memory counted throughout and released once, and a shuffle removed
+ * while held leaves nothing behind. Primaries and copies that filled a flush buffer are written as before.
+ */
+class HeldReplicaTest {
+    private static final String SHUFFLE = "app-held/0";
+    private static final int FLUSH = 64 << 10;
+
+    private Path dir;
+    private Disk disk;
+    private MemoryTracker memory;
+    private PartitionCache cache;
+    private final List<ByteBuf> appended = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        dir = Files.createTempDirectory("estuary-held");
+        disk = new Disk(dir.toFile(), 1, 1); // one flusher thread: drain() sees everything queued before it
+        memory = new MemoryTracker(64 << 20);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (cache != null) cache.close();
+        disk.close();
+        for (ByteBuf b : appended) assertEquals(0, b.refCnt(), "an appended buffer was not released");
+        assertEquals(0, memory.held(), "memory still counted as held");
+        StorageManager.deleteTree(dir);
+    }
+
+    private PartitionCache cache(long maxBytes) {
+        cache = new PartitionCache(memory, true, maxBytes, 1 << 20);
+        return cache;
+    }
+
+    private File file(int partition) {
+        return new File(dir.toFile(), partition + "-0.data");
+    }
+
+    private PartitionFileWriter replica(int partition, PartitionCache holdIn) {
+        PartitionFileWriter w =
+                new PartitionFileWriter("partition " + partition, file(partition), disk, memory, FLUSH, 1 << 20);
+        w.holdInMemory(holdIn, SHUFFLE);
+        return w;
+    }
+
+    private byte[] append(PartitionFileWriter w, int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) b[i] = (byte) (seed * 31 + i * 7);
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(n).writeBytes(b);
+        appended.add(buf);
+        w.append(buf);
+        return b;
+    }
+
+    /** Waits until everything queued on the disk's flusher before this call has run. */
+    private void drain() throws InterruptedException {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        disk.flusher().prepare(done::countDown);
+        assertTrue(done.await(30, java.util.concurrent.TimeUnit.SECONDS));
+    }
+
+    private static byte[] bytesOf(ByteBuf slice) {
+        try {
+            byte[] b = new byte[slice.readableBytes()];
+            slice.readBytes(b);
+            return b;
+        } finally {
+            slice.release();
+        }
+    }
+
+    private static long crc(byte[] b) {
+        CRC32C c = new CRC32C();
+        c.update(b);
+        return c.getValue();
+    }
+
+    @Test
+    void aSmallReplicaCopyIsServedFromMemoryAndWrittenOnlyWhenAsked() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter w = replica(1, c);
+        byte[] data = append(w, 5000, 1);
+        CommittedFile f = w.commit().get();
+        drain(); // nothing queued before this (no creation ahead, no write) has made a file
+        assertFalse(file(1).exists(), "a held copy has no file");
+        assertSame(f, w.commit().get(), "the committed file is the cache's key");
+        assertTrue(c.contains(f));
+        assertArrayEquals(data, bytesOf(c.slice(f, 0, f.length())));
+        assertEquals(crc(data), f.contents().crc32c(), "the checksum is of the bytes held");
+        assertTrue(c.counters().heldBytes() >= data.length);
+        assertTrue(memory.held() >= data.length, "held bytes stay counted");
+
+        c.writeBackHeld().get();
+        assertArrayEquals(data, Files.readAllBytes(file(1).toPath()), "written whole at a graceful stop");
+        assertEquals(0, c.counters().heldBytes());
+        assertEquals(1, c.counters().writeBacks());
+        assertTrue(c.contains(f), "still cached, now as an ordinary entry");
+        c.writeBackHeld().get();
+        assertEquals(1, c.counters().writeBacks(), "written once");
+    }
+
+    @Test
+    void aPrimaryAndACopyThatFilledAFlushBufferAreWrittenAsBefore() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter primary = replica(1, null);
+        byte[] p = append(primary, 3000, 2);
+        CommittedFile pf = primary.commit().get();
+        assertArrayEquals(p, Files.readAllBytes(file(1).toPath()));
+        assertFalse(c.contains(pf));
+
+        PartitionFileWriter large = replica(2, c);
+        byte[] first = append(large, FLUSH, 3);
+        byte[] rest = append(large, 100, 4);
+        CommittedFile lf = large.commit().get();
+        byte[] all = Arrays.copyOf(first, first.length + rest.length);
+        System.arraycopy(rest, 0, all, first.length, rest.length);
+        assertArrayEquals(all, Files.readAllBytes(file(2).toPath()));
+        assertFalse(c.contains(lf));
+        assertEquals(0, c.counters().heldBytes());
+    }
+
+    @Test
+    void aFullCacheWritesItsOldestHeldCopyAndTheNextCopyGoesToItsFile() throws Exception {
+        // Room for two first buffers (16 KiB each) of small partitions, not three.
+        PartitionCache c = cache(40 << 10);
+        PartitionFileWriter w1 = replica(1, c);
+        byte[] d1 = append(w1, 1000, 5);
+        CommittedFile f1 = w1.commit().get();
+        PartitionFileWriter w2 = replica(2, c);
+        append(w2, 1000, 6);
+        CommittedFile f2 = w2.commit().get();
+        assertTrue(c.contains(f1) && c.contains(f2));
+        drain();
+        assertFalse(file(1).exists() || file(2).exists());
+
+        PartitionFileWriter w3 = replica(3, c);
+        byte[] d3 = append(w3, 1000, 7);
+        CommittedFile f3 = w3.commit().get();
+        assertArrayEquals(d3, Files.readAllBytes(file(3).toPath()), "no room: written as usual");
+        assertFalse(c.contains(f3));
+        waitFor(() -> file(1).exists() && file(1).length() == d1.length, "the oldest held copy written for room");
+        assertArrayEquals(d1, Files.readAllBytes(file(1).toPath()));
+        waitFor(() -> c.counters().heldBytes() == 16 << 10, "one copy still held");
+        drain();
+        assertFalse(file(2).exists());
+    }
+
+    @Test
+    void aShuffleRemovedWhileItsCopyIsHeldLeavesNoFileAndNoMemory() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter w = replica(1, c);
+        append(w, 2000, 8);
+        CommittedFile f = w.commit().get();
+        assertTrue(c.contains(f));
+        c.removeShuffle(SHUFFLE);
+        w.destroy();
+        assertFalse(c.contains(f));
+        assertEquals(0, c.counters().heldBytes());
+        c.writeBackHeld().get();
+        drain();
+        assertFalse(file(1).exists(), "nothing written for a removed shuffle");
+    }
+
+    @Test
+    void memoryPressureWritesHeldCopiesAndThenFreesThem() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        List<CommittedFile> held = new ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            PartitionFileWriter w = replica(p, c);
+            append(w, 3000, p);
+            held.add(w.commit().get());
+        }
+        assertEquals(4 * (16 << 10), c.counters().heldBytes());
+        // Another part of the worker takes the memory up to its pause mark: the cache must give everything back.
+        long taken = memory.limit() - memory.held();
+        memory.add(taken);
+        try {
+            c.shrink();
+            waitFor(() -> c.entries() == 0, "every held copy written, then evicted");
+            for (int p = 0; p < 4; p++) assertEquals(3000, file(p).length(), "partition " + p + " on disk");
+            assertEquals(4, c.counters().writeBacks());
+        } finally {
+            memory.release(taken);
+        }
+    }
+}
