@@ -15,6 +15,8 @@
 #   CLUSTER_TLS          false (the default) or true: TLS on every port group of every server, with a CA and a
 #                        certificate for 127.0.0.1 made in CLUSTER_WORK/tls; Spark drivers then need each line of
 #                        $(cluster_spark_tls_opts) among their JVM options
+#   CLUSTER_WORKER_CONF  more lines for every worker's estuary-defaults.conf (e.g. to turn a feature off for an
+#                        A/B run); none by default
 # Each worker i listens on four consecutive ports from its first one (rpc, push, fetch, http), so its id is
 # 127.0.0.1:p:p+1:p+2. Needs python3 to read the CLI's JSON.
 
@@ -147,7 +149,8 @@ estuary.worker.fetch.port $((p + 2))
 estuary.worker.http.port $((p + 3))
 estuary.worker.storage.dirs $CLUSTER_WORK/disk-worker$1
 estuary.worker.disk.reserve 0
-estuary.worker.heartbeat.interval ${3:-2s}"
+estuary.worker.heartbeat.interval ${3:-2s}${CLUSTER_WORKER_CONF:+
+$CLUSTER_WORKER_CONF}"
 }
 
 # cluster_start_worker I FIRST_PORT [HEARTBEAT]: starts worker i (same ports and disk every time); does not wait.

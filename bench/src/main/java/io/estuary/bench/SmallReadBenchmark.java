@@ -306,8 +306,8 @@ public final class SmallReadBenchmark {
                 // Warm-up (JIT, connections): a tenth of the small partitions, read and checked, not timed.
                 readSmall(client, small, p, expected, Math.max(1, p.smallPartitions / 10), null);
                 long bigBefore = bigBytes.get();
-                long hitsBefore = cluster.sum(PartitionCache::hits);
-                long missesBefore = cluster.sum(PartitionCache::misses);
+                long hitsBefore = cluster.sum(c -> c.counters().hits());
+                long missesBefore = cluster.sum(c -> c.counters().misses());
                 long[] nanos = new long[p.smallPartitions];
                 t0 = System.nanoTime();
                 readSmall(client, small, p, expected, p.smallPartitions, nanos);
@@ -320,8 +320,8 @@ public final class SmallReadBenchmark {
                         nanos,
                         bigRead,
                         secs,
-                        cluster.sum(PartitionCache::hits) - hitsBefore,
-                        cluster.sum(PartitionCache::misses) - missesBefore);
+                        cluster.sum(c -> c.counters().hits()) - hitsBefore,
+                        cluster.sum(c -> c.counters().misses()) - missesBefore);
                 System.out.printf(
                         "  read %d small partitions in %.1f s (all counts and checksums match); big reads "
                                 + "meanwhile %.0f MB%n",
