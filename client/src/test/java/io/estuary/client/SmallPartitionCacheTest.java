@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Many small partitions written and read through a real master and two real workers, with the small-partition
  * cache on and off: the same records come back either way (count and order-independent checksum per partition);
- * with the cache on every partition is cached after its commit, chunks are served from memory (the hit counter,
+ * with the cache on every partition is cached after its commit (and its replica copy held there), chunks are served from memory (the hit counter,
  * also on /metrics, grows), and the cache empties once the shuffle is unregistered.
  */
 class SmallPartitionCacheTest {
@@ -88,10 +88,12 @@ class SmallPartitionCacheTest {
                     w.finish();
                 }
                 if (cacheOn) {
-                    // Each partition is read into its worker's cache right after its commit, off the commit's path.
+                    // Each partition's primary is read into its worker's cache right after its commit, off the
+                    // commit's path; its replica copy is held there from the commit on, in place of a file.
                     waitFor(
-                            () -> sumCache(cluster, PartitionCache::entries) == PARTITIONS,
-                            "every partition is cached");
+                            () -> sumCache(cluster, PartitionCache::entries) == 2 * PARTITIONS,
+                            "every partition is cached, and every copy held");
+                    assertTrue(sumCache(cluster, c -> c.counters().heldBytes()) > 0);
                 }
                 Tallies got = new Tallies();
                 for (int p = 0; p < PARTITIONS; p++) {

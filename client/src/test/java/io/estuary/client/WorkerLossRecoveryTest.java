@@ -282,9 +282,14 @@ class WorkerLossRecoveryTest {
      * .holdInMemory): only the primaries' files are on disk. A worker that dies after the commit takes its primaries
      * with it, and their copies, served from the other worker's memory, give every record back once.
      */
+    /** Buffered data is never flushed for its age here: a copy is held whatever the machine's speed. */
+    private static EstuaryConf noAgeFlush() {
+        return new EstuaryConf().set(WorkerConfig.FLUSH_MAX_AGE, "10min");
+    }
+
     @Test
     void aPrimaryLostAfterTheCommitIsReadFromItsCopyHeldInMemory() throws Exception {
-        try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+        try (Setup s = new Setup(2, noAgeFlush(), true)) {
             int partitions = 6;
             ShuffleSpec spec = s.spec(2, partitions);
             long count = 0;
@@ -319,7 +324,7 @@ class WorkerLossRecoveryTest {
      */
     @Test
     void copiesHeldInMemoryAreWrittenAtAGracefulStopAndServedAfterTheRestart() throws Exception {
-        try (Setup s = new Setup(2, new EstuaryConf(), true)) {
+        try (Setup s = new Setup(2, noAgeFlush(), true)) {
             int partitions = 6;
             ShuffleSpec spec = s.spec(1, partitions);
             long count = 0;

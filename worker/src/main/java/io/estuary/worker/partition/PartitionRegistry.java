@@ -202,7 +202,6 @@ public final class PartitionRegistry {
 
     /** Forgets a shuffle and deletes its data. */
     public void remove(String shuffleKey) {
-        listener.removed(shuffleKey);
         ShuffleSlots slots = shuffles.remove(shuffleKey);
         if (slots != null) {
             for (Map.Entry<Long, PartitionFileWriter> e : slots.writers.entrySet()) {
@@ -211,6 +210,9 @@ public final class PartitionRegistry {
                 e.getValue().destroy();
             }
         }
+        // After the writers are destroyed: a commit running meanwhile has put its held copy in the cache by now, or
+        // never will, so the cache's removal catches it.
+        listener.removed(shuffleKey);
         storage.deleteShuffle(ShuffleKey.appId(shuffleKey), ShuffleKey.shuffleId(shuffleKey));
     }
 }

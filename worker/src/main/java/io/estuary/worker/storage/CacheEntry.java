@@ -21,8 +21,10 @@ final class CacheEntry {
     final ByteBuf data;
     /** How a held copy reaches its disk; null once it is there (or for a file read from disk). */
     WriteBack writeBack;
-    /** A held copy's write to disk, once started. */
+    /** A held copy's write to disk, once claimed. */
     CompletableFuture<Void> written;
+    /** The slice a claimed write-back writes, retained under the cache's lock (the entry may go before it starts). */
+    private ByteBuf claimed;
 
     CacheEntry(String shuffleKey, ByteBuf data, WriteBack writeBack) {
         this.shuffleKey = shuffleKey;
@@ -34,7 +36,15 @@ final class CacheEntry {
     boolean claimWriteBack() {
         if (written != null) return false;
         written = new CompletableFuture<>();
+        claimed = data.retainedSlice();
         return true;
+    }
+
+    /** The slice of the write-back claimed last (the claiming thread's, once): the write releases it. */
+    ByteBuf takeClaimed() {
+        ByteBuf b = claimed;
+        claimed = null;
+        return b;
     }
 
     /** Whether this is a replica copy whose bytes are nowhere but here. */

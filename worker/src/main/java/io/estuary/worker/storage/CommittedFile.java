@@ -136,6 +136,17 @@ public final class CommittedFile {
         return crc.getValue();
     }
 
+    /** Reads the whole file into {@code buf} (room for {@link #length} bytes); blocking file I/O. */
+    void readInto(io.netty.buffer.ByteBuf buf) throws IOException {
+        try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            while (buf.writerIndex() < length) {
+                if (buf.writeBytes(ch, buf.writerIndex(), (int) (length - buf.writerIndex())) < 0) {
+                    throw new java.io.EOFException(file + " ends before its committed length " + length);
+                }
+            }
+        }
+    }
+
     public File file() {
         return file;
     }

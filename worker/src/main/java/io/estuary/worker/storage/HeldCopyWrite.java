@@ -12,23 +12,29 @@ import java.util.function.BooleanSupplier;
 final class HeldCopyWrite extends FileWrite {
     private final Disk disk;
     private final PartitionFile target;
-    private final BooleanSupplier deleted;
+    private final BooleanSupplier gone;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-    private HeldCopyWrite(Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier deleted) {
+    private HeldCopyWrite(Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier gone) {
         super(target, name, data, 0);
         this.disk = disk;
         this.target = target;
-        this.deleted = deleted;
+        this.gone = gone;
     }
 
     /**
      * Queues {@code data} (released here) for {@code target} on {@code disk}'s flusher; completes once on disk, or
-     * exceptionally. {@code deleted}: whether the partition was deleted meanwhile (its failure is then no disk's).
+     * exceptionally. {@code gone}: whether the partition was deleted or its disk failed since the commit (nothing is
+     * written then, and a failure is no disk's).
      */
     static CompletableFuture<Void> start(
-            Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier deleted) {
-        HeldCopyWrite w = new HeldCopyWrite(disk, target, name, data, deleted);
+            Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier gone) {
+        HeldCopyWrite w = new HeldCopyWrite(disk, target, name, data, gone);
+        if (gone.getAsBoolean()) {
+            data.release();
+            w.done.completeExceptionally(new java.io.IOException(name + " was deleted or its disk failed"));
+            return w.done;
+        }
         try {
             disk.flusher().submit(w);
         } catch (RejectedExecutionException e) { // the worker is stopping
@@ -44,7 +50,7 @@ final class HeldCopyWrite extends FileWrite {
             done.complete(null);
             return;
         }
-        if (!abandoned && !deleted.getAsBoolean() && DiskErrors.classify(error) == DiskErrors.Kind.DISK_ERROR) {
+        if (!abandoned && !gone.getAsBoolean() && DiskErrors.classify(error) == DiskErrors.Kind.DISK_ERROR) {
             disk.markFailed("writing " + target.file() + " failed: " + error);
         }
         done.completeExceptionally(error);

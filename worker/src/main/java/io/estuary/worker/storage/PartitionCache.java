@@ -4,10 +4,7 @@ import io.estuary.common.util.GuardedThreadPool;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import java.io.EOFException;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -123,13 +120,7 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
             if (memory.held() + len >= memory.watermarks().resume()) return false;
             buf = alloc.directBuffer(len, len);
             memory.add(len);
-            try (FileChannel ch = FileChannel.open(file.file().toPath(), StandardOpenOption.READ)) {
-                while (buf.isWritable()) {
-                    if (buf.writeBytes(ch, buf.writerIndex(), buf.writableBytes()) < 0) {
-                        throw new EOFException(file.file() + " ends before its committed length " + len);
-                    }
-                }
-            }
+            file.readInto(buf);
             kept = insert(file, buf);
             return kept;
         } catch (IOException | RuntimeException | OutOfMemoryError e) {
@@ -166,7 +157,7 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         boolean kept = false;
         synchronized (this) {
             String shuffleKey = claim.get();
-            if (shuffleKey != null && !closed) {
+            if (shuffleKey != null && !closed && buf.capacity() <= capacity) {
                 long freed = evictOldest(capacity - buf.capacity(), victims, writes);
                 // held counts this buffer already, and still the victims (released below)
                 if (bytes + buf.capacity() <= capacity
@@ -221,28 +212,30 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
                 && keep(file, data, writeBack, () -> entries.containsKey(file) ? null : shuffleKey);
     }
 
-    /** Starts the write-backs claimed under the lock (each entry's {@code written} is set, not yet started). */
+    /** Starts the write-backs claimed under the lock ({@link CacheEntry#claimWriteBack}: their slices taken). */
     private void startWrites(List<Map.Entry<CommittedFile, CacheEntry>> writes) {
         for (Map.Entry<CommittedFile, CacheEntry> me : writes) {
-            CommittedFile file = me.getKey();
             CacheEntry e = me.getValue();
-            e.writeBack.start(e.data.retainedSlice()).whenComplete((v, ex) -> writeBackDone(file, e, ex));
+            e.writeBack.start(e.takeClaimed()).whenComplete((v, ex) -> writeBackDone(me.getKey(), e, ex));
         }
     }
 
     /**
      * A held entry's write finished: it becomes an ordinary entry (evicted as usual; the cache shrinks at once if it is
-     * over its marks). A failed write drops it (its disk's failure makes the copy lost anyway). An entry removed
-     * meanwhile went with its shuffle, whose writer deletes the file (and refuses to create it once deleted).
+     * over its marks). After a failure it stays held, to be tried again when room is needed next (a full file system),
+     * unless its file is lost (its disk failed): then it is dropped. An entry removed meanwhile went with its shuffle,
+     * whose writer deletes the file (and refuses to create it once deleted).
      */
     private void writeBackDone(CommittedFile file, CacheEntry e, Throwable error) {
         List<ByteBuf> victims = new ArrayList<>();
         boolean removed;
         boolean stopped;
+        CompletableFuture<Void> written;
         synchronized (this) {
+            written = e.written;
             removed = entries.get(file) != e;
             stopped = closed;
-            if (!removed) {
+            if (!removed && (error == null || file.lostReason() != null)) {
                 counters.heldBytes.add(-e.data.capacity());
                 e.writeBack = null;
                 if (error != null) {
@@ -250,13 +243,15 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
                     bytes -= e.data.capacity();
                     victims.add(e.data);
                 }
+            } else if (!removed) {
+                e.written = null;
             }
         }
-        if (error == null) counters.writeBacks.increment();
+        if (error == null && !removed) counters.writeBacks.increment();
         else if (!removed && !stopped)
             LOG.warn("Writing held replica {} to disk failed: {}", file.file(), error.toString());
         release(victims);
-        e.written.complete(null);
+        written.complete(null);
         if (!removed && error == null) shrink();
     }
 

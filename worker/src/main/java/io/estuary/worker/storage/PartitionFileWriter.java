@@ -318,7 +318,11 @@ public final class PartitionFileWriter {
         layout.queued(buf);
         CommittedFile f = layout.committed(file, disk);
         if (holdIn.hold(
-                holdKey, f, buf, data -> HeldCopyWrite.start(disk, partitionFile, name, data, () -> destroyed))) {
+                holdKey,
+                f,
+                buf,
+                data -> HeldCopyWrite.start(
+                        disk, partitionFile, name, data, () -> destroyed || disk.failures() != diskFailuresAtStart))) {
             held = f;
         } else {
             queueWrite(buf, counted);
@@ -333,7 +337,8 @@ public final class PartitionFileWriter {
                     StatusCode.HARD_SPLIT,
                     "the worker closed and dropped " + dropped + " buffered " + "bytes before the commit");
         }
-        if (error == null && disk.failures() != diskFailuresAtStart) {
+        // A held copy is committed from memory; its disk failing afterwards makes it lost, as for any committed file.
+        if (error == null && held == null && disk.failures() != diskFailuresAtStart) {
             error = new StatusException(
                     StatusCode.DISK_FAILED, "its disk " + disk.mountPoint() + " failed while it was " + "written");
         }

@@ -182,6 +182,34 @@ class HeldReplicaTest {
         assertFalse(file(1).exists(), "nothing written for a removed shuffle");
     }
 
+    /**
+     * The shuffle goes while its held copy's write-back waits on a hung disk: the entry and its memory go at once,
+     * and the write, once the disk answers, leaves no file.
+     */
+    @Test
+    void aShuffleRemovedWhileItsCopyIsBeingWrittenLeavesNoFile() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter w = replica(1, c);
+        append(w, 2000, 9);
+        CommittedFile f = w.commit().get();
+        DiskHangInjection.hang(dir.toFile());
+        try {
+            java.util.concurrent.CompletableFuture<Void> written = c.writeBackHeld();
+            w.destroy();
+            c.removeShuffle(SHUFFLE);
+            assertFalse(c.contains(f));
+            assertEquals(0, c.counters().heldBytes());
+            assertFalse(written.isDone(), "the write waits on the hung disk");
+            DiskHangInjection.heal(dir.toFile());
+            written.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        } finally {
+            DiskHangInjection.healAll();
+        }
+        // The write may find the partition deleted, or write first and see the file deleted after it by the cleaner.
+        waitFor(() -> !file(1).exists(), "no file for a deleted partition");
+        assertEquals(0, c.counters().writeBacks(), "a removed copy's write counts for nothing");
+    }
+
     @Test
     void memoryPressureWritesHeldCopiesAndThenFreesThem() throws Exception {
         PartitionCache c = cache(8 << 20);
