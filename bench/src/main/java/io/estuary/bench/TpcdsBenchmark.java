@@ -41,6 +41,7 @@ import scala.collection.JavaConverters;
  * SCALE OUT} runs every query in this JVM and writes one line per query in {@link ShuffleBenchmark}'s result format
  * (name, seconds, rows, checksum); {@code compare NATIVE COLUMN...} prints {@link ShuffleBenchmark}'s table, then the
  * totals, the queries over 1.3x and the slowest ratios. {@code BENCH_ONLY=q1,q14a} runs only those queries.
+ * Stateless; each mode runs on the calling thread (table generation on a pool of one thread per core).
  */
 public final class TpcdsBenchmark {
     private TpcdsBenchmark() {}

@@ -5,7 +5,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One partition in the {@link PartitionCache}: its bytes, its shuffle and, for a replica copy held in place of its
- * file, how it reaches its disk. Not thread-safe: the cache reads and changes it under its lock.
+ * file, how it reaches its disk. Not thread-safe: the cache reads and changes it under its lock. The cache owns
+ * {@code data} and releases it when the entry goes; a claimed write-back's slice is released by that write.
  */
 final class CacheEntry {
     /** Writes a held copy's bytes to its file. */

@@ -7,7 +7,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * A replica copy the {@link PartitionCache} held in place of its file, written to that file whole (the cache needs
- * the room, or the worker stops gracefully). A disk error marks the disk failed, as a flush's does.
+ * the room, or the worker stops gracefully). A disk error marks the disk failed, as a flush's does. Its future is
+ * completed once, on the flusher thread (or the caller's, when refused); the slice it writes is released by
+ * {@link FileWrite}, or here when it is never queued.
  */
 final class HeldCopyWrite extends FileWrite {
     private final Disk disk;
