@@ -75,6 +75,9 @@ if timeout 300 "$venv/bin/spark-submit" "${common[@]}" --conf spark.driver.extra
   echo "README way (extraClassPath): job OK in $(( $(date +%s) - start )) s"
 else
   echo "README way (extraClassPath): FAILED"; tail -40 "$work/right.log"; status=1
+  echo "the driver's and executors' warnings:"; grep -h -E " (WARN|ERROR) .*[Ee]stuary" "$work/right.log" | head -40 || true
+  echo "the master's and the worker's warnings:"
+  grep -h -E "WARN|ERROR|Exception" "$work/master.log" "$work/worker.log" | head -60 || true
 fi
 
 start=$(date +%s)

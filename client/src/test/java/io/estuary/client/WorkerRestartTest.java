@@ -33,7 +33,11 @@ class WorkerRestartTest {
         final LifecycleManager lifecycle;
 
         Setup() throws Exception {
-            cluster = new MiniCluster(2, 1, new EstuaryConf());
+            this(2);
+        }
+
+        Setup(int workers) throws Exception {
+            cluster = new MiniCluster(workers, 1, new EstuaryConf());
             EstuaryConf conf = cluster.clientConf()
                     .set(ClientConfig.PUSH_BUFFER_SIZE, "4k")
                     .set(ClientConfig.PUSH_RETRY_WAIT, "20ms")
@@ -43,7 +47,11 @@ class WorkerRestartTest {
         }
 
         ShuffleSpec spec(int maps, int partitions) {
-            return new ShuffleSpec(lifecycle.appId(), 0, maps, partitions, "127.0.0.1", lifecycle.port());
+            return spec(0, maps, partitions);
+        }
+
+        ShuffleSpec spec(int shuffleId, int maps, int partitions) {
+            return new ShuffleSpec(lifecycle.appId(), shuffleId, maps, partitions, "127.0.0.1", lifecycle.port());
         }
 
         /** Stops worker 0 gracefully and starts it again DOWN_MS later, in the background; returns once it is down. */
@@ -71,7 +79,11 @@ class WorkerRestartTest {
 
     /** Writes {@code records} records per map over every partition; returns {count, checksum}. */
     private static long[] write(Setup s, ShuffleSpec spec, int map, int records) throws Exception {
-        MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
+        return write(s, spec, map, 0, records);
+    }
+
+    private static long[] write(Setup s, ShuffleSpec spec, int map, int attempt, int records) throws Exception {
+        MapOutputWriter w = new MapOutputWriter(s.client, spec, map, attempt);
         long[] expected = new long[2];
         for (int i = 0; i < records; i++) {
             byte[] r = framed(map, i, 100 + (i * 13) % 300);
@@ -157,6 +169,58 @@ class WorkerRestartTest {
             long[] got = readAll(s.client, spec, 0, partitions);
             assertEquals(expected[0], got[0], "records");
             assertEquals(expected[1], got[1], "checksum");
+        }
+    }
+
+    /**
+     * The only worker of a cluster fails a map's pushes while it restarts, so the driver avoids it for a while; the
+     * next shuffle must still register (on that worker, the only one the master has), not fail for want of another.
+     */
+    @Test
+    void aOneWorkerClusterRegistersTheNextShuffleAfterItsWorkerFailedPushes() throws Exception {
+        try (Setup s = new Setup(1)) {
+            int partitions = 6;
+            ShuffleSpec first = s.spec(0, 2, partitions);
+            long[] expected = write(s, first, 0, 0, 1000);
+            CompletableFuture<long[]> duringRestart = new CompletableFuture<>();
+            CompletableFuture<Void> up = CompletableFuture.runAsync(() -> s.cluster.restartWorker(0, true, () -> {
+                // The second map pushes while the worker is down: its pushes fail and the driver hears of it.
+                CompletableFuture.runAsync(() -> {
+                    try {
+                        duringRestart.complete(write(s, first, 1, 0, 1000));
+                    } catch (Throwable e) {
+                        duringRestart.completeExceptionally(e);
+                    }
+                });
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (s.lifecycle.reviveRequests() == 0 && System.nanoTime() < until) {
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+            }));
+            up.get(90, TimeUnit.SECONDS);
+            assertTrue(s.lifecycle.reviveRequests() > 0, "the pushes to the stopped worker were never revived");
+            long[] second;
+            try {
+                second = duringRestart.get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) { // that attempt gave up: the engine runs it again
+                second = write(s, first, 1, 1, 1000);
+            }
+            expected[0] += second[0];
+            expected[1] += second[1];
+            long[] got = readAll(s.client, first, 0, partitions);
+            assertEquals(expected[0], got[0], "records of the first shuffle");
+            assertEquals(expected[1], got[1], "checksum of the first shuffle");
+
+            ShuffleSpec next = s.spec(1, 1, partitions);
+            long[] nextExpected = write(s, next, 0, 0, 1000);
+            long[] nextGot = readAll(s.client, next, 0, partitions);
+            assertEquals(nextExpected[0], nextGot[0], "records of the next shuffle");
+            assertEquals(nextExpected[1], nextGot[1], "checksum of the next shuffle");
         }
     }
 }

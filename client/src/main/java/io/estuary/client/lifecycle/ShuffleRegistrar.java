@@ -8,6 +8,7 @@ import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -132,11 +133,16 @@ final class ShuffleRegistrar {
         }
     }
 
-    /** Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again. */
+    /**
+     * Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again.
+     * Workers this application saw fail are avoided only while the master has others.
+     */
     private EpochTable allocate(ShuffleState s) {
         String last = "";
-        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        boolean trustMasterOnly = false;
+        for (int attempt = 0; attempt < ATTEMPTS; ) { // counts the workers' refusals
             List<PartitionLocation> locations;
+            List<String> avoid = trustMasterOnly ? Collections.emptyList() : failedWorkers.ids();
             try {
                 RequestSlotsResponse r = master.ask(
                         Request.newBuilder()
@@ -145,13 +151,26 @@ final class ShuffleRegistrar {
                                         .setShuffleId(s.shuffleId)
                                         .setNumPartitions(s.numPartitions)
                                         .setReplicate(replicate)
-                                        .addAllExcludedWorkers(failedWorkers.ids())),
+                                        .addAllExcludedWorkers(avoid)),
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();
                 reserver.sealedSecretFrom(r);
             } catch (RemoteException e) {
-                throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
+                if (avoid.isEmpty() || EpochAllocator.noMasterAnswers(e)) {
+                    throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
+                }
+                // The workers this application saw fail may be all the master has (one worker that dropped a
+                // connection, say): they are only to be avoided while there are others. The master's own view of
+                // live workers decides now, and the reservations weed out the dead.
+                LOG.warn(
+                        "No slots for {} of {} while avoiding {} ({}); asking again without avoiding them",
+                        s,
+                        appId,
+                        avoid,
+                        e.getMessage());
+                trustMasterOnly = true;
+                continue;
             }
             if (replicate
                     && !locations.isEmpty()
@@ -170,8 +189,10 @@ final class ShuffleRegistrar {
                         WorkerCalls.copiesByWorker(locations).size());
                 return new EpochTable(locations);
             }
+            attempt++;
             last = refused.toString();
             LOG.warn("Reserving slots of {} failed on {}; asking for others", s, refused);
+            trustMasterOnly = false; // these refusals are facts: avoid them next time
             List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
             if (!fresh.isEmpty()) reportFailedWorkers.accept(fresh);
         }
