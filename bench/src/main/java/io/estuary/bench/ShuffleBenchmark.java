@@ -72,6 +72,7 @@ public final class ShuffleBenchmark {
             // seconds of CPU inside the first timed workload) and the connections. Same warm-up for both sides.
             Workloads.sum(Workloads.shuffle(Workloads.records(sc, 2_000_000, 8, 99), 16));
             Workloads.sortAndCheck(Workloads.records(sc, 1_000_000, 8, 98), 16);
+            StageTimes stages = StageTimes.attach(sc);
             ProfileWindow profile = ProfileWindow.fromSystemProperties(sc); // bench/profile.sh only
             profile.open();
             for (Map.Entry<String, Function<JavaSparkContext, Workloads.Sum>> e :
@@ -83,6 +84,7 @@ public final class ShuffleBenchmark {
                 Workloads.Sum s = e.getValue().apply(sc);
                 double secs = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("  %-8s %-52s %7.2f s  %s%n", label, e.getKey(), secs, s);
+                System.out.printf("  %-8s   %s%n", "", stages.take(secs));
                 lines.add(e.getKey() + "\t" + secs + "\t" + s.count + "\t" + s.sum);
             }
             profile.close();

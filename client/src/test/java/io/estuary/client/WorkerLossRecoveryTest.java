@@ -17,6 +17,7 @@ import io.estuary.network.buffer.NettyManagedBuffer;
 import io.estuary.network.client.TransportClient;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
+import io.estuary.worker.storage.DiskHangInjection;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -260,7 +261,11 @@ class WorkerLossRecoveryTest {
             s.client.reducerFiles(spec, 0, 1, 0, 1); // waits for the commit: the files are complete on disk
             // Flip one bit in the middle of the primary's file.
             LocationTable t = s.client.register(spec, 0, false);
-            int idx = s.cluster.workers().indexOf(workerOf(s, t));
+            Worker holder = workerOf(s, t);
+            // The primary committed from memory; its file is written right after.
+            io.estuary.testing.Waits.waitFor(
+                    () -> holder.storage().cache().counters().heldBytes() == 0, "the primary's file written");
+            int idx = s.cluster.workers().indexOf(holder);
             List<java.nio.file.Path> files = new ArrayList<>();
             try (java.util.stream.Stream<java.nio.file.Path> p =
                     java.nio.file.Files.walk(s.cluster.root().resolve("worker" + idx + "-disk0"))) {
@@ -277,16 +282,16 @@ class WorkerLossRecoveryTest {
         }
     }
 
-    /**
-     * Small replica copies are held in their workers' memory at the commit, not written (estuary.worker.replica
-     * .holdInMemory): only the primaries' files are on disk. A worker that dies after the commit takes its primaries
-     * with it, and their copies, served from the other worker's memory, give every record back once.
-     */
     /** Buffered data is never flushed for its age here: a copy is held whatever the machine's speed. */
     private static EstuaryConf noAgeFlush() {
         return new EstuaryConf().set(WorkerConfig.FLUSH_MAX_AGE, "10min");
     }
 
+    /**
+     * Small replica copies are held in their workers' memory at the commit, not written (estuary.worker.replica
+     * .holdInMemory): only the primaries' files are on disk. A worker that dies after the commit takes its primaries
+     * with it, and their copies, served from the other worker's memory, give every record back once.
+     */
     @Test
     void aPrimaryLostAfterTheCommitIsReadFromItsCopyHeldInMemory() throws Exception {
         try (Setup s = new Setup(2, noAgeFlush(), true)) {
@@ -309,7 +314,9 @@ class WorkerLossRecoveryTest {
             for (Worker w : s.cluster.workers())
                 held += w.storage().cache().counters().heldBytes();
             assertTrue(held > 0, "the replica copies are held in memory");
-            assertEquals(partitions, s.cluster.dataFileCount(), "only the primaries have files");
+            // The primaries committed from memory too, and were written right after.
+            io.estuary.testing.Waits.waitFor(
+                    () -> s.cluster.dataFileCount() == partitions, "only the primaries have files");
             LocationTable t = s.client.register(spec, 0, false);
             workerOf(s, t).close(); // no graceful stop: its held copies (of the other worker's primaries) go with it
             long[] got = readAll(s.client, spec, 0, partitions);
@@ -338,7 +345,8 @@ class WorkerLossRecoveryTest {
             }
             w.finish();
             s.client.reducerFiles(spec, 0, partitions, 0, 1); // the commit is done
-            assertEquals(partitions, s.cluster.dataFileCount(), "the copies are held, not written");
+            io.estuary.testing.Waits.waitFor(
+                    () -> s.cluster.dataFileCount() == partitions, "the primaries written, the copies held");
             Worker restarted = s.cluster.restartWorker(0, true);
             assertEquals(0, restarted.storage().cache().counters().heldBytes());
             Worker other = s.cluster.workers().get(1);
@@ -355,6 +363,57 @@ class WorkerLossRecoveryTest {
                     onWorker0,
                     "worker 0 has a file of every partition (copies held on worker 1: " + copiesOnOther
                             + " bytes, lost with it)");
+            long[] got = readAll(s.client, spec, 0, partitions);
+            assertEquals(count, got[0]);
+            assertEquals(sum, got[1]);
+        }
+    }
+
+    /**
+     * Replicated primaries commit from memory (estuary.worker.commit.fromMemory): the commit succeeds while the disk
+     * of one worker hangs, and when that worker then dies before writing its primaries, every record comes back once
+     * from their replicas on the other worker.
+     */
+    @Test
+    void primariesCommittedFromMemoryAndLostBeforeTheirWriteAreReadFromTheirReplicas() throws Exception {
+        try (Setup s = new Setup(2, noAgeFlush(), true)) {
+            int partitions = 6;
+            ShuffleSpec spec = s.spec(1, partitions);
+            MapOutputWriter w = new MapOutputWriter(s.client, spec, 0, 0);
+            long count = 0;
+            long sum = 0;
+            for (int i = 0; i < 600; i++) {
+                byte[] r = framed(0, i, 50);
+                w.write(i % partitions, r, 0, r.length);
+                count++;
+                sum += hash(r);
+            }
+            java.io.File disk0 = s.cluster.root().resolve("worker0-disk0").toFile();
+            DiskHangInjection.hang(disk0);
+            try {
+                w.finish();
+                io.estuary.common.protocol.GetReducerFileGroupResponse files =
+                        s.client.reducerFiles(spec, 0, partitions, 0, 1);
+                int onWorker0 = 0;
+                for (io.estuary.common.protocol.PartitionFiles pf : files.getPartitionsList()) {
+                    assertFalse(pf.getIncomplete(), "partition " + pf.getPartitionId() + " committed");
+                    for (io.estuary.common.protocol.EpochFiles e : pf.getEpochsList()) {
+                        if (e.getCopies(0)
+                                .getWorker()
+                                .equals(s.cluster.workers().get(0).address())) onWorker0++;
+                        assertEquals(2, e.getCopiesCount(), "both copies committed");
+                    }
+                }
+                assertTrue(onWorker0 > 0, "some primaries are on the worker whose disk hangs");
+                // Worker 0 dies without a graceful stop, its primaries' writes still waiting on the disk.
+                CompletableFuture<Void> closed = CompletableFuture.runAsync(
+                        () -> s.cluster.workers().get(0).close());
+                Thread.sleep(200);
+                DiskHangInjection.heal(disk0);
+                closed.get(60, TimeUnit.SECONDS);
+            } finally {
+                DiskHangInjection.healAll();
+            }
             long[] got = readAll(s.client, spec, 0, partitions);
             assertEquals(count, got[0]);
             assertEquals(sum, got[1]);

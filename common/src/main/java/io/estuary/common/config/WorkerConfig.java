@@ -344,6 +344,17 @@ public final class WorkerConfig {
     public static final ConfigRule CACHED_PARTITION_NOT_ABOVE_CACHE =
             ConfigRule.atMost(CACHE_MAX_PARTITION_SIZE, CACHE_MAX_BYTES);
 
+    public static final ConfigEntry<Boolean> COMMIT_FROM_MEMORY = ConfigEntry.builder(
+                    "estuary.worker.commit.fromMemory", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .doc("The primary copy of a replicated small partition (one that never filled a flush buffer, at most "
+                    + "estuary.worker.cache.maxPartitionSize) commits once its bytes are in the small-partition "
+                    + "cache, and is written to its file right after, instead of the commit waiting for the disk; "
+                    + "readers are served from memory meanwhile. A crash of this worker before that write loses the "
+                    + "copy, and readers then use its replica. Copies without a replica always commit from disk. "
+                    + "Needs estuary.worker.cache.enabled.")
+            .build();
+
     public static final ConfigEntry<Boolean> REPLICA_HOLD_IN_MEMORY = ConfigEntry.builder(
                     "estuary.worker.replica.holdInMemory", ConfigType.BOOLEAN)
             .defaultValue("true")

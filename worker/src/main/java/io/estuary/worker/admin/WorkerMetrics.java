@@ -228,13 +228,15 @@ public final class WorkerMetrics {
         out.add(new GaugeMetricFamily(
                 "estuary_worker_cache_entries", "Partitions held in the small-partition cache.", cache.entries()));
         out.add(new GaugeMetricFamily(
-                "estuary_worker_replica_held_bytes",
-                "Bytes of replica copies kept in the cache in place of their files (part of estuary_worker_cache_bytes).",
+                "estuary_worker_held_copy_bytes",
+                "Bytes of committed copies kept in the cache and not yet on disk: replicas held in place of their "
+                        + "files, and primaries committed from memory whose write is under way (part of "
+                        + "estuary_worker_cache_bytes).",
                 cache.counters().heldBytes()));
         out.add(new CounterMetricFamily(
-                "estuary_worker_replica_held_written",
-                "Replica copies held in memory and then written to their files (the cache needed the room, or a "
-                        + "graceful stop).",
+                "estuary_worker_held_copies_written",
+                "Copies held in memory and then written to their files: primaries right after their commit, replicas "
+                        + "when the cache needed the room or at a graceful stop.",
                 cache.counters().writeBacks()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_stalled_executors",

@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
  *       commit for it as committed. Every byte acknowledged to a client is in one of these files (or was committed
  *       before), so a graceful restart loses nothing acknowledged; a location whose commit fails (disk error) or
  *       does not finish in time is unknown after the restart, and its replica (or a stage rerun) stands in.</li>
- *   <li>write the replica copies held in memory to their files (see {@code estuary.worker.replica.holdInMemory}):
- *       their commits are recorded, so the restarted worker serves them; one not written in time is found missing
- *       at the restart, reported lost, and read from its primary.</li>
+ *   <li>write the copies held in memory to their files (replicas, see {@code estuary.worker.replica.holdInMemory};
+ *       primaries whose write is under way, see {@code estuary.worker.commit.fromMemory}): their commits are
+ *       recorded, so the restarted worker serves them; one not written in time is found missing at the restart,
+ *       reported lost, and read from its other copy.</li>
  * </ol>
  * Everything is bounded by one deadline, read on the worker's {@link Clock}. Runs once, on the stopping thread.
  */

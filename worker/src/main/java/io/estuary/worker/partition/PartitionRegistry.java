@@ -112,8 +112,12 @@ public final class PartitionRegistry {
                 w.disk().activeSlots().incrementAndGet();
                 return w;
             });
-            boolean replica = loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA;
-            writer.holdInMemory(replica ? storage.replicaHold() : null, shuffleKey);
+            // A replica copy waits in memory until the room is needed; a replicated primary only until written.
+            if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) {
+                writer.holdInMemory(storage.replicaHold(), shuffleKey, false);
+            } else {
+                writer.holdInMemory(loc.hasPeer() ? storage.primaryHold() : null, shuffleKey, true);
+            }
         }
     }
 

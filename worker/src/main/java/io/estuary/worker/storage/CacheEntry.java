@@ -22,6 +22,8 @@ final class CacheEntry {
     final ByteBuf data;
     /** How a held copy reaches its disk; null once it is there (or for a file read from disk). */
     WriteBack writeBack;
+    /** Whether the cache dropped this entry (evicted, its shuffle removed, closed). */
+    boolean removed;
     /** A held copy's write to disk, once claimed. */
     CompletableFuture<Void> written;
     /** The slice a claimed write-back writes, retained under the cache's lock (the entry may go before it starts). */

@@ -1,6 +1,5 @@
 package io.estuary.worker.storage;
 
-import io.estuary.common.util.GuardedThreadPool;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -12,9 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Small committed partition files held in memory, so that reading one never waits behind its disk's read queue.
@@ -28,7 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Memory: each entry is one direct buffer, counted in the {@link MemoryTracker} from allocation until it is
  * evicted. The cache never makes the worker pause pushes: an entry is kept only while the tracker holds less than
  * its resume watermark (cache included), and whenever the tracker reports holding at or above that watermark the
- * cache evicts its least recently read entries until it is below, or empty (on a thread of its own: listeners
+ * cache evicts its least recently read entries until it is below, or empty ({@link CacheShrinker}: listeners
  * must not block). Capacity is at most {@link #MAX_SHARE_OF_LIMIT} of the tracker's limit. A chunk being sent keeps
  * its entry's buffer alive after eviction (its slice holds a reference), briefly and uncounted.
  *
@@ -37,12 +33,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * cores the engine uses. A held entry is counted like any other, is never dropped by eviction or pressure but written
  * back instead (on its disk's flusher; once written it is an ordinary entry), and is written back whole on a graceful
  * stop ({@link #writeBackHeld}). A crash loses it: the worker's record of the file then finds no file at restart
- * and reports the copy lost, so readers go to the primary.
+ * and reports the copy lost, so readers go to the primary. The primary copy of a replicated small partition is held
+ * the same way from its commit until its write, started at once, is done: its commit does not wait for the disk.
+ * Held copies being written may take the room they will leave, so the cache can pass its capacity by those bytes
+ * until their writes end and it shrinks again.
  *
  * <p>Thread-safe: one lock guards the entries, the claims and the byte count; buffers are released, the tracker
  * told and write-backs started outside it. Callers of {@link #chunk} own the slice they get and release it once.
  */
-public final class PartitionCache implements MemoryTracker.Listener, AutoCloseable {
+public final class PartitionCache implements AutoCloseable {
     /** The most of the worker's memory limit the cache may take, whatever is configured. */
     public static final double MAX_SHARE_OF_LIMIT = 0.2;
 
@@ -60,8 +59,6 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
     private long bytes;
     private boolean closed;
     private final CacheCounters counters = new CacheCounters();
-    private final AtomicBoolean shrinkQueued = new AtomicBoolean();
-    private final ExecutorService shrinker;
 
     /**
      * @param maxBytes the configured capacity, lowered to {@link #MAX_SHARE_OF_LIMIT} of the tracker's limit; 0 (or
@@ -79,7 +76,6 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         this.alloc = alloc;
         this.capacity = enabled ? Math.max(0, Math.min(maxBytes, (long) (memory.limit() * MAX_SHARE_OF_LIMIT))) : 0;
         this.maxPartitionSize = maxPartitionSize;
-        this.shrinker = capacity == 0 ? null : new GuardedThreadPool("worker-cache-shrink", 1);
     }
 
     /** Whether this cache can hold anything. */
@@ -140,17 +136,21 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
 
     /** Keeps a filled buffer if its claim still stands and memory allows; evicts the oldest entries to fit. */
     private boolean insert(CommittedFile file, ByteBuf buf) {
-        return keep(file, buf, null, () -> filling.remove(file));
+        return keep(file, buf, null, false, () -> filling.remove(file));
     }
 
     /**
      * Keeps {@code buf} as {@code file}'s entry if {@code claim} (asked under the lock) names its shuffle (null: keep
      * nothing) and it fits below the capacity and the tracker's resume mark, the oldest entries evicted to make room.
+     * A held copy ({@code writeBack} set) may also take the room of held entries on their way to disk: the cache is
+     * then over its capacity by at most those, until they are written and evicted. {@code writeNow}: the held copy's
+     * write starts at once.
      */
     private boolean keep(
             CommittedFile file,
             ByteBuf buf,
             CacheEntry.WriteBack writeBack,
+            boolean writeNow,
             java.util.function.Supplier<String> claim) {
         List<ByteBuf> victims = new ArrayList<>();
         List<Map.Entry<CommittedFile, CacheEntry>> writes = new ArrayList<>();
@@ -158,13 +158,18 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         synchronized (this) {
             String shuffleKey = claim.get();
             if (shuffleKey != null && !closed && buf.capacity() <= capacity) {
-                long freed = evictOldest(capacity - buf.capacity(), victims, writes);
+                long[] leaving = new long[1];
+                long freed = evictOldest(capacity - buf.capacity(), victims, writes, leaving);
+                long room = capacity + (writeBack != null ? leaving[0] : 0);
                 // held counts this buffer already, and still the victims (released below)
-                if (bytes + buf.capacity() <= capacity
+                if (bytes + buf.capacity() <= room
                         && memory.held() - freed < memory.watermarks().resume()) {
-                    entries.put(file, new CacheEntry(shuffleKey, buf, writeBack));
+                    CacheEntry e = new CacheEntry(shuffleKey, buf, writeBack);
+                    entries.put(file, e);
                     bytes += buf.capacity();
                     if (writeBack != null) counters.heldBytes.add(buf.capacity());
+                    if (writeBack != null && writeNow && e.claimWriteBack())
+                        writes.add(new java.util.AbstractMap.SimpleImmutableEntry<>(file, e));
                     kept = true;
                 }
             }
@@ -177,39 +182,44 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
     /**
      * Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. A held
      * entry is not evicted: its write-back is started instead (added to {@code writes}, to start outside the lock), and
-     * its bytes count as on their way out.
+     * its bytes count as on their way out ({@code leaving[0]}).
      */
-    private long evictOldest(long target, List<ByteBuf> victims, List<Map.Entry<CommittedFile, CacheEntry>> writes) {
+    private long evictOldest(
+            long target, List<ByteBuf> victims, List<Map.Entry<CommittedFile, CacheEntry>> writes, long[] leaving) {
         long freed = 0;
-        long leaving = 0;
+        long onTheirWay = 0;
         Iterator<Map.Entry<CommittedFile, CacheEntry>> it = entries.entrySet().iterator();
-        while (bytes - leaving > target && it.hasNext()) {
+        while (bytes - onTheirWay > target && it.hasNext()) {
             Map.Entry<CommittedFile, CacheEntry> me = it.next();
             CacheEntry e = me.getValue();
             if (e.held()) {
                 if (e.claimWriteBack()) writes.add(me);
-                leaving += e.data.capacity();
+                onTheirWay += e.data.capacity();
                 continue;
             }
             it.remove();
+            e.removed = true;
             bytes -= e.data.capacity();
             freed += e.data.capacity();
             victims.add(e.data);
             counters.evictions.increment();
         }
+        leaving[0] = onTheirWay;
         return freed;
     }
 
     /**
-     * Keeps {@code data}, the whole of a committed replica copy not written to disk, in place of its file: the cache
-     * takes the buffer and the memory counted for its capacity, and {@code writeBack} writes it when the cache needs
-     * the room, or at a graceful stop. False (nothing taken) when the cache is off or closed, the partition is too
-     * large to cache, or it does not fit without passing the cache's capacity or the tracker's resume mark: the
-     * caller writes it as usual.
+     * Keeps {@code data}, the whole of a committed copy not written to disk, in place of its file: the cache takes the
+     * buffer and the memory counted for its capacity, and {@code writeBack} writes it at once ({@code writeNow}: a
+     * replicated primary), or else when the cache needs the room or at a graceful stop (a replica). Until written it is
+     * never evicted. False (nothing taken) when the cache is off or closed, the partition is too large to cache, or it
+     * does not fit without passing the cache's capacity (less what is on its way to disk) or the tracker's resume
+     * mark: the caller writes it as usual.
      */
-    boolean hold(String shuffleKey, CommittedFile file, ByteBuf data, CacheEntry.WriteBack writeBack) {
+    boolean hold(
+            String shuffleKey, CommittedFile file, ByteBuf data, CacheEntry.WriteBack writeBack, boolean writeNow) {
         return accepts(file.length())
-                && keep(file, data, writeBack, () -> entries.containsKey(file) ? null : shuffleKey);
+                && keep(file, data, writeBack, writeNow, () -> entries.containsKey(file) ? null : shuffleKey);
     }
 
     /** Starts the write-backs claimed under the lock ({@link CacheEntry#claimWriteBack}: their slices taken). */
@@ -233,13 +243,14 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         CompletableFuture<Void> written;
         synchronized (this) {
             written = e.written;
-            removed = entries.get(file) != e;
+            removed = e.removed; // not entries.get: that would make it the most recently read
             stopped = closed;
             if (!removed && (error == null || file.lostReason() != null)) {
                 counters.heldBytes.add(-e.data.capacity());
                 e.writeBack = null;
                 if (error != null) {
                     entries.remove(file);
+                    e.removed = true;
                     bytes -= e.data.capacity();
                     victims.add(e.data);
                 }
@@ -319,6 +330,7 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
                 CacheEntry e = it.next();
                 if (!e.shuffleKey.equals(shuffleKey)) continue;
                 it.remove();
+                e.removed = true;
                 bytes -= e.data.capacity();
                 if (e.held()) counters.heldBytes.add(-e.data.capacity());
                 victims.add(e.data);
@@ -328,35 +340,21 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
     }
 
     /**
-     * Evicts least recently read entries until the tracker holds less than its resume watermark, or none are left;
-     * held entries in the way are written back first.
+     * Evicts least recently read entries until the cache is within its capacity (held copies being written may have
+     * taken it past) and the tracker holds less than its resume watermark, or none are left; held entries in the way
+     * are written back first.
      */
     public void shrink() {
         List<ByteBuf> victims = new ArrayList<>();
         List<Map.Entry<CommittedFile, CacheEntry>> writes = new ArrayList<>();
         synchronized (this) {
+            long target = capacity;
             long excess = memory.held() - memory.watermarks().resume() + 1;
-            if (excess > 0) evictOldest(Math.max(0, bytes - excess), victims, writes);
+            if (excess > 0) target = Math.min(target, Math.max(0, bytes - excess));
+            if (bytes > target) evictOldest(target, victims, writes, new long[1]);
         }
         release(victims);
         startWrites(writes);
-    }
-
-    /** Memory pressure: shrinks (on the cache's own thread) whenever the tracker is at or above its resume mark. */
-    @Override
-    public void onPressure(MemoryPressure level) {
-        if (shrinker == null
-                || bytes() == 0
-                || memory.held() < memory.watermarks().resume()) return;
-        if (!shrinkQueued.compareAndSet(false, true)) return;
-        try {
-            shrinker.execute(() -> {
-                shrinkQueued.set(false);
-                shrink();
-            });
-        } catch (RejectedExecutionException e) {
-            shrinkQueued.set(false); // closed
-        }
     }
 
     public synchronized long bytes() {
@@ -383,12 +381,14 @@ public final class PartitionCache implements MemoryTracker.Listener, AutoCloseab
         synchronized (this) {
             closed = true;
             filling.clear();
-            for (CacheEntry e : entries.values()) victims.add(e.data);
+            for (CacheEntry e : entries.values()) {
+                e.removed = true;
+                victims.add(e.data);
+            }
             entries.clear();
             bytes = 0;
             counters.heldBytes.reset();
         }
         release(victims);
-        if (shrinker != null) shrinker.shutdownNow();
     }
 }

@@ -28,9 +28,10 @@ import java.util.concurrent.RejectedExecutionException;
  * flusher threads at positions fixed under that lock.
  *
  * <p>The file ({@link PartitionFile}) is created when the first bytes arrive, ahead of their flush, and open only
- * while a flush writes it. A replica copy the worker may hold in memory ({@link #holdInMemory}) is created only by
- * its first flush: one that never filled a flush buffer goes whole to the {@link PartitionCache} at its commit
- * instead of to its file, which the cache writes later, if ever.
+ * while a flush writes it. A copy the worker may hold in memory ({@link #holdInMemory}) is created only by its first
+ * flush: one that never filled a flush buffer goes whole to the {@link PartitionCache} at its commit instead of to
+ * its file, which the cache writes right after (a replicated primary) or later, if ever (a replica). Its commit
+ * completes without waiting for the disk.
  *
  * <p>Disk faults: a push to a partition whose disk is failed (or has failed since the partition was reserved) is
  * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
@@ -68,6 +69,7 @@ public final class PartitionFileWriter {
     private PartitionCache holdIn;
 
     private String holdKey;
+    private boolean holdWriteAtOnce;
     /** The committed file held in {@link #holdIn}: its identity is the cache's key. */
     private CommittedFile held;
 
@@ -121,12 +123,14 @@ public final class PartitionFileWriter {
     }
 
     /**
-     * Makes this location a replica copy that {@code cache} keeps at commit when it never filled a flush buffer, or
-     * (null) an ordinary one; {@code shuffleKey} is its shuffle's, for the cache's removal per shuffle.
+     * Makes this location a copy that {@code cache} keeps at commit when it never filled a flush buffer, or (null) an
+     * ordinary one; {@code shuffleKey} is its shuffle's, for the cache's removal per shuffle. {@code writeAtOnce}: its
+     * file is written right after the commit (a replicated primary), not when the cache needs the room (a replica).
      */
-    public synchronized void holdInMemory(PartitionCache cache, String shuffleKey) {
+    public synchronized void holdInMemory(PartitionCache cache, String shuffleKey, boolean writeAtOnce) {
         holdIn = cache != null && cache.enabled() ? cache : null;
         holdKey = shuffleKey;
+        holdWriteAtOnce = writeAtOnce;
     }
 
     /** Bytes appended so far: the size the file will have. */
@@ -297,7 +301,10 @@ public final class PartitionFileWriter {
         finishCommitIfDone();
     }
 
-    /** Flushes what is left and completes once every byte is on disk. Calling it again returns the same result. */
+    /**
+     * Flushes what is left and completes once every byte is on disk, or, for a copy held in memory, once earlier
+     * flushes (none) are done and the cache holds the rest. Calling it again returns the same result.
+     */
     public synchronized CompletableFuture<CommittedFile> commit() {
         if (commit != null) return commit;
         commit = new CompletableFuture<>();
@@ -307,8 +314,8 @@ public final class PartitionFileWriter {
     }
 
     /**
-     * At commit, a replica copy whose every byte is still in its first flush buffer: offers that buffer to the cache
-     * in place of the file. Returns whether the buffer is taken care of (held, or refused and queued for writing).
+     * At commit, a copy to hold whose every byte is still in its first flush buffer: offers that buffer to the cache
+     * in place of the file (written by the cache, at once or when it needs the room). Returns whether the buffer is taken care of (held, or refused and queued for writing).
      */
     private boolean holdCommitted() {
         if (holdIn == null || flushAssigned > 0 || error != null || dropped > 0 || destroyed || closed) return false;
@@ -322,7 +329,8 @@ public final class PartitionFileWriter {
                 f,
                 buf,
                 data -> HeldCopyWrite.start(
-                        disk, partitionFile, name, data, () -> destroyed || disk.failures() != diskFailuresAtStart))) {
+                        disk, partitionFile, name, data, () -> destroyed || disk.failures() != diskFailuresAtStart),
+                holdWriteAtOnce)) {
             held = f;
         } else {
             queueWrite(buf, counted);

@@ -32,6 +32,8 @@ public final class StorageManager {
     private final DiskChecker checker;
     private final PartitionCache cache;
     private final boolean replicaHold;
+    private final boolean primaryHold;
+    private final CacheShrinker cacheShrinker;
 
     private final io.estuary.common.time.Clock clock;
 
@@ -69,8 +71,10 @@ public final class StorageManager {
                 conf.get(WorkerConfig.CACHE_ENABLED),
                 conf.get(WorkerConfig.CACHE_MAX_BYTES),
                 conf.get(WorkerConfig.CACHE_MAX_PARTITION_SIZE));
-        memory.addListener(cache);
+        this.cacheShrinker = new CacheShrinker(cache, memory);
+        memory.addListener(cacheShrinker);
         this.replicaHold = conf.get(WorkerConfig.REPLICA_HOLD_IN_MEMORY);
+        this.primaryHold = conf.get(WorkerConfig.COMMIT_FROM_MEMORY);
         this.bufferedData = new BufferedDataFlusher(memory, conf.get(WorkerConfig.FLUSH_MAX_AGE), clock);
         this.flushThreshold = conf.get(WorkerConfig.FLUSH_BUFFER_SIZE);
         this.chunkSize = conf.get(WorkerConfig.CHUNK_SIZE);
@@ -130,6 +134,14 @@ public final class StorageManager {
     /** Where replica copies are held at commit ({@code estuary.worker.replica.holdInMemory}), or null. */
     public PartitionCache replicaHold() {
         return replicaHold && cache.enabled() ? cache : null;
+    }
+
+    /**
+     * Where the primary copies of replicated partitions are held from their commit until written
+     * ({@code estuary.worker.commit.fromMemory}), or null.
+     */
+    public PartitionCache primaryHold() {
+        return primaryHold && cache.enabled() ? cache : null;
     }
 
     /** The disk of a storage directory, or null if this worker has no such directory. */
@@ -226,6 +238,7 @@ public final class StorageManager {
         bufferedData.close();
         checker.close();
         for (Disk d : disks.values()) d.close();
+        cacheShrinker.close();
         cache.close();
     }
 }

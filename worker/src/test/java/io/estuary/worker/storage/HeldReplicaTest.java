@@ -17,10 +17,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Replica copies held in the cache at their commit instead of written ({@code estuary.worker.replica.holdInMemory}),
- * on a real disk, cache and memory tracker: no file until the cache needs the room or a stop asks for it, the same
- * bytes served from memory and then written, memory counted throughout and released once, and a shuffle removed
- * while held leaves nothing behind. Primaries and copies that filled a flush buffer are written as before.
+ * Copies held in the cache at their commit instead of written, on a real disk, cache and memory tracker. Replicas
+ * ({@code estuary.worker.replica.holdInMemory}): no file until the cache needs the room or a stop asks for it, the
+ * same bytes served from memory and then written, memory counted throughout and released once, and a shuffle removed
+ * while held leaves nothing behind. Replicated primaries ({@code estuary.worker.commit.fromMemory}): committed
+ * without waiting for the disk, written at once. Unreplicated primaries and copies that filled a flush buffer are
+ * written as before.
  */
 class HeldReplicaTest {
     private static final String SHUFFLE = "app-held/0";
@@ -58,9 +60,18 @@ class HeldReplicaTest {
     }
 
     private PartitionFileWriter replica(int partition, PartitionCache holdIn) {
+        return writer(partition, holdIn, false);
+    }
+
+    /** A replicated primary's writer (an unreplicated one has no cache to hold in). */
+    private PartitionFileWriter primary(int partition, PartitionCache holdIn) {
+        return writer(partition, holdIn, true);
+    }
+
+    private PartitionFileWriter writer(int partition, PartitionCache holdIn, boolean writeAtOnce) {
         PartitionFileWriter w =
                 new PartitionFileWriter("partition " + partition, file(partition), disk, memory, FLUSH, 1 << 20);
-        w.holdInMemory(holdIn, SHUFFLE);
+        w.holdInMemory(holdIn, SHUFFLE, writeAtOnce);
         return w;
     }
 
@@ -121,9 +132,9 @@ class HeldReplicaTest {
     }
 
     @Test
-    void aPrimaryAndACopyThatFilledAFlushBufferAreWrittenAsBefore() throws Exception {
+    void anUnreplicatedPrimaryAndACopyThatFilledAFlushBufferAreWrittenAsBefore() throws Exception {
         PartitionCache c = cache(8 << 20);
-        PartitionFileWriter primary = replica(1, null);
+        PartitionFileWriter primary = primary(1, null);
         byte[] p = append(primary, 3000, 2);
         CommittedFile pf = primary.commit().get();
         assertArrayEquals(p, Files.readAllBytes(file(1).toPath()));
@@ -141,7 +152,7 @@ class HeldReplicaTest {
     }
 
     @Test
-    void aFullCacheWritesItsOldestHeldCopyAndTheNextCopyGoesToItsFile() throws Exception {
+    void aFullCacheWritesItsOldestHeldCopyToMakeRoomForTheNext() throws Exception {
         // Room for two first buffers (16 KiB each) of small partitions, not three.
         PartitionCache c = cache(40 << 10);
         PartitionFileWriter w1 = replica(1, c);
@@ -157,13 +168,40 @@ class HeldReplicaTest {
         PartitionFileWriter w3 = replica(3, c);
         byte[] d3 = append(w3, 1000, 7);
         CommittedFile f3 = w3.commit().get();
-        assertArrayEquals(d3, Files.readAllBytes(file(3).toPath()), "no room: written as usual");
-        assertFalse(c.contains(f3));
+        assertTrue(c.contains(f3), "held in the room the oldest copy leaves");
         waitFor(() -> file(1).exists() && file(1).length() == d1.length, "the oldest held copy written for room");
         assertArrayEquals(d1, Files.readAllBytes(file(1).toPath()));
-        waitFor(() -> c.counters().heldBytes() == 16 << 10, "one copy still held");
+        waitFor(() -> c.bytes() <= 40 << 10, "back within its capacity once that write ended");
+        assertFalse(c.contains(f1), "the written copy is evicted first");
+        assertEquals(2 * (16 << 10), c.counters().heldBytes(), "two copies still held");
+        assertArrayEquals(d3, bytesOf(c.slice(f3, 0, f3.length())));
         drain();
-        assertFalse(file(2).exists());
+        assertFalse(file(2).exists() || file(3).exists());
+    }
+
+    @Test
+    void aReplicatedPrimaryCommitsWithoutWaitingForItsDiskAndIsWrittenAtOnce() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter w = primary(1, c);
+        byte[] data = append(w, 7000, 10);
+        DiskHangInjection.hang(dir.toFile());
+        CommittedFile f;
+        try {
+            f = w.commit().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(c.contains(f), "committed from memory while its disk hangs");
+            assertArrayEquals(data, bytesOf(c.slice(f, 0, f.length())));
+            assertEquals(crc(data), f.contents().crc32c());
+            assertFalse(file(1).exists() && file(1).length() == data.length, "not on disk while the disk hangs");
+        } finally {
+            DiskHangInjection.healAll();
+        }
+        waitFor(() -> file(1).exists() && file(1).length() == data.length, "written right after the commit");
+        assertArrayEquals(data, Files.readAllBytes(file(1).toPath()));
+        waitFor(() -> c.counters().heldBytes() == 0, "no longer held once written");
+        assertEquals(1, c.counters().writeBacks());
+        assertTrue(c.contains(f), "still cached, now as an ordinary entry");
+        c.writeBackHeld().get();
+        assertEquals(1, c.counters().writeBacks(), "written once");
     }
 
     @Test

@@ -167,7 +167,8 @@ class PartitionCacheTest {
         MemoryTracker memory = new MemoryTracker(100_000); // resume below 70,000; pause pushes at 85,000
         PartitionCache c = new PartitionCache(memory, true, 1 << 20, 10_000, alloc);
         assertEquals(20_000, c.capacity(), "at most a fifth of the memory limit");
-        memory.addListener(c);
+        CacheShrinker shrinker = new CacheShrinker(c, memory);
+        memory.addListener(shrinker);
         List<CommittedFile> files = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             files.add(file("f" + i, 1000));
@@ -193,6 +194,7 @@ class PartitionCacheTest {
         memory.release(82_000);
         assertFalse(memory.paused());
         assertTrue(cache(c, "s", files.get(0)), "fills again once memory is free");
+        shrinker.close();
         c.close();
         assertEquals(0, memory.held());
     }
