@@ -10,8 +10,9 @@ import org.apache.spark.scheduler.StageInfo;
 /**
  * Where a workload's time went, from Spark's own listener events: the wall time of its map stages (those that write
  * a shuffle) and of the others, and, summed over their tasks, the shuffle write time and the reducers' fetch wait.
- * What is left of the workload's time outside its stages is the driver's own work between them (job and stage
- * submission, the shuffle's commit and registration as far as they are not inside a task). {@link #take} returns the
+ * What is left of the workload's time outside every stage (stages of a SQL query run side by side, so their sums may
+ * pass its time) is the driver's own work between them: job and stage submission, and the shuffle's registration
+ * and commit as far as no task waits for them. {@link #take} returns the
  * sums since the previous call. Events arrive on Spark's listener thread; the sums are read after the workload's
  * jobs ended, when Spark has delivered them (hence the wait in {@link #take}).
  */
@@ -21,6 +22,8 @@ final class StageTimes extends SparkListener {
     private long writeNanos;
     private long fetchWaitMs;
     private long tasks;
+    /** Each stage's {submitted, completed}, for the time covered by some stage. */
+    private final java.util.List<long[]> spans = new java.util.ArrayList<>();
 
     static StageTimes attach(JavaSparkContext sc) {
         StageTimes t = new StageTimes();
@@ -33,6 +36,9 @@ final class StageTimes extends SparkListener {
         StageInfo s = e.stageInfo();
         if (s.submissionTime().isEmpty() || s.completionTime().isEmpty()) return;
         long ms = (Long) s.completionTime().get() - (Long) s.submissionTime().get();
+        spans.add(new long[] {
+            (Long) s.submissionTime().get(), (Long) s.completionTime().get()
+        });
         if (s.shuffleDepId().isDefined()) mapStageMs += ms;
         else otherStageMs += ms;
     }
@@ -57,15 +63,29 @@ final class StageTimes extends SparkListener {
         synchronized (this) {
             String line = String.format(
                     "map stages %.2f s (shuffle write %.2f s in %d tasks), other stages %.2f s (fetch wait %.2f s), "
-                            + "between stages %.2f s",
+                            + "outside every stage %.2f s",
                     mapStageMs / 1e3,
                     writeNanos / 1e9,
                     tasks,
                     otherStageMs / 1e3,
                     fetchWaitMs / 1e3,
-                    totalSecs - (mapStageMs + otherStageMs) / 1e3);
+                    totalSecs - covered() / 1e3);
             mapStageMs = otherStageMs = writeNanos = fetchWaitMs = tasks = 0;
+            spans.clear();
             return line;
         }
+    }
+
+    /** Milliseconds covered by at least one stage. */
+    private long covered() {
+        spans.sort((a, b) -> Long.compare(a[0], b[0]));
+        long total = 0;
+        long end = Long.MIN_VALUE;
+        for (long[] sp : spans) {
+            if (sp[1] <= end) continue;
+            total += sp[1] - Math.max(sp[0], end);
+            end = sp[1];
+        }
+        return total;
     }
 }

@@ -116,12 +116,12 @@ public final class GracefulShutdown {
             timedOut = true;
         }
         try {
-            registry.writeHeldReplicas()
+            registry.writeHeldCopies()
                     .get(
                             Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - clock.nanos())),
                             TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            LOG.warn("Replica copies held in memory still being written at the shutdown deadline");
+            LOG.warn("Copies held in memory still being written at the shutdown deadline");
             timedOut = true;
         } catch (ExecutionException e) {
             // never: each write's failure is its own, logged by the cache

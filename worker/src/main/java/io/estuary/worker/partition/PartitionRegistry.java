@@ -197,10 +197,10 @@ public final class PartitionRegistry {
     }
 
     /**
-     * Writes the replica copies held in memory to their files (a graceful stop: the records of their commits say the
+     * Writes the copies held in memory to their files (a graceful stop: the records of their commits say the
      * files are there); completes when every one is written or failed.
      */
-    public java.util.concurrent.CompletableFuture<Void> writeHeldReplicas() {
+    public java.util.concurrent.CompletableFuture<Void> writeHeldCopies() {
         return storage.cache().writeBackHeld();
     }
 

@@ -4,6 +4,7 @@ import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.network.protocol.PushMergedData;
 import io.estuary.worker.partition.PartitionRegistry;
 import io.estuary.worker.storage.MemoryTracker;
+import io.estuary.worker.storage.PartitionFileWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -73,13 +74,23 @@ final class ReplicaForwarder {
         return out;
     }
 
-    /** Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). */
+    /**
+     * Forwards to a replica, counting the forwarded bytes as held until the replica has them (or failed). A failed
+     * forward tells the primaries' writers that their replica may lack data, so they commit from disk.
+     */
     CompletableFuture<Void> forward(
             PartitionLocation replica, String shuffleKey, int[] partitions, int[] epochs, int[] offsets, ByteBuf data) {
         long n = data.readableBytes();
         memory.add(n);
         return replicator
                 .forward(replica, shuffleKey, partitions, epochs, offsets, data)
-                .whenComplete((v, e) -> memory.release(n));
+                .whenComplete((v, e) -> {
+                    memory.release(n);
+                    if (e == null) return;
+                    for (int i = 0; i < partitions.length; i++) {
+                        PartitionFileWriter w = registry.writer(shuffleKey, partitions[i], epochs[i]);
+                        if (w != null) w.replicaMissedData();
+                    }
+                });
     }
 }

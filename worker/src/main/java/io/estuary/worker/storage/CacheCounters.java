@@ -30,7 +30,7 @@ public final class CacheCounters {
         return heldBytes.sum();
     }
 
-    /** Held replica copies written to their files since the start (for room, or at a graceful stop). */
+    /** Held copies written to their files since the start (primaries at once; replicas for room, or at a stop). */
     public long writeBacks() {
         return writeBacks.sum();
     }

@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One partition in the {@link PartitionCache}: its bytes, its shuffle and, for a replica copy held in place of its
- * file, how it reaches its disk. Not thread-safe: the cache reads and changes it under its lock. The cache owns
+ * One partition in the {@link PartitionCache}: its bytes, its shuffle and, for a copy held in place of its file
+ * (until written), how it reaches its disk. Not thread-safe: the cache reads and changes it under its lock. The cache owns
  * {@code data} and releases it when the entry goes; a claimed write-back's slice is released by that write.
  */
 final class CacheEntry {
@@ -50,7 +50,7 @@ final class CacheEntry {
         return b;
     }
 
-    /** Whether this is a replica copy whose bytes are nowhere but here. */
+    /** Whether this is a committed copy whose bytes are not on disk yet (only here). */
     boolean held() {
         return writeBack != null;
     }

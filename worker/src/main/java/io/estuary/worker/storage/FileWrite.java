@@ -8,7 +8,7 @@ import java.nio.channels.FileChannel;
 
 /**
  * A buffer on its way to a partition's file at a position fixed when it was queued: the write itself, shared by a
- * writer's flushes and by a held replica copy's write-back. What its end means is the subclass's ({@link #finished}).
+ * writer's flushes and by a held copy's write-back. What its end means is the subclass's ({@link #finished}).
  * Runs once, on a flusher thread; it owns its buffer and releases it in {@link #freeBuffer} (as {@link QueuedWrite}
  * settles it).
  */

@@ -57,6 +57,9 @@ public final class PartitionCache implements AutoCloseable {
     private final Map<CommittedFile, String> filling = new HashMap<>();
 
     private long bytes;
+    /** Bytes of held entries whose write is under way: they leave the held state (and can be evicted) once written. */
+    private long writing;
+
     private boolean closed;
     private final CacheCounters counters = new CacheCounters();
 
@@ -117,7 +120,7 @@ public final class PartitionCache implements AutoCloseable {
             buf = alloc.directBuffer(len, len);
             memory.add(len);
             file.readInto(buf);
-            kept = insert(file, buf);
+            kept = keep(file, buf, null, false, () -> filling.remove(file)); // if the claim still stands
             return kept;
         } catch (IOException | RuntimeException | OutOfMemoryError e) {
             // Not cached: readers get the file from disk, which reports its own failure if it has one.
@@ -132,11 +135,6 @@ public final class PartitionCache implements AutoCloseable {
                 }
             }
         }
-    }
-
-    /** Keeps a filled buffer if its claim still stands and memory allows; evicts the oldest entries to fit. */
-    private boolean insert(CommittedFile file, ByteBuf buf) {
-        return keep(file, buf, null, false, () -> filling.remove(file));
     }
 
     /**
@@ -158,9 +156,10 @@ public final class PartitionCache implements AutoCloseable {
         synchronized (this) {
             String shuffleKey = claim.get();
             if (shuffleKey != null && !closed && buf.capacity() <= capacity) {
-                long[] leaving = new long[1];
-                long freed = evictOldest(capacity - buf.capacity(), victims, writes, leaving);
-                long room = capacity + (writeBack != null ? leaving[0] : 0);
+                // A copy written at once is itself on its way out: it takes no room for long.
+                long own = writeBack != null && writeNow ? buf.capacity() : 0;
+                long freed = evictOldest(capacity - buf.capacity() + own, victims, writes);
+                long room = capacity + (writeBack != null ? writing + own : 0);
                 // held counts this buffer already, and still the victims (released below)
                 if (bytes + buf.capacity() <= room
                         && memory.held() - freed < memory.watermarks().resume()) {
@@ -168,7 +167,7 @@ public final class PartitionCache implements AutoCloseable {
                     entries.put(file, e);
                     bytes += buf.capacity();
                     if (writeBack != null) counters.heldBytes.add(buf.capacity());
-                    if (writeBack != null && writeNow && e.claimWriteBack())
+                    if (writeBack != null && writeNow && claim(e))
                         writes.add(new java.util.AbstractMap.SimpleImmutableEntry<>(file, e));
                     kept = true;
                 }
@@ -180,21 +179,18 @@ public final class PartitionCache implements AutoCloseable {
     }
 
     /**
-     * Evicts least recently read entries until at most {@code target} bytes are held; returns the bytes freed. A held
-     * entry is not evicted: its write-back is started instead (added to {@code writes}, to start outside the lock), and
-     * its bytes count as on their way out ({@code leaving[0]}).
+     * Evicts least recently read entries until at most {@code target} bytes are held, held entries being written
+     * counting as gone; returns the bytes freed. A held entry is not evicted: its write is started instead (added to
+     * {@code writes}, to start outside the lock).
      */
-    private long evictOldest(
-            long target, List<ByteBuf> victims, List<Map.Entry<CommittedFile, CacheEntry>> writes, long[] leaving) {
+    private long evictOldest(long target, List<ByteBuf> victims, List<Map.Entry<CommittedFile, CacheEntry>> writes) {
         long freed = 0;
-        long onTheirWay = 0;
         Iterator<Map.Entry<CommittedFile, CacheEntry>> it = entries.entrySet().iterator();
-        while (bytes - onTheirWay > target && it.hasNext()) {
+        while (bytes - writing > target && it.hasNext()) {
             Map.Entry<CommittedFile, CacheEntry> me = it.next();
             CacheEntry e = me.getValue();
             if (e.held()) {
-                if (e.claimWriteBack()) writes.add(me);
-                onTheirWay += e.data.capacity();
+                if (claim(e)) writes.add(me);
                 continue;
             }
             it.remove();
@@ -204,8 +200,14 @@ public final class PartitionCache implements AutoCloseable {
             victims.add(e.data);
             counters.evictions.increment();
         }
-        leaving[0] = onTheirWay;
         return freed;
+    }
+
+    /** Claims a held entry's write ({@link CacheEntry#claimWriteBack}), counting it as under way; under the lock. */
+    private boolean claim(CacheEntry e) {
+        if (!e.claimWriteBack()) return false;
+        writing += e.data.capacity();
+        return true;
     }
 
     /**
@@ -245,6 +247,7 @@ public final class PartitionCache implements AutoCloseable {
             written = e.written;
             removed = e.removed; // not entries.get: that would make it the most recently read
             stopped = closed;
+            if (!removed) writing -= e.data.capacity(); // a removed entry stopped counting when it went
             if (!removed && (error == null || file.lostReason() != null)) {
                 counters.heldBytes.add(-e.data.capacity());
                 e.writeBack = null;
@@ -260,7 +263,7 @@ public final class PartitionCache implements AutoCloseable {
         }
         if (error == null && !removed) counters.writeBacks.increment();
         else if (!removed && !stopped)
-            LOG.warn("Writing held replica {} to disk failed: {}", file.file(), error.toString());
+            LOG.warn("Writing held copy {} to disk failed: {}", file.file(), error.toString());
         release(victims);
         written.complete(null);
         if (!removed && error == null) shrink();
@@ -277,7 +280,7 @@ public final class PartitionCache implements AutoCloseable {
             for (Map.Entry<CommittedFile, CacheEntry> me : entries.entrySet()) {
                 CacheEntry e = me.getValue();
                 if (!e.held()) continue;
-                if (e.claimWriteBack()) writes.add(me);
+                if (claim(e)) writes.add(me);
                 all.add(e.written);
             }
         }
@@ -333,6 +336,7 @@ public final class PartitionCache implements AutoCloseable {
                 e.removed = true;
                 bytes -= e.data.capacity();
                 if (e.held()) counters.heldBytes.add(-e.data.capacity());
+                if (e.held() && e.written != null) writing -= e.data.capacity();
                 victims.add(e.data);
             }
         }
@@ -351,7 +355,7 @@ public final class PartitionCache implements AutoCloseable {
             long target = capacity;
             long excess = memory.held() - memory.watermarks().resume() + 1;
             if (excess > 0) target = Math.min(target, Math.max(0, bytes - excess));
-            if (bytes > target) evictOldest(target, victims, writes, new long[1]);
+            if (bytes > target) evictOldest(target, victims, writes);
         }
         release(victims);
         startWrites(writes);
@@ -387,6 +391,7 @@ public final class PartitionCache implements AutoCloseable {
             }
             entries.clear();
             bytes = 0;
+            writing = 0;
             counters.heldBytes.reset();
         }
         release(victims);

@@ -65,7 +65,7 @@ public final class PartitionFileWriter {
     private long dropped;
     /** Whether the file's creation was queued (ahead of its first flush) or a flush was. */
     private boolean creationQueued;
-    /** Where this replica copy is kept at its commit if it is small (null: a primary, or written as usual). */
+    /** Where this copy is kept at its commit if it is small (null: unreplicated, or written as usual). */
     private PartitionCache holdIn;
 
     private String holdKey;
@@ -131,6 +131,11 @@ public final class PartitionFileWriter {
         holdIn = cache != null && cache.enabled() ? cache : null;
         holdKey = shuffleKey;
         holdWriteAtOnce = writeAtOnce;
+    }
+
+    /** A forward to this primary's replica failed: the replica may lack data, so this copy commits from disk. */
+    public synchronized void replicaMissedData() {
+        if (holdWriteAtOnce) holdIn = null;
     }
 
     /** Bytes appended so far: the size the file will have. */

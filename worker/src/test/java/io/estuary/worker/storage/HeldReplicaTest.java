@@ -205,6 +205,18 @@ class HeldReplicaTest {
     }
 
     @Test
+    void aPrimaryWhoseReplicaMissedDataCommitsFromDisk() throws Exception {
+        PartitionCache c = cache(8 << 20);
+        PartitionFileWriter w = primary(1, c);
+        byte[] data = append(w, 4000, 11);
+        w.replicaMissedData(); // a forward to its replica failed: the replica may not have these bytes
+        CommittedFile f = w.commit().get();
+        assertArrayEquals(data, Files.readAllBytes(file(1).toPath()), "on disk when its commit completes");
+        assertFalse(c.contains(f));
+        assertEquals(0, c.counters().heldBytes());
+    }
+
+    @Test
     void aShuffleRemovedWhileItsCopyIsHeldLeavesNoFileAndNoMemory() throws Exception {
         PartitionCache c = cache(8 << 20);
         PartitionFileWriter w = replica(1, c);
