@@ -28,10 +28,10 @@ import java.util.concurrent.RejectedExecutionException;
  * flusher threads at positions fixed under that lock.
  *
  * <p>The file ({@link PartitionFile}) is created when the first bytes arrive, ahead of their flush, and open only
- * while a flush writes it. A copy the worker may hold in memory ({@link #holdInMemory}) is created only by its first
- * flush: one that never filled a flush buffer goes whole to the {@link PartitionCache} at its commit instead of to
- * its file, which the cache writes right after (a replicated primary) or later, if ever (a replica). Its commit
- * completes without waiting for the disk.
+ * while a flush writes it. A copy the worker may hold in memory ({@link #holdInMemory}) that never filled a flush
+ * buffer goes whole to the {@link PartitionCache} at its commit instead of to its file, which the cache writes right
+ * after (a replicated primary) or later, if ever (a replica: its file is created only by its first write). Its
+ * commit completes without waiting for the disk.
  *
  * <p>Disk faults: a push to a partition whose disk is failed (or has failed since the partition was reserved) is
  * refused with {@code DISK_FAILED}, and one whose disk is full with {@code HARD_SPLIT}; either way the client moves
@@ -175,7 +175,7 @@ public final class PartitionFileWriter {
                 layout.append(data);
                 pending.write(data);
                 if (pending.full()) flushPending(true);
-                else if (!creationQueued && holdIn == null) {
+                else if (!creationQueued && (holdIn == null || holdWriteAtOnce)) { // a primary's file comes soon
                     creationQueued = true;
                     partitionFile.createAhead(disk);
                 }
