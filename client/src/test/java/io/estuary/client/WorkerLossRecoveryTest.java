@@ -282,6 +282,21 @@ class WorkerLossRecoveryTest {
         }
     }
 
+    /**
+     * Map {@code map} writes 600 records of 50 bytes over every partition (small partitions: copies that are held);
+     * adds their count and checksum to {@code expected}. Returns the writer, not finished.
+     */
+    private static MapOutputWriter smallMap(Setup s, ShuffleSpec spec, int map, long[] expected) throws Exception {
+        MapOutputWriter w = new MapOutputWriter(s.client, spec, map, 0);
+        for (int i = 0; i < 600; i++) {
+            byte[] r = framed(map, i, 50);
+            w.write(i % spec.numPartitions, r, 0, r.length);
+            expected[0]++;
+            expected[1] += hash(r);
+        }
+        return w;
+    }
+
     /** Buffered data is never flushed for its age here: a copy is held whatever the machine's speed. */
     private static EstuaryConf noAgeFlush() {
         return new EstuaryConf().set(WorkerConfig.FLUSH_MAX_AGE, "10min");
@@ -297,18 +312,8 @@ class WorkerLossRecoveryTest {
         try (Setup s = new Setup(2, noAgeFlush(), true)) {
             int partitions = 6;
             ShuffleSpec spec = s.spec(2, partitions);
-            long count = 0;
-            long sum = 0;
-            for (int m = 0; m < 2; m++) {
-                MapOutputWriter w = new MapOutputWriter(s.client, spec, m, 0);
-                for (int i = 0; i < 600; i++) {
-                    byte[] r = framed(m, i, 50);
-                    w.write(i % partitions, r, 0, r.length);
-                    count++;
-                    sum += hash(r);
-                }
-                w.finish();
-            }
+            long[] expected = new long[2];
+            for (int m = 0; m < 2; m++) smallMap(s, spec, m, expected).finish();
             s.client.reducerFiles(spec, 0, partitions, 0, 2); // the commit is done
             long held = 0;
             for (Worker w : s.cluster.workers())
@@ -320,8 +325,7 @@ class WorkerLossRecoveryTest {
             LocationTable t = s.client.register(spec, 0, false);
             workerOf(s, t).close(); // no graceful stop: its held copies (of the other worker's primaries) go with it
             long[] got = readAll(s.client, spec, 0, partitions);
-            assertEquals(count, got[0]);
-            assertEquals(sum, got[1]);
+            assertArrayEquals(expected, got, "records and checksum");
         }
     }
 
@@ -334,16 +338,8 @@ class WorkerLossRecoveryTest {
         try (Setup s = new Setup(2, noAgeFlush(), true)) {
             int partitions = 6;
             ShuffleSpec spec = s.spec(1, partitions);
-            long count = 0;
-            long sum = 0;
-            MapOutputWriter w = new MapOutputWriter(s.client, spec, 0, 0);
-            for (int i = 0; i < 600; i++) {
-                byte[] r = framed(0, i, 50);
-                w.write(i % partitions, r, 0, r.length);
-                count++;
-                sum += hash(r);
-            }
-            w.finish();
+            long[] expected = new long[2];
+            smallMap(s, spec, 0, expected).finish();
             s.client.reducerFiles(spec, 0, partitions, 0, 1); // the commit is done
             io.estuary.testing.Waits.waitFor(
                     () -> s.cluster.dataFileCount() == partitions, "the primaries written, the copies held");
@@ -364,8 +360,7 @@ class WorkerLossRecoveryTest {
                     "worker 0 has a file of every partition (copies held on worker 1: " + copiesOnOther
                             + " bytes, lost with it)");
             long[] got = readAll(s.client, spec, 0, partitions);
-            assertEquals(count, got[0]);
-            assertEquals(sum, got[1]);
+            assertArrayEquals(expected, got, "records and checksum");
         }
     }
 
@@ -379,15 +374,8 @@ class WorkerLossRecoveryTest {
         try (Setup s = new Setup(2, noAgeFlush(), true)) {
             int partitions = 6;
             ShuffleSpec spec = s.spec(1, partitions);
-            MapOutputWriter w = new MapOutputWriter(s.client, spec, 0, 0);
-            long count = 0;
-            long sum = 0;
-            for (int i = 0; i < 600; i++) {
-                byte[] r = framed(0, i, 50);
-                w.write(i % partitions, r, 0, r.length);
-                count++;
-                sum += hash(r);
-            }
+            long[] expected = new long[2];
+            MapOutputWriter w = smallMap(s, spec, 0, expected);
             java.io.File disk0 = s.cluster.root().resolve("worker0-disk0").toFile();
             DiskHangInjection.hang(disk0);
             try {
@@ -415,8 +403,7 @@ class WorkerLossRecoveryTest {
                 DiskHangInjection.healAll();
             }
             long[] got = readAll(s.client, spec, 0, partitions);
-            assertEquals(count, got[0]);
-            assertEquals(sum, got[1]);
+            assertArrayEquals(expected, got, "records and checksum");
         }
     }
 

@@ -107,6 +107,15 @@ class HeldReplicaTest {
         return c.getValue();
     }
 
+    /** The copy of {@code f} was written once, is held no more, stays cached, and a graceful stop writes nothing. */
+    private static void assertWrittenOnceAndStillCached(PartitionCache c, CommittedFile f) throws Exception {
+        assertEquals(0, c.counters().heldBytes());
+        assertEquals(1, c.counters().writeBacks());
+        assertTrue(c.contains(f), "still cached, now as an ordinary entry");
+        c.writeBackHeld().get();
+        assertEquals(1, c.counters().writeBacks(), "written once");
+    }
+
     @Test
     void aSmallReplicaCopyIsServedFromMemoryAndWrittenOnlyWhenAsked() throws Exception {
         PartitionCache c = cache(8 << 20);
@@ -124,11 +133,7 @@ class HeldReplicaTest {
 
         c.writeBackHeld().get();
         assertArrayEquals(data, Files.readAllBytes(file(1).toPath()), "written whole at a graceful stop");
-        assertEquals(0, c.counters().heldBytes());
-        assertEquals(1, c.counters().writeBacks());
-        assertTrue(c.contains(f), "still cached, now as an ordinary entry");
-        c.writeBackHeld().get();
-        assertEquals(1, c.counters().writeBacks(), "written once");
+        assertWrittenOnceAndStillCached(c, f);
     }
 
     @Test
@@ -198,10 +203,7 @@ class HeldReplicaTest {
         waitFor(() -> file(1).exists() && file(1).length() == data.length, "written right after the commit");
         assertArrayEquals(data, Files.readAllBytes(file(1).toPath()));
         waitFor(() -> c.counters().heldBytes() == 0, "no longer held once written");
-        assertEquals(1, c.counters().writeBacks());
-        assertTrue(c.contains(f), "still cached, now as an ordinary entry");
-        c.writeBackHeld().get();
-        assertEquals(1, c.counters().writeBacks(), "written once");
+        assertWrittenOnceAndStillCached(c, f);
     }
 
     @Test
