@@ -69,7 +69,10 @@ common=(--master 'local-cluster[2,1,512]' --conf spark.executor.memory=512m --co
 status=0
 
 start=$(date +%s)
-if timeout 300 "$venv/bin/spark-submit" "${common[@]}" --conf spark.driver.extraClassPath="$jar" \
+# 600 s: on a loaded machine some pushes to the single small worker of the 20,000-partition shuffle have gone
+# unanswered until the client's push timeout (240 s), after which the job recovers and passes (a stall still to be
+# found); the check is of the README way of submitting, which then still works.
+if timeout 600 "$venv/bin/spark-submit" "${common[@]}" --conf spark.driver.extraClassPath="$jar" \
     --conf spark.executor.extraClassPath="$jar" "$here/job.py" > "$work/right.log" 2>&1 \
     && grep -q "CHECK OK" "$work/right.log"; then
   echo "README way (extraClassPath): job OK in $(( $(date +%s) - start )) s"
