@@ -19,8 +19,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * a single push does, and what each part of a failed merged push does once the merged push was split.
  *
  * <p>A push whose stage ended settles quietly whatever else holds; otherwise an aborted task, a code that is not
- * retryable or a push out of tries gives up; a merged push that may be retried is split; a single push takes its
- * row. Immutable and thread-safe (the back-off draws from {@link ThreadLocalRandom}).
+ * retryable or a push out of tries gives up; a merged push that may be retried is split, unless the refusal speaks
+ * of the whole worker ({@link #staysWhole}); a single push takes its row. Immutable and thread-safe (the back-off
+ * draws from {@link ThreadLocalRandom}).
  */
 public final class PushFailurePolicy {
     /** The longest wait between two tries of a push. */
@@ -94,7 +95,18 @@ public final class PushFailurePolicy {
         PushFailureAction single = forSingle(status);
         if (single == STAGE_ENDED) return STAGE_ENDED;
         if (aborted || single == GIVE_UP || attempt >= retries) return GIVE_UP;
-        return merged ? SPLIT : single;
+        if (!merged) return single;
+        return staysWhole(status) ? BACK_OFF : SPLIT;
+    }
+
+    /**
+     * Whether a merged push that failed with {@code status} is tried again whole after a back-off instead of split:
+     * the status speaks of the worker (busy, out of memory, congested), not of any one partition, so every part would
+     * meet it again. Splitting then would turn one refused push into thousands of single pushes, each a frame and a
+     * round trip, at the very moment the worker is short of memory.
+     */
+    public static boolean staysWhole(StatusCode status) {
+        return status == StatusCode.RETRY_LATER || status == StatusCode.CONGESTED;
     }
 
     /**

@@ -247,6 +247,12 @@ final class PushSender {
                         attempt + 1,
                         policy.retries(),
                         wait);
+                if (push.isMerged()) {
+                    // Refused for the worker's sake: the same push again. Had a partition of it moved meanwhile, the
+                    // worker still takes its old epoch, or refuses and the push is then split.
+                    retryLater(push, () -> send(push, attempt + 1), wait);
+                    return;
+                }
                 // Sent to the partition's location as it is then: another task may have moved it meanwhile.
                 int partition = push.locations[0].getPartitionId();
                 retryLater(push, () -> send(Push.single(table.get(partition), push.body, push), attempt + 1), wait);

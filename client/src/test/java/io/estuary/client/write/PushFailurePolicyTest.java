@@ -83,9 +83,12 @@ class PushFailurePolicyTest {
     }
 
     @Test
-    void aMergedPushSplitsOnEveryRetryableFailure() {
+    void aMergedPushSplitsOnEveryRetryableFailureExceptTheWorkersOwn() {
         for (StatusCode s : StatusCode.values()) {
-            PushFailureAction expected = s == StatusCode.STAGE_ENDED ? STAGE_ENDED : s.isRetryable() ? SPLIT : GIVE_UP;
+            boolean whole = s == StatusCode.RETRY_LATER || s == StatusCode.CONGESTED;
+            assertEquals(whole, PushFailurePolicy.staysWhole(s), s + ": speaks of the worker as a whole");
+            PushFailureAction expected =
+                    s == StatusCode.STAGE_ENDED ? STAGE_ENDED : !s.isRetryable() ? GIVE_UP : whole ? BACK_OFF : SPLIT;
             assertEquals(expected, policy.onFailure(s, 0, true, false), "a merged push failing with " + s);
             assertEquals(
                     s == StatusCode.STAGE_ENDED ? STAGE_ENDED : GIVE_UP, policy.onFailure(s, RETRIES, true, false));

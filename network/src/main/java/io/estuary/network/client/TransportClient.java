@@ -12,6 +12,7 @@ import io.estuary.network.protocol.StreamClose;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
 import java.io.Closeable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -132,7 +133,8 @@ public final class TransportClient implements Closeable {
                                 handler.removeRpc(requestId);
                                 f.completeExceptionally(RemoteException.noAnswer(
                                         "no answer from " + remote + " within " + timeoutMs + " ms"
-                                                + (timeoutMs == this.timeoutMs ? " (estuary.network.rpc.timeout)" : ""),
+                                                + (timeoutMs == this.timeoutMs ? " (estuary.network.rpc.timeout)" : "")
+                                                + unsent(),
                                         null));
                             }
                         },
@@ -140,6 +142,17 @@ public final class TransportClient implements Closeable {
                         TimeUnit.MILLISECONDS);
         f.whenComplete((r, e) -> timeout.cancel(false)); // answered requests must not pile up as timer tasks
         return f;
+    }
+
+    /**
+     * What this connection has not yet handed to the socket, for a timeout's message: whether a request's bytes ever
+     * left this process tells a server that did not answer from a write that never happened. Called on the event loop.
+     */
+    private String unsent() {
+        ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+        if (out == null || out.totalPendingWriteBytes() == 0) return "";
+        return "; " + out.totalPendingWriteBytes() + " bytes in " + out.size() + " messages were still unsent on the "
+                + "connection (writable: " + channel.isWritable() + ", active: " + channel.isActive() + ")";
     }
 
     public void fetchChunk(long streamId, int chunkIndex, ChunkReceivedCallback callback) {
