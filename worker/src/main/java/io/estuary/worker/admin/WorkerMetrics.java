@@ -4,10 +4,13 @@ import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.status.StatusCode;
 import io.estuary.network.auth.AuthFailure;
+import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.server.admin.BuildInfo;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.StorageManager;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.internal.PlatformDependent;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
@@ -15,6 +18,8 @@ import io.prometheus.client.CounterMetricFamily;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -158,6 +163,21 @@ public final class WorkerMetrics {
         }.register(registry);
     }
 
+    private static final BufferPoolMXBean JDK_DIRECT = jdkDirectPool();
+
+    private static BufferPoolMXBean jdkDirectPool() {
+        for (BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if ("direct".equals(p.getName())) return p;
+        }
+        return null;
+    }
+
+    /** Direct memory in use: the JDK's count (buffers with a cleaner) plus Netty's own (buffers without one). */
+    static long directMemoryUsed() {
+        long jdk = JDK_DIRECT == null ? 0 : Math.max(0, JDK_DIRECT.getMemoryUsed());
+        return jdk + Math.max(0, PlatformDependent.usedDirectMemory());
+    }
+
     private List<Collector.MetricFamilySamples> gauges(
             StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams, StallDetector stalls) {
         List<Collector.MetricFamilySamples> out = new ArrayList<>();
@@ -170,6 +190,26 @@ public final class WorkerMetrics {
                 "The worker's memory limit (estuary.worker.memory.maxBuffered, or half the direct memory limit when smaller); "
                         + "reading pushes pauses at pausePushRatio of it.",
                 memory.limit()));
+        // Beside what flush buffers hold, the JVM's direct memory also carries the pool's partly used chunks and
+        // receive buffers: near its limit an allocation stalls its thread while the JDK collects and retries.
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_direct_memory_used_bytes",
+                "Direct memory the JVM has allocated (buffers with and without a cleaner).",
+                directMemoryUsed()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_direct_memory_max_bytes",
+                "The JVM's direct memory limit (-XX:MaxDirectMemorySize, else the heap limit).",
+                PlatformDependent.maxDirectMemory()));
+        PooledByteBufAllocator pool = NettyUtils.allocator();
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_buffer_pool_chunk_bytes",
+                "Direct memory held by the buffer pool in whole chunks, used or not.",
+                pool.metric().usedDirectMemory()));
+        out.add(new GaugeMetricFamily(
+                "estuary_worker_buffer_pool_pinned_bytes",
+                "Direct memory of the buffer pool's chunks in live buffers; the rest of the chunks is free or lost to "
+                        + "fragmentation.",
+                pool.pinnedDirectMemory()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_memory_paused",
                 "1 while the worker has paused reading push connections for want of memory, else 0.",
