@@ -1,5 +1,6 @@
 package io.estuary.client;
 
+import io.estuary.client.read.FileGroupCache;
 import io.estuary.client.read.ReaderPort;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.spec.ShuffleSpec;
@@ -59,6 +60,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     private final ScheduledExecutorService retryTimer;
     private final ReviveBatcher revives;
     private final Map<String, CompletableFuture<LocationTable>> tables = new ConcurrentHashMap<>();
+    private final FileGroupCache fileGroups;
     private final Set<PendingRetry> pendingRetries = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private final long fileGroupWaitMs;
@@ -89,6 +91,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         this.driverTls = ClientTls.fromConf(conf, TlsConfig.Group.APPLICATION);
         this.retryTimer = Executors.newSingleThreadScheduledExecutor(new NamedThreadFactory("estuary-push-retry"));
         this.revives = new ReviveBatcher(retryTimer, conf.get(ClientConfig.REVIVE_BATCH_WINDOW));
+        this.fileGroups = new FileGroupCache(conf.get(ClientConfig.FETCH_FILE_GROUP_CACHE_PARTITIONS), 64);
     }
 
     @Override
@@ -118,7 +121,17 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     /** A reader of partitions [startPartition, endPartition) written by maps [startMap, endMap). */
     public ShuffleBatchReader openReader(
             ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) {
-        return new ShuffleBatchReader(this, spec, startPartition, endPartition, startMap, endMap);
+        return openReader(spec, startPartition, endPartition, startMap, endMap, -1);
+    }
+
+    /**
+     * As {@link #openReader(ShuffleSpec, int, int, int, int)}, for a task under the engine's map output epoch
+     * {@code engineEpoch} (negative: none): where the partitions are is then asked of the driver once per process and
+     * epoch ({@link FileGroupCache}).
+     */
+    public ShuffleBatchReader openReader(
+            ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap, long engineEpoch) {
+        return new ShuffleBatchReader(this, spec, startPartition, endPartition, startMap, endMap, engineEpoch);
     }
 
     /**
@@ -329,6 +342,31 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
                 fileGroupWaitMs);
     }
 
+    @Override
+    public GetReducerFileGroupResponse reducerFiles(
+            ShuffleSpec spec, long engineEpoch, int startPartition, int endPartition, int startMap, int endMap)
+            throws RemoteException {
+        if (engineEpoch < 0) return reducerFiles(spec, startPartition, endPartition, startMap, endMap);
+        return fileGroups.get(
+                spec,
+                engineEpoch,
+                startPartition,
+                endPartition,
+                startMap,
+                endMap,
+                (s, e, sm, em) -> reducerFiles(spec, s, e, sm, em));
+    }
+
+    @Override
+    public void fileGroupUnreadable(ShuffleSpec spec) {
+        fileGroups.forget(spec);
+    }
+
+    /** Whole-map file group lookups of readers with an epoch, and how many were served without asking the driver. */
+    public long[] fileGroupLookupsAndHits() {
+        return fileGroups.lookupsAndHits();
+    }
+
     /** Tells the driver a generation cannot be read, before the engine is told to rerun its maps. */
     public void reportFetchFailure(ShuffleSpec spec, int estuaryShuffleId, String reason) throws RemoteException {
         ControlClient.ask(
@@ -348,6 +386,7 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     public void forgetShuffle(int shuffleId) {
         String prefix = shuffleId + "/";
         tables.keySet().removeIf(k -> k.startsWith(prefix));
+        fileGroups.forget(shuffleId);
     }
 
     /**

@@ -227,6 +227,18 @@ public final class ClientConfig {
                     + "time per shuffle.")
             .build();
 
+    public static final ConfigEntry<Integer> FETCH_FILE_GROUP_CACHE_PARTITIONS = ConfigEntry.builder(
+                    "estuary.client.fetch.fileGroupCache.maxPartitions", ConfigType.INT)
+            .defaultValue("10000")
+            .scope(CLIENT)
+            .check(ConfigType.nonNegative())
+            .doc("Where a shuffle's partitions were committed is asked of the driver once per executor, for every "
+                    + "partition, and kept until the engine's map outputs change (Spark's map output epoch: a lost "
+                    + "output or a stage rerun), instead of once per reduce task. Shuffles with more partitions than "
+                    + "this are asked per task (each kept answer takes about a hundred bytes per partition). 0: never "
+                    + "kept.")
+            .build();
+
     public static final ConfigEntry<Boolean> INTEGRITY_CHECK = ConfigEntry.builder(
                     "estuary.client.integrity.check", ConfigType.BOOLEAN)
             .defaultValue("true")

@@ -6,7 +6,9 @@ import io.estuary.client.engine.MeteredBatches;
 import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.read.ShuffleDataLostException;
 import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.MapOutputTracker;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
@@ -70,6 +72,17 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
                 null, handle.shuffleId(), -1L, -1, startPartition, "Estuary: " + e.getMessage(), e));
     }
 
+    /**
+     * Spark's map output epoch as this executor knows it: Spark raises it when map outputs are lost or a stage reruns,
+     * and an executor takes the new value from the first task that carries it, before that task runs.
+     */
+    private static long mapOutputEpoch() {
+        MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+        synchronized (tracker.epochLock()) {
+            return tracker.epoch();
+        }
+    }
+
     /** Spark's read metrics reporter as the shared reader sees it: each chunk fetched is a remote block. */
     private static SparkReadMetrics readMetrics(ShuffleReadMetricsReporter m) {
         return new SparkReadMetrics() {
@@ -99,7 +112,10 @@ final class EstuaryShuffleReader<K, C> implements ShuffleReader<K, C> {
     @SuppressWarnings({"unchecked", "rawtypes"})
     public Iterator<Product2<K, C>> read() {
         ShuffleDependency<K, ?, C> dep = handle.dependency();
-        ShuffleBatchReader batches = client.openReader(handle.spec(), startPartition, endPartition, startMap, endMap);
+        // Where the partitions are is kept per executor under Spark's map output epoch, as Spark keeps its own map
+        // statuses: a lost output or a rerun raises the epoch before any task that must see it runs here.
+        ShuffleBatchReader batches =
+                client.openReader(handle.spec(), startPartition, endPartition, startMap, endMap, mapOutputEpoch());
         // Spark gives the reader a temporary read-metrics holder; like Spark's own reader, its values must be merged
         // into the task's shuffle read metrics, or listeners and the UI see nothing read. Merging recomputes the sum
         // over all holders, so doing it both at the end of the records and at task end (a limit may stop early) counts
