@@ -121,17 +121,18 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
     /** A reader of partitions [startPartition, endPartition) written by maps [startMap, endMap). */
     public ShuffleBatchReader openReader(
             ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) {
-        return openReader(spec, startPartition, endPartition, startMap, endMap, -1);
+        return new ShuffleBatchReader(this, spec, startPartition, endPartition, startMap, endMap);
     }
 
     /**
      * As {@link #openReader(ShuffleSpec, int, int, int, int)}, for a task under the engine's map output epoch
-     * {@code engineEpoch} (negative: none): where the partitions are is then asked of the driver once per process and
+     * {@code engineEpoch} (negative: none): where the partitions are is asked of the driver once per process and
      * epoch ({@link FileGroupCache}).
      */
     public ShuffleBatchReader openReader(
             ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap, long engineEpoch) {
-        return new ShuffleBatchReader(this, spec, startPartition, endPartition, startMap, endMap, engineEpoch);
+        ReaderPort port = engineEpoch < 0 ? this : fileGroups.portFor(this, engineEpoch);
+        return new ShuffleBatchReader(port, spec, startPartition, endPartition, startMap, endMap);
     }
 
     /**
@@ -340,26 +341,6 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
                                 .setNumPartitions(spec.numPartitions)),
                 GetReducerFileGroupResponse.parser(),
                 fileGroupWaitMs);
-    }
-
-    @Override
-    public GetReducerFileGroupResponse reducerFiles(
-            ShuffleSpec spec, long engineEpoch, int startPartition, int endPartition, int startMap, int endMap)
-            throws RemoteException {
-        if (engineEpoch < 0) return reducerFiles(spec, startPartition, endPartition, startMap, endMap);
-        return fileGroups.get(
-                spec,
-                engineEpoch,
-                startPartition,
-                endPartition,
-                startMap,
-                endMap,
-                (s, e, sm, em) -> reducerFiles(spec, s, e, sm, em));
-    }
-
-    @Override
-    public void fileGroupUnreadable(ShuffleSpec spec) {
-        fileGroups.forget(spec);
     }
 
     /** Whole-map file group lookups of readers with an epoch, and how many were served without asking the driver. */

@@ -5,6 +5,7 @@ import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
+import io.estuary.common.util.IdRanges;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -40,7 +41,8 @@ final class DriverPlacement {
             throw new StatusException(
                     StatusCode.RETRY_LATER,
                     "no master answers, and every worker of this shuffle "
-                            + "failed or must be avoided: no new location for partitions " + partitionIds);
+                            + "failed or must be avoided: no new location for partitions "
+                            + IdRanges.describe(partitionIds));
         }
         List<String> ids = new ArrayList<>(workers.keySet());
         int n = ids.size();

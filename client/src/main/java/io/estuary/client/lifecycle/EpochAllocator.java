@@ -9,6 +9,7 @@ import io.estuary.common.protocol.WorkerAddress;
 import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.time.Clock;
+import io.estuary.common.util.IdRanges;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
 import io.estuary.network.rpc.SlotRequestCaps;
@@ -211,14 +212,15 @@ final class EpochAllocator {
             } catch (RemoteException | RuntimeException e) {
                 LOG.warn(
                         "No new locations for partitions {} of {} (avoiding {}): {}",
-                        parts,
+                        IdRanges.describe(parts),
                         b.shuffle,
                         excluded,
                         e.toString());
                 trustMasterOnly = attempt > 0;
                 last = new StatusException(
                         StatusCode.RETRY_LATER,
-                        "no new location for partitions " + parts + " of " + b.shuffle + ": " + e.getMessage(),
+                        "no new location for partitions " + IdRanges.describe(parts) + " of " + b.shuffle + ": "
+                                + e.getMessage(),
                         e);
                 continue; // a split that excluded every worker tries again anywhere
             }
@@ -276,7 +278,7 @@ final class EpochAllocator {
                                 + "until one does",
                         e.getMessage(),
                         appId,
-                        parts,
+                        IdRanges.describe(parts),
                         b.shuffle);
             }
         }

@@ -1,8 +1,12 @@
 package io.estuary.client.read;
 
 import io.estuary.client.spec.ShuffleSpec;
+import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.GetReducerFileGroupResponse;
+import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.time.Clock;
 import io.estuary.network.client.RemoteException;
+import io.estuary.network.client.TransportClient;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -96,6 +100,40 @@ public final class FileGroupCache {
             }
         }
         return slice(await(e), start, end);
+    }
+
+    /**
+     * {@code process} as a task under engine epoch {@code epoch} sees it: where partitions are comes from this cache,
+     * asked through {@code process} when not kept.
+     */
+    public ReaderPort portFor(ReaderPort process, long epoch) {
+        return new ReaderPort() {
+            @Override
+            public EstuaryConf conf() {
+                return process.conf();
+            }
+
+            @Override
+            public Clock clock() {
+                return process.clock();
+            }
+
+            @Override
+            public GetReducerFileGroupResponse reducerFiles(ShuffleSpec spec, int start, int end, int sm, int em)
+                    throws RemoteException {
+                return get(spec, epoch, start, end, sm, em, (s, e, m, n) -> process.reducerFiles(spec, s, e, m, n));
+            }
+
+            @Override
+            public void fileGroupUnreadable(ShuffleSpec spec) {
+                forget(spec);
+            }
+
+            @Override
+            public TransportClient fetchClient(String appId, WorkerAddress worker) throws RemoteException {
+                return process.fetchClient(appId, worker);
+            }
+        };
     }
 
     /** Drops what is kept of {@code spec}'s shuffle: its files are not where the answer says. */

@@ -25,17 +25,6 @@ public interface ReaderPort {
     GetReducerFileGroupResponse reducerFiles(
             ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) throws RemoteException;
 
-    /**
-     * As {@link #reducerFiles(ShuffleSpec, int, int, int, int)}, for a reader under the engine's map output epoch
-     * {@code engineEpoch}: the answer may come from what this process was told before under the same epoch (see
-     * {@link FileGroupCache}). A negative epoch always asks the driver.
-     */
-    default GetReducerFileGroupResponse reducerFiles(
-            ShuffleSpec spec, long engineEpoch, int startPartition, int endPartition, int startMap, int endMap)
-            throws RemoteException {
-        return reducerFiles(spec, startPartition, endPartition, startMap, endMap);
-    }
-
     /** A reader found the files of {@code spec} unreadable: what was kept of where they are is dropped. */
     default void fileGroupUnreadable(ShuffleSpec spec) {}
 

@@ -60,7 +60,6 @@ public final class ShuffleBatchReader implements AutoCloseable {
     private final int endPartition;
     private final int startMap;
     private final int endMap;
-    private final long engineEpoch;
     private final boolean verify;
     private final BatchCodec codec;
     private final CopyOpener opener;
@@ -91,22 +90,6 @@ public final class ShuffleBatchReader implements AutoCloseable {
 
     public ShuffleBatchReader(
             ReaderPort client, ShuffleSpec spec, int startPartition, int endPartition, int startMap, int endMap) {
-        this(client, spec, startPartition, endPartition, startMap, endMap, -1);
-    }
-
-    /**
-     * A reader of a task under the engine's map output epoch {@code engineEpoch} (negative: none), which lets the
-     * process keep where the partitions are for the other tasks of that epoch ({@link FileGroupCache}).
-     */
-    public ShuffleBatchReader(
-            ReaderPort client,
-            ShuffleSpec spec,
-            int startPartition,
-            int endPartition,
-            int startMap,
-            int endMap,
-            long engineEpoch) {
-        this.engineEpoch = engineEpoch;
         this.client = client;
         this.clock = client.clock();
         this.spec = spec;
@@ -124,7 +107,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     private void init() throws RemoteException {
         GetReducerFileGroupResponse r;
         try {
-            r = client.reducerFiles(spec, engineEpoch, startPartition, endPartition, startMap, endMap);
+            r = client.reducerFiles(spec, startPartition, endPartition, startMap, endMap);
         } catch (RemoteException e) {
             if (e.status() == StatusCode.SHUFFLE_DATA_LOST) throw lost(-1, -1, e.getMessage(), e);
             throw e;
@@ -329,7 +312,7 @@ public final class ShuffleBatchReader implements AutoCloseable {
     }
 
     private ShuffleDataLostException lost(int partition, int epoch, String message, Throwable cause) {
-        client.fileGroupUnreadable(spec); // the next task asks the driver again
+        client.fileGroupUnreadable(spec); // what was kept of where the files are is wrong: the next task asks again
         return new ShuffleDataLostException(spec.shuffleId, shuffleId, partition, epoch, message, cause);
     }
 
