@@ -70,7 +70,8 @@ public final class FileGroupCache {
             ShuffleSpec spec, long epoch, int start, int end, int startMap, int endMap, Lookup lookup)
             throws RemoteException {
         boolean allMaps = startMap == 0 && (endMap <= 0 || endMap >= spec.numMappers);
-        if (!allMaps || spec.numPartitions > maxPartitions || spec.numPartitions <= 0) {
+        boolean inRange = 0 <= start && start <= end && end <= spec.numPartitions; // else the driver says what is wrong
+        if (!allMaps || !inRange || spec.numPartitions > maxPartitions || spec.numPartitions <= 0) {
             return lookup.ask(start, end, startMap, endMap);
         }
         String key = key(spec);

@@ -112,6 +112,9 @@ class FileGroupCacheTest {
         wide.get(spec(0), 1, 0, 1, 1, 2, driver.lookup());
         assertEquals(4, driver.asked.get());
         assertEquals("0-1/1-2", driver.requests.get(3));
+        wide.get(spec(0), 1, 5, PARTITIONS + 1, 0, MAPS, driver.lookup());
+        assertEquals(
+                "5-11/0-3", driver.requests.get(4), "a range past the shuffle goes to the driver, which refuses it");
     }
 
     @Test
