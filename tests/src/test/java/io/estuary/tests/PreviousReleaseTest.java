@@ -291,19 +291,27 @@ class PreviousReleaseTest {
         return rpcPort == workers.rpcPort(0) || rpcPort == workers.rpcPort(2);
     }
 
-    /** Hands leadership to master {@code to}, asking again while a handover fails (e.g. {@code to} still catches up). */
+    /**
+     * Hands leadership to master {@code to}, asking again while a handover fails (e.g. {@code to} still catches up).
+     * Two minutes: on a loaded two-core machine a mixed group has once taken more than one (CI, 2026-11-27); the
+     * failure then says what the last handover answered, or that no master led.
+     */
     private static void transferLeadership(MasterProcesses masters, int to) throws Exception {
-        String[] last = {""};
-        Waits.waitFor(
-                () -> {
-                    if (masters.isLeader(to)) return true;
-                    for (int m = 0; m < masters.size(); m++) {
-                        if (masters.isLeader(m)) last[0] = "m" + m + " answered " + post(masters.httpPort(m), to);
-                    }
-                    return masters.isLeader(to);
-                },
-                60_000,
-                "m" + to + " leads (last handover: " + last[0] + ")");
+        String[] last = {"no master led while waiting"};
+        try {
+            Waits.waitFor(
+                    () -> {
+                        if (masters.isLeader(to)) return true;
+                        for (int m = 0; m < masters.size(); m++) {
+                            if (masters.isLeader(m)) last[0] = "m" + m + " answered " + post(masters.httpPort(m), to);
+                        }
+                        return masters.isLeader(to);
+                    },
+                    120_000,
+                    "m" + to + " leads");
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + " (last handover: " + last[0] + ")", e);
+        }
     }
 
     /** POST /api/leadership/transfer?to=m{@code to}: the HTTP status, or -1 when the master does not answer. */
