@@ -1,6 +1,7 @@
 package io.estuary.network.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import java.util.List;
@@ -38,6 +39,10 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     private final Progress progress;
     private long heldReported;
     private boolean failed;
+    /** Bytes that reached this decoder, and the frames it made of them, since the connection opened. */
+    private long bytesReceived;
+
+    private long framesDecoded;
 
     /** A decoder for what servers send (their failure messages may be long). */
     public FrameDecoder(long maxFrameSize) {
@@ -75,13 +80,48 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     }
 
     @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        if (msg instanceof ByteBuf) bytesReceived += ((ByteBuf) msg).readableBytes();
+        super.channelRead(ctx, msg);
+    }
+
+    @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         int before = out.size();
         try {
             decodeFrames(in, out);
         } finally {
+            framesDecoded += out.size() - before;
             report(in.readableBytes(), out.size() - before);
         }
+    }
+
+    /**
+     * For a server's log about a connection that stopped making progress: the bytes and frames this decoder saw, and
+     * what it holds short of a whole frame (the frame's declared length and type, and its first bytes in hex), so that
+     * a peer that stopped mid-frame can be told from a stream that lost its framing. Call on the event loop.
+     */
+    public String describe() {
+        StringBuilder s = new StringBuilder()
+                .append(bytesReceived)
+                .append(" bytes received, ")
+                .append(framesDecoded)
+                .append(" frames decoded");
+        ByteBuf held = internalBuffer();
+        int n = held.readableBytes();
+        if (n == 0) return s.append(", nothing held").toString();
+        s.append(", ").append(n).append(" bytes held");
+        if (n >= LENGTH_FIELD) s.append(" of a frame declaring ").append(held.getUnsignedInt(held.readerIndex()));
+        if (n > LENGTH_FIELD) {
+            byte t = held.getByte(held.readerIndex() + LENGTH_FIELD);
+            MessageType type = MessageType.fromId(t);
+            s.append(" (")
+                    .append(type == null ? String.format("type 0x%02x", t & 0xff) : type.toString())
+                    .append(')');
+        }
+        return s.append(", starting ")
+                .append(ByteBufUtil.hexDump(held, held.readerIndex(), Math.min(n, 64)))
+                .toString();
     }
 
     @Override

@@ -72,6 +72,11 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     /** Whether the previous idle report read a paused connection once to see whether its peer sends anything. */
     private boolean readAtLastIdleReport;
 
+    /** Requests received on this connection and not yet answered. */
+    int unanswered() {
+        return outstanding.get();
+    }
+
     RequestHandler(
             RpcHandler rpcHandler,
             String serverName,

@@ -212,6 +212,28 @@ public final class TransportServer implements Closeable {
     }
 
     /**
+     * Requests a server connection received and has not answered yet, for a server's own watch over connections that
+     * stopped making progress. Call on the connection's event loop.
+     */
+    public static int unansweredRequests(Channel ch) {
+        RequestHandler handler = ch.pipeline().get(RequestHandler.class);
+        return handler == null ? 0 : handler.unanswered();
+    }
+
+    /**
+     * A server connection's state for a log line about a connection that stopped making progress: what its decoder
+     * received, decoded and holds (see {@link FrameDecoder#describe}), the requests it has not answered yet, and
+     * whether it is being read. Call on the connection's event loop.
+     */
+    public static String describeConnection(Channel ch) {
+        FrameDecoder decoder = ch.pipeline().get(FrameDecoder.class);
+        RequestHandler handler = ch.pipeline().get(RequestHandler.class);
+        return (decoder == null ? "no decoder" : decoder.describe())
+                + "; " + (handler == null ? "no handler" : handler.unanswered() + " requests unanswered")
+                + "; reading " + (ch.config().isAutoRead() ? "on" : "paused");
+    }
+
+    /**
      * What a server is told besides its address and handler, each with a default: observer {@link
      * TransportObserver#NONE}, {@link ProtocolRange#THIS_RELEASE}, the system clock, {@link ServerAuth#off()}, no TLS.
      * Immutable: each setter returns a copy.

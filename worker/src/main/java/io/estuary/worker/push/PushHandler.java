@@ -18,6 +18,7 @@ import io.estuary.worker.storage.PartitionFileWriter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -55,6 +56,7 @@ public final class PushHandler implements RpcHandler {
     private final PushGate gate;
     private final FrameLimit frameLimit;
     private final Authorizer authorizer;
+    private static final AttributeKey<StalledPushWatch> STALL_WATCH = AttributeKey.valueOf("estuary.stalledPushWatch");
 
     public PushHandler(
             PartitionRegistry registry,
@@ -144,6 +146,8 @@ public final class PushHandler implements RpcHandler {
             if (change > 0) memory.add(change);
             else if (change < 0) memory.release(-change);
             throttle.received(channel, held, frames);
+            StalledPushWatch watch = channel.attr(STALL_WATCH).get();
+            if (watch != null) watch.received(held, frames);
         };
     }
 
@@ -156,11 +160,14 @@ public final class PushHandler implements RpcHandler {
     @Override
     public void channelActive(Channel channel) {
         throttle.opened(channel);
+        channel.attr(STALL_WATCH).set(StalledPushWatch.start(channel, "worker-push"));
     }
 
     @Override
     public void channelInactive(Channel channel) {
         throttle.closed(channel);
+        StalledPushWatch watch = channel.attr(STALL_WATCH).getAndSet(null);
+        if (watch != null) watch.stop();
     }
 
     @Override

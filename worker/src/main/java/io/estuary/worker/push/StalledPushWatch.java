@@ -1,0 +1,73 @@
+package io.estuary.worker.push;
+
+import io.estuary.network.server.TransportServer;
+import io.netty.channel.Channel;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Warns, once per stall, about a push connection that has completed no frame for {@link #STALL_NANOS} while it holds
+ * part of a frame or owes answers: a map task is then waiting for acknowledgements that will come only after its
+ * push timeout. The warning names what the connection's decoder received, decoded and holds (the held frame's
+ * declared length and first bytes), the answers it owes and whether it is read, which tells a peer that stopped
+ * mid-frame, a stream that lost its framing and a request the worker never answered apart.
+ *
+ * <p>One per connection, confined to the connection's event loop: {@link #received} is called by the frame decoder
+ * after each read, the check runs on a timer of the same loop, and {@link #stop} cancels it when the connection goes.
+ */
+final class StalledPushWatch {
+    private static final Logger LOG = LoggerFactory.getLogger(StalledPushWatch.class);
+    static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final long CHECK_SECONDS = 10;
+
+    private final Channel channel;
+    private final String serverName;
+    private final ScheduledFuture<?> timer;
+    private long lastProgress = System.nanoTime();
+    private long held;
+    private boolean warned;
+
+    private StalledPushWatch(Channel channel, String serverName) {
+        this.channel = channel;
+        this.serverName = serverName;
+        this.timer =
+                channel.eventLoop().scheduleWithFixedDelay(this::check, CHECK_SECONDS, CHECK_SECONDS, TimeUnit.SECONDS);
+    }
+
+    static StalledPushWatch start(Channel channel, String serverName) {
+        return new StalledPushWatch(channel, serverName);
+    }
+
+    /** After each read: a completed frame, or a change in what is held, is progress. */
+    void received(long heldNow, int framesCompleted) {
+        if (framesCompleted > 0 || heldNow != held) {
+            lastProgress = System.nanoTime();
+            if (warned) {
+                LOG.info("{}: push connection from {} moves again", serverName, channel.remoteAddress());
+                warned = false;
+            }
+        }
+        held = heldNow;
+    }
+
+    void stop() {
+        timer.cancel(false);
+    }
+
+    private void check() {
+        if (warned || !channel.isActive()) return;
+        long still = System.nanoTime() - lastProgress;
+        if (still < STALL_NANOS) return;
+        int owed = TransportServer.unansweredRequests(channel);
+        if (held == 0 && owed == 0) return; // quiet, and owing nothing: an idle connection
+        warned = true;
+        LOG.warn(
+                "{}: push connection from {} has completed no frame for {} s: {}",
+                serverName,
+                channel.remoteAddress(),
+                TimeUnit.NANOSECONDS.toSeconds(still),
+                TransportServer.describeConnection(channel));
+    }
+}
