@@ -252,11 +252,23 @@ final class RequestHandler extends ChannelInboundHandlerAdapter {
     /**
      * Writes the answer to an outstanding request; the request stops counting as outstanding once its first answer
      * is written (or fails to be), so a handler that answers twice does not count twice.
+     *
+     * <p>An answer that cannot be written (the JVM out of direct memory for the socket's copy of it, say) closes the
+     * connection: its client would otherwise wait out its whole timeout for an answer that is never coming (a push
+     * four minutes), while a closed connection fails its requests at once and the client retries or moves on.
      */
     private ChannelFuture answer(Channel ch, Message answer, AtomicBoolean answered) {
         ChannelFuture f = ch.writeAndFlush(answer);
         f.addListener(done -> {
             if (answered.compareAndSet(false, true)) outstanding.decrementAndGet();
+            if (!done.isSuccess() && ch.isActive()) {
+                LOG.warn(
+                        "{}: closing connection from {}: an answer could not be written ({})",
+                        serverName,
+                        ch.remoteAddress(),
+                        done.cause().toString());
+                ch.close();
+            }
         });
         return f;
     }

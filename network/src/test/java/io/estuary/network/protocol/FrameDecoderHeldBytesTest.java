@@ -39,4 +39,24 @@ class FrameDecoderHeldBytesTest {
         second.release();
         assertEquals(0, held.get(), "a closed connection holds nothing");
     }
+
+    /** What a stalled connection's log line says: bytes and frames so far, and the held frame's length and type. */
+    @Test
+    void describesWhatItHolds() {
+        FrameDecoder decoder = new FrameDecoder(1 << 20);
+        EmbeddedChannel ch = new EmbeddedChannel(decoder);
+        ByteBuf first = frame(10);
+        ByteBuf second = frame(300);
+        ch.writeInbound(first);
+        assertEquals("15 bytes received, 1 frames decoded, nothing held", decoder.describe());
+        ch.writeInbound(second.readRetainedSlice(105));
+        second.release();
+        assertEquals(
+                "120 bytes received, 1 frames decoded, 105 bytes held of a frame declaring 301 (ONE_WAY), starting "
+                        + "0000012d" + String.format("%02x", MessageType.ONE_WAY.id())
+                        + String.join("", java.util.Collections.nCopies(59, "00")),
+                decoder.describe());
+        ((Message) ch.readInbound()).releaseBody();
+        ch.finishAndReleaseAll();
+    }
 }

@@ -7,10 +7,10 @@ import io.estuary.network.auth.AuthFailure;
 import io.estuary.network.netty.NettyUtils;
 import io.estuary.network.server.TransportObserver;
 import io.estuary.server.admin.BuildInfo;
+import io.estuary.worker.storage.JvmDirectMemory;
 import io.estuary.worker.storage.MemoryTracker;
 import io.estuary.worker.storage.StorageManager;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.util.internal.PlatformDependent;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.Counter;
@@ -18,8 +18,6 @@ import io.prometheus.client.CounterMetricFamily;
 import io.prometheus.client.Gauge;
 import io.prometheus.client.GaugeMetricFamily;
 import io.prometheus.client.Histogram;
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -163,21 +161,6 @@ public final class WorkerMetrics {
         }.register(registry);
     }
 
-    private static final BufferPoolMXBean JDK_DIRECT = jdkDirectPool();
-
-    private static BufferPoolMXBean jdkDirectPool() {
-        for (BufferPoolMXBean p : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-            if ("direct".equals(p.getName())) return p;
-        }
-        return null;
-    }
-
-    /** Direct memory in use: the JDK's count (buffers with a cleaner) plus Netty's own (buffers without one). */
-    static long directMemoryUsed() {
-        long jdk = JDK_DIRECT == null ? 0 : Math.max(0, JDK_DIRECT.getMemoryUsed());
-        return jdk + Math.max(0, PlatformDependent.usedDirectMemory());
-    }
-
     private List<Collector.MetricFamilySamples> gauges(
             StorageManager storage, IntSupplier activeShuffles, IntSupplier openStreams, StallDetector stalls) {
         List<Collector.MetricFamilySamples> out = new ArrayList<>();
@@ -195,11 +178,11 @@ public final class WorkerMetrics {
         out.add(new GaugeMetricFamily(
                 "estuary_worker_direct_memory_used_bytes",
                 "Direct memory the JVM has allocated (buffers with and without a cleaner).",
-                directMemoryUsed()));
+                JvmDirectMemory.INSTANCE.used()));
         out.add(new GaugeMetricFamily(
                 "estuary_worker_direct_memory_max_bytes",
                 "The JVM's direct memory limit (-XX:MaxDirectMemorySize, else the heap limit).",
-                PlatformDependent.maxDirectMemory()));
+                JvmDirectMemory.INSTANCE.max()));
         PooledByteBufAllocator pool = NettyUtils.allocator();
         out.add(new GaugeMetricFamily(
                 "estuary_worker_buffer_pool_chunk_bytes",

@@ -76,7 +76,7 @@ public final class BufferedDataFlusher implements MemoryTracker.Listener {
 
     /** Queues the largest partial buffers for writing until the rest is below the resume watermark. */
     void relieve() {
-        long excess = memory.unqueued() - memory.watermarks().resume();
+        long excess = memory.flushToResume();
         if (excess <= 0) return;
         List<PartitionFileWriter> candidates = new ArrayList<>();
         List<Integer> sizes = new ArrayList<>();

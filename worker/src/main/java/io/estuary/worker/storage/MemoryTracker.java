@@ -24,6 +24,17 @@ public final class MemoryTracker {
         void onPressure(MemoryPressure level);
     }
 
+    /**
+     * The JVM's direct memory as a whole: every direct buffer (the pools' chunks, partly used ones included, receive
+     * buffers, what other parts of the worker allocate) against the limit at which the JVM refuses to allocate. Both
+     * must be cheap to read: they are read on every count that could cross a watermark.
+     */
+    public interface DirectMemory {
+        long used();
+
+        long max();
+    }
+
     private final long limit;
     private final MemoryPressure.Watermarks marks;
     private final AtomicLong held = new AtomicLong();
@@ -32,10 +43,22 @@ public final class MemoryTracker {
     private final AtomicLong pauses = new AtomicLong();
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     private volatile MemoryPressure level = MemoryPressure.NORMAL;
+    /** Null: the level follows what is held alone. */
+    private final DirectMemory direct;
 
     public MemoryTracker(long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio) {
+        this(limit, resumeRatio, pausePushRatio, pauseReplicateRatio, null);
+    }
+
+    /**
+     * As above, the level also following the JVM's direct memory ({@code direct}, may be null): whatever fills it,
+     * the worker pauses before the JVM refuses an allocation (see {@link #pressure}).
+     */
+    public MemoryTracker(
+            long limit, double resumeRatio, double pausePushRatio, double pauseReplicateRatio, DirectMemory direct) {
         this.limit = limit;
         this.marks = new MemoryPressure.Watermarks(limit, resumeRatio, pausePushRatio, pauseReplicateRatio);
+        this.direct = direct;
     }
 
     /** A tracker with the default watermarks. */
@@ -61,30 +84,62 @@ public final class MemoryTracker {
     public void add(long bytes) {
         long now = held.addAndGet(bytes);
         if (now > peak.get()) peak.accumulateAndGet(now, Math::max);
-        if (level.next(now, marks) != level) changeLevel();
+        if (level.next(pressure(now), marks) != level) changeLevel();
     }
 
     public void release(long bytes) {
         long now = held.addAndGet(-bytes);
-        if (level.next(now, marks) != level) changeLevel();
+        if (level.next(pressure(now), marks) != level) changeLevel();
+    }
+
+    /**
+     * What the level is decided on: the bytes held, or the JVM's direct memory in use mapped onto this tracker's
+     * limit ({@code used / max * limit}) when that is more. Held bytes are a part of the direct memory in use; the
+     * rest (the pools' partly used chunks, receive buffers, frames being read while paused) is usually covered by the
+     * room left between this tracker's limit and the JVM's, but not always: with tens of thousands of small flush
+     * buffers the pool's chunks reached the JVM's limit while held bytes were under the pause mark, and every
+     * allocation after that failed (a closed connection, a lost answer). Mapped this way, the JVM's own fill pauses
+     * and resumes the worker at the same fractions as held bytes do.
+     */
+    long pressure(long heldNow) {
+        if (direct == null) return heldNow;
+        long max = direct.max();
+        if (max <= 0) return heldNow;
+        long mapped = (long) ((double) direct.used() / max * limit);
+        return Math.max(heldNow, mapped);
     }
 
     private synchronized void changeLevel() {
         while (true) {
             MemoryPressure from = level;
             long now = held.get();
-            MemoryPressure to = from.next(now, marks);
+            long pressure = pressure(now);
+            MemoryPressure to = from.next(pressure, marks);
             if (to == from) return;
             level = to; // published before the count is read again, so a concurrent release sees it or is seen
             if (from == MemoryPressure.NORMAL) pauses.incrementAndGet();
-            LOG.info("Memory {} -> {}: {} bytes held of {} ({})", from, to, now, limit, marks);
+            if (pressure > now) {
+                LOG.info(
+                        "Memory {} -> {}: {} bytes held of {}, but the JVM's direct memory is {} of {} bytes full, as "
+                                + "if {} were held ({})",
+                        from,
+                        to,
+                        now,
+                        limit,
+                        direct.used(),
+                        direct.max(),
+                        pressure,
+                        marks);
+            } else {
+                LOG.info("Memory {} -> {}: {} bytes held of {} ({})", from, to, now, limit, marks);
+            }
             for (Listener l : listeners) l.onPressure(to);
         }
     }
 
     /** Re-checks the level and tells every listener; called on a timer. */
     public void tick() {
-        if (level.next(held.get(), marks) != level) changeLevel();
+        if (level.next(pressure(held.get()), marks) != level) changeLevel();
         MemoryPressure l = level;
         for (Listener listener : listeners) listener.onPressure(l);
     }
@@ -101,6 +156,19 @@ public final class MemoryTracker {
     /** Held bytes not yet queued for a write: what flushing partial buffers can still free. */
     public long unqueued() {
         return held.get() - queuedForFlush.get();
+    }
+
+    /**
+     * How many of the unqueued bytes to flush now: enough to bring what is buffered below the resume mark, and, when
+     * the JVM's direct memory is the fuller ({@link #pressure}), enough to bring that below it too, as far as
+     * flushing can (at most everything unqueued).
+     */
+    public long flushToResume() {
+        long now = held.get();
+        long unqueued = now - queuedForFlush.get();
+        long byHeld = unqueued - marks.resume;
+        long byDirect = Math.min(unqueued, pressure(now) - marks.resume);
+        return Math.max(byHeld, byDirect);
     }
 
     public MemoryPressure level() {

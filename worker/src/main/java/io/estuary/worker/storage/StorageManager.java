@@ -60,7 +60,8 @@ public final class StorageManager {
                     limit,
                     conf.get(WorkerConfig.MEMORY_RESUME),
                     conf.get(WorkerConfig.MEMORY_PAUSE_PUSH),
-                    conf.get(WorkerConfig.MEMORY_PAUSE_REPLICATE));
+                    conf.get(WorkerConfig.MEMORY_PAUSE_REPLICATE),
+                    JvmDirectMemory.INSTANCE);
         } catch (IllegalArgumentException e) {
             throw new io.estuary.common.config.ConfigException(
                     WorkerConfig.MEMORY_RESUME.key() + ", " + WorkerConfig.MEMORY_PAUSE_PUSH.key() + ", "

@@ -90,4 +90,75 @@ class MemoryTrackerTest {
         assertEquals(400, m.unqueued());
         assertEquals(MemoryPressure.NORMAL, m.level());
     }
+
+    /** The JVM's direct memory, as a test sets it. */
+    private static final class TestDirect implements MemoryTracker.DirectMemory {
+        volatile long used;
+
+        @Override
+        public long used() {
+            return used;
+        }
+
+        @Override
+        public long max() {
+            return 4000;
+        }
+    }
+
+    /**
+     * Held bytes under every mark while the JVM's direct memory fills (the pool's partly used chunks): the worker
+     * pauses at the same fractions of the JVM's limit, flushes as far as flushing can, and resumes on the tick that
+     * sees the JVM's memory fall, with nothing held changing.
+     */
+    @Test
+    void aFullJvmPausesTheWorkerWhateverIsHeld() {
+        TestDirect direct = new TestDirect();
+        MemoryTracker m = new MemoryTracker(1000, 0.7, 0.85, 0.95, direct);
+        List<MemoryPressure> heard = new CopyOnWriteArrayList<>();
+        m.addListener(heard::add);
+        m.add(300);
+        assertEquals(MemoryPressure.NORMAL, m.level());
+        assertEquals(-400, m.flushToResume(), "nothing to flush: 300 held, resume below 700");
+
+        direct.used = 3500; // 87.5% of the JVM's limit: as if 875 of 1000 were held
+        m.add(10);
+        assertEquals(MemoryPressure.PAUSE_PUSH, m.level());
+        assertEquals(175, m.flushToResume(), "flush what brings the JVM's fill under the resume mark");
+        direct.used = 3900; // 97.5%
+        m.tick();
+        assertEquals(MemoryPressure.PAUSE_ALL, m.level());
+        assertEquals(275, m.flushToResume());
+        m.flushQueued(200);
+        assertEquals(110, m.flushToResume(), "never more than is held and not yet queued");
+        m.flushDone(200);
+
+        direct.used = 2000; // the flushes freed the pool's chunks; held is unchanged
+        m.tick();
+        assertEquals(MemoryPressure.NORMAL, m.level());
+        assertEquals(
+                List.of(
+                        MemoryPressure.NORMAL,
+                        MemoryPressure.PAUSE_PUSH,
+                        MemoryPressure.PAUSE_ALL,
+                        MemoryPressure.NORMAL),
+                dedupe(heard));
+        assertEquals(310, m.held());
+    }
+
+    /** Without a JVM gauge the level follows held bytes alone, as the tests above assume. */
+    @Test
+    void heldBytesAloneDecideWithoutAGauge() {
+        MemoryTracker m = new MemoryTracker(1000, 0.7, 0.85, 0.95, null);
+        m.add(840);
+        assertEquals(MemoryPressure.NORMAL, m.level());
+        assertEquals(140, m.pressure(140));
+    }
+
+    /** Ticks repeat the level to listeners; the changes are what matter here. */
+    private static List<MemoryPressure> dedupe(List<MemoryPressure> heard) {
+        List<MemoryPressure> out = new ArrayList<>();
+        for (MemoryPressure p : heard) if (out.isEmpty() || out.get(out.size() - 1) != p) out.add(p);
+        return out;
+    }
 }
