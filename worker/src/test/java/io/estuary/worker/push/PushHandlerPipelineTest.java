@@ -80,8 +80,14 @@ class PushHandlerPipelineTest {
         storage.close();
         for (ByteBuf b : pushed) assertEquals(0, b.refCnt(), "a pushed buffer was not released");
         assertEquals(0, storage.memory().held(), "memory still counted as held");
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        // The storage's cleaner may still be deleting a removed shuffle's files: a file gone mid-walk is retried.
+        for (int attempt = 0; ; attempt++) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                return;
+            } catch (java.io.UncheckedIOException e) {
+                if (attempt == 5) throw e;
+            }
         }
     }
 

@@ -158,8 +158,9 @@ class HeldReplicaTest {
 
     @Test
     void aFullCacheWritesItsOldestHeldCopyToMakeRoomForTheNext() throws Exception {
-        // Room for two first buffers (16 KiB each) of small partitions, not three.
-        PartitionCache c = cache(40 << 10);
+        // Room for two first buffers of small partitions, not three.
+        int room = 2 * FlushBuffer.INITIAL_BUFFER + FlushBuffer.INITIAL_BUFFER / 2;
+        PartitionCache c = cache(room);
         PartitionFileWriter w1 = replica(1, c);
         byte[] d1 = append(w1, 1000, 5);
         CommittedFile f1 = w1.commit().get();
@@ -176,9 +177,9 @@ class HeldReplicaTest {
         assertTrue(c.contains(f3), "held in the room the oldest copy leaves");
         waitFor(() -> file(1).exists() && file(1).length() == d1.length, "the oldest held copy written for room");
         assertArrayEquals(d1, Files.readAllBytes(file(1).toPath()));
-        waitFor(() -> c.bytes() <= 40 << 10, "back within its capacity once that write ended");
+        waitFor(() -> c.bytes() <= room, "back within its capacity once that write ended");
         assertFalse(c.contains(f1), "the written copy is evicted first");
-        assertEquals(2 * (16 << 10), c.counters().heldBytes(), "two copies still held");
+        assertEquals(2 * FlushBuffer.INITIAL_BUFFER, c.counters().heldBytes(), "two copies still held");
         assertArrayEquals(d3, bytesOf(c.slice(f3, 0, f3.length())));
         drain();
         assertFalse(file(2).exists() || file(3).exists());
@@ -271,7 +272,7 @@ class HeldReplicaTest {
             append(w, 3000, p);
             held.add(w.commit().get());
         }
-        assertEquals(4 * (16 << 10), c.counters().heldBytes());
+        assertEquals(4 * 3000, c.counters().heldBytes(), "each first buffer as large as its push");
         // Another part of the worker takes the memory up to its pause mark: the cache must give everything back.
         long taken = memory.limit() - memory.held();
         memory.add(taken);
