@@ -100,12 +100,19 @@ public final class MemoryTracker {
      * buffers the pool's chunks reached the JVM's limit while held bytes were under the pause mark, and every
      * allocation after that failed (a closed connection, a lost answer). Mapped this way, the JVM's own fill pauses
      * and resumes the worker at the same fractions as held bytes do.
+     *
+     * <p>The JVM's fill counts only while flushing what the worker holds could bring it under the resume mark: past
+     * that, what fills it is not the worker's to free, and a worker waiting for it would stay paused for good
+     * (CELEBORN-1792, resume judged on the pools' reservations). It then decides on held bytes alone; an allocation
+     * the JVM refuses is answered {@code RETRY_LATER} or closes one connection, and the worker goes on.
      */
     long pressure(long heldNow) {
         if (direct == null) return heldNow;
         long max = direct.max();
         if (max <= 0) return heldNow;
-        long mapped = (long) ((double) direct.used() / max * limit);
+        long used = direct.used();
+        if (used - heldNow > (double) marks.resume / limit * max) return heldNow;
+        long mapped = (long) ((double) used / max * limit);
         return Math.max(heldNow, mapped);
     }
 

@@ -107,31 +107,31 @@ class MemoryTrackerTest {
     }
 
     /**
-     * Held bytes under every mark while the JVM's direct memory fills (the pool's partly used chunks): the worker
+     * Held bytes under the pause marks while the JVM's direct memory fills (the pool's partly used chunks): the worker
      * pauses at the same fractions of the JVM's limit, flushes as far as flushing can, and resumes on the tick that
-     * sees the JVM's memory fall, with nothing held changing.
+     * sees the JVM's memory fall, with nothing held changing. The bound is half the JVM's limit, as in a worker.
      */
     @Test
     void aFullJvmPausesTheWorkerWhateverIsHeld() {
-        TestDirect direct = new TestDirect();
-        MemoryTracker m = new MemoryTracker(1000, 0.7, 0.85, 0.95, direct);
+        TestDirect direct = new TestDirect(); // 4000 bytes of direct memory
+        MemoryTracker m = new MemoryTracker(2000, 0.7, 0.85, 0.95, direct); // resume 1400, pause 1700 and 1900
         List<MemoryPressure> heard = new CopyOnWriteArrayList<>();
         m.addListener(heard::add);
-        m.add(300);
+        m.add(1200);
         assertEquals(MemoryPressure.NORMAL, m.level());
-        assertEquals(-400, m.flushToResume(), "nothing to flush: 300 held, resume below 700");
+        assertEquals(-200, m.flushToResume(), "nothing to flush: 1200 held, resume below 1400");
 
-        direct.used = 3500; // 87.5% of the JVM's limit: as if 875 of 1000 were held
+        direct.used = 3500; // 87.5% of the JVM's limit: as if 1750 were held
         m.add(10);
         assertEquals(MemoryPressure.PAUSE_PUSH, m.level());
-        assertEquals(175, m.flushToResume(), "flush what brings the JVM's fill under the resume mark");
+        assertEquals(350, m.flushToResume(), "flush what brings the JVM's fill under the resume mark");
         direct.used = 3900; // 97.5%
         m.tick();
         assertEquals(MemoryPressure.PAUSE_ALL, m.level());
-        assertEquals(275, m.flushToResume());
-        m.flushQueued(200);
-        assertEquals(110, m.flushToResume(), "never more than is held and not yet queued");
-        m.flushDone(200);
+        assertEquals(550, m.flushToResume());
+        m.flushQueued(1000);
+        assertEquals(210, m.flushToResume(), "never more than is held and not yet queued");
+        m.flushDone(1000);
 
         direct.used = 2000; // the flushes freed the pool's chunks; held is unchanged
         m.tick();
@@ -143,7 +143,28 @@ class MemoryTrackerTest {
                         MemoryPressure.PAUSE_ALL,
                         MemoryPressure.NORMAL),
                 dedupe(heard));
-        assertEquals(310, m.held());
+        assertEquals(1210, m.held());
+    }
+
+    /**
+     * What fills the JVM beyond what the worker could free by flushing everything it holds does not pause it: a
+     * worker waiting for the pools to give memory back would never resume (CELEBORN-1792).
+     */
+    @Test
+    void memoryTheWorkerCannotFreeDoesNotHoldItPaused() {
+        TestDirect direct = new TestDirect();
+        MemoryTracker m = new MemoryTracker(2000, 0.7, 0.85, 0.95, direct);
+        direct.used = 3950;
+        m.add(1800); // flushing it would bring the JVM to 2150, under its resume mark of 2800: it counts
+        assertEquals(MemoryPressure.PAUSE_ALL, m.level());
+        m.release(1700); // flushed: 100 held, while the JVM stays full of memory that is not the worker's
+        m.tick();
+        assertEquals(MemoryPressure.NORMAL, m.level(), "nothing the worker holds could bring the JVM down");
+        m.add(300);
+        assertEquals(MemoryPressure.NORMAL, m.level(), "400 held against 3550 it cannot free");
+        direct.used = 2000;
+        m.add(1400); // 1800 held and a JVM with room: held bytes decide, as always
+        assertEquals(MemoryPressure.PAUSE_PUSH, m.level());
     }
 
     /** Without a JVM gauge the level follows held bytes alone, as the tests above assume. */
