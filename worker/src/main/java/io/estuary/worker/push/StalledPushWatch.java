@@ -1,5 +1,7 @@
 package io.estuary.worker.push;
 
+import io.estuary.common.time.Clock;
+import io.estuary.common.util.RateLimitedLog;
 import io.estuary.network.server.TransportServer;
 import io.netty.channel.Channel;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -8,7 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Warns, once per stall, about a push connection that has completed no frame for {@link #STALL_NANOS} while it holds
+ * Warns, once per stall (and at most one line per 10 s for all connections), about a push connection that has completed no frame for {@link #STALL_NANOS} while it holds
  * part of a frame or owes answers: a map task is then waiting for acknowledgements that will come only after its
  * push timeout. The warning names what the connection's decoder received, decoded and holds (the held frame's
  * declared length and first bytes), the answers it owes and whether it is read, which tells a peer that stopped
@@ -19,6 +21,9 @@ import org.slf4j.LoggerFactory;
  */
 final class StalledPushWatch {
     private static final Logger LOG = LoggerFactory.getLogger(StalledPushWatch.class);
+    /** One line per 10 s for all connections: a long pause stalls every connection of a busy worker at once. */
+    private static final RateLimitedLog WARNINGS = new RateLimitedLog(LOG, 10_000, Clock.system());
+
     static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final long CHECK_SECONDS = 10;
 
@@ -28,6 +33,8 @@ final class StalledPushWatch {
     private long lastProgress = System.nanoTime();
     private long held;
     private boolean warned;
+    /** Whether this stall's warning was logged (not left out by the rate limit). */
+    private boolean logged;
 
     private StalledPushWatch(Channel channel, String serverName) {
         this.channel = channel;
@@ -44,10 +51,10 @@ final class StalledPushWatch {
     void received(long heldNow, int framesCompleted) {
         if (framesCompleted > 0 || heldNow != held) {
             lastProgress = System.nanoTime();
-            if (warned) {
+            if (warned && logged) {
                 LOG.info("{}: push connection from {} moves again", serverName, channel.remoteAddress());
-                warned = false;
             }
+            warned = false;
         }
         held = heldNow;
     }
@@ -63,7 +70,7 @@ final class StalledPushWatch {
         int owed = TransportServer.unansweredRequests(channel);
         if (held == 0 && owed == 0) return; // quiet, and owing nothing: an idle connection
         warned = true;
-        LOG.warn(
+        logged = WARNINGS.warn(
                 "{}: push connection from {} has completed no frame for {} s: {}",
                 serverName,
                 channel.remoteAddress(),
