@@ -10,7 +10,6 @@ import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,9 +73,7 @@ final class MasterGroup implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return io.estuary.testing.process.FreePorts.take(1)[0]; // outside the ephemeral range (see FreePorts)
     }
 
     Master start(int i) throws IOException {

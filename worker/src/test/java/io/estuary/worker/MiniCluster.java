@@ -114,9 +114,7 @@ public final class MiniCluster implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return io.estuary.testing.process.FreePorts.take(1)[0]; // outside the ephemeral range (see FreePorts)
     }
 
     private void startRaftGroup(int n) throws IOException {

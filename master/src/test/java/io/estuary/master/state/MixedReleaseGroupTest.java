@@ -12,7 +12,6 @@ import io.estuary.master.protocol.MasterSnapshot;
 import io.estuary.master.protocol.ShuffleUnregistered;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,9 +42,7 @@ import org.junit.jupiter.api.Test;
 class MixedReleaseGroupTest {
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return io.estuary.testing.process.FreePorts.take(1)[0]; // outside the ephemeral range (see FreePorts)
     }
 
     @Test

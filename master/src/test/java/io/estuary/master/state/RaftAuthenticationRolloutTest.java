@@ -11,7 +11,6 @@ import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.state.raft.RaftSecretFiles;
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -134,8 +133,6 @@ class RaftAuthenticationRolloutTest {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return io.estuary.testing.process.FreePorts.take(1)[0]; // outside the ephemeral range (see FreePorts)
     }
 }
