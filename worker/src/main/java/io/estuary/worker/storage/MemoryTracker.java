@@ -9,7 +9,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Off-heap memory the worker holds for pushed data, and its {@link MemoryPressure} level. Counts what is really
  * held (flush buffer capacity, pushes being forwarded to replicas), never what Netty's pools have reserved, so the
- * level falls as soon as flushes free memory.
+ * level falls as soon as flushes free memory. Given the JVM's {@link DirectMemory}, the level also rises with the
+ * JVM's fill while flushing could bring that down ({@link #pressure}): the worker then pauses before the JVM refuses
+ * an allocation.
  *
  * <p>Thread-safe. {@link #add} and {@link #release} are lock-free unless they cross a watermark; a level change is
  * decided under a lock that re-reads the count after publishing the new level, so a release racing with a pause
