@@ -29,28 +29,36 @@ final class StalledPushWatch {
 
     private final Channel channel;
     private final String serverName;
+    private final Clock clock;
+    /** Null when the caller runs {@link #check} itself (tests). */
     private final ScheduledFuture<?> timer;
-    private long lastProgress = System.nanoTime();
+
+    private long lastProgress;
     private long held;
     private boolean warned;
     /** Whether this stall's warning was logged (not left out by the rate limit). */
     private boolean logged;
 
-    private StalledPushWatch(Channel channel, String serverName) {
+    StalledPushWatch(Channel channel, String serverName, Clock clock, boolean scheduled) {
         this.channel = channel;
         this.serverName = serverName;
-        this.timer =
-                channel.eventLoop().scheduleWithFixedDelay(this::check, CHECK_SECONDS, CHECK_SECONDS, TimeUnit.SECONDS);
+        this.clock = clock;
+        this.lastProgress = clock.nanos();
+        this.timer = scheduled
+                ? channel.eventLoop()
+                        .scheduleWithFixedDelay(this::check, CHECK_SECONDS, CHECK_SECONDS, TimeUnit.SECONDS)
+                : null;
     }
 
+    /** Watches {@code channel} on a timer of its event loop. */
     static StalledPushWatch start(Channel channel, String serverName) {
-        return new StalledPushWatch(channel, serverName);
+        return new StalledPushWatch(channel, serverName, Clock.system(), true);
     }
 
     /** After each read: a completed frame, or a change in what is held, is progress. */
     void received(long heldNow, int framesCompleted) {
         if (framesCompleted > 0 || heldNow != held) {
-            lastProgress = System.nanoTime();
+            lastProgress = clock.nanos();
             if (warned && logged) {
                 LOG.info("{}: push connection from {} moves again", serverName, channel.remoteAddress());
             }
@@ -60,15 +68,16 @@ final class StalledPushWatch {
     }
 
     void stop() {
-        timer.cancel(false);
+        if (timer != null) timer.cancel(false);
     }
 
-    private void check() {
-        if (warned || !channel.isActive()) return;
-        long still = System.nanoTime() - lastProgress;
-        if (still < STALL_NANOS) return;
+    /** Warns if the connection stalled since its last progress and was not warned of yet; returns whether it did. */
+    boolean check() {
+        if (warned || !channel.isActive()) return false;
+        long still = clock.nanos() - lastProgress;
+        if (still < STALL_NANOS) return false;
         int owed = TransportServer.unansweredRequests(channel);
-        if (held == 0 && owed == 0) return; // quiet, and owing nothing: an idle connection
+        if (held == 0 && owed == 0) return false; // quiet, and owing nothing: an idle connection
         warned = true;
         logged = WARNINGS.warn(
                 "{}: push connection from {} has completed no frame for {} s: {}",
@@ -76,5 +85,6 @@ final class StalledPushWatch {
                 channel.remoteAddress(),
                 TimeUnit.NANOSECONDS.toSeconds(still),
                 TransportServer.describeConnection(channel));
+        return true;
     }
 }
