@@ -98,7 +98,8 @@ import org.junit.jupiter.api.Test;
  * <ul>
  *   <li>Master RPC port (B: FORBIDDEN; anonymous: UNAUTHENTICATED, the port admits anonymous connections to register;
  *       MasterAuthorizationTest): register_application of A's id (B: FORBIDDEN; anonymous, another secret: FORBIDDEN),
- *       request_slots (reserving a shuffle of A, new or placed), revive_slots, report_worker_failures,
+ *       request_slots (reserving a shuffle of A, new or placed), lease_slots (a slot lease for A),
+ *       record_placement (a placement of a new shuffle of A), revive_slots, report_worker_failures,
  *       unregister_shuffle, unregister_application, application_heartbeat, get_application_secret (servers only);
  *       register_worker and worker_heartbeat (servers only, change cluster state). get_registration_key names no
  *       application (open to all, row expects OK). The master has no call that returns an application's locations
@@ -375,6 +376,24 @@ class CrossApplicationMatrixTest {
                             .setAppId(t.app)
                             .setShuffleId(sid + 100)
                             .setNumPartitions(PARTITIONS))
+        });
+        masterCalls.add(new Object[] {
+            "lease_slots",
+            Request.newBuilder()
+                    .setLeaseSlots(io.estuary.common.protocol.LeaseSlotsRequest.newBuilder()
+                            .setAppId(t.app)
+                            .setReplicate(true))
+        });
+        masterCalls.add(new Object[] {
+            "record_placement (a new shuffle of A)",
+            Request.newBuilder()
+                    .setRecordPlacement(io.estuary.common.protocol.RecordPlacementRequest.newBuilder()
+                            .setAppId(t.app)
+                            .setShuffleId(sid + 200)
+                            .addLocations(PartitionLocation.newBuilder()
+                                    .setPartitionId(0)
+                                    .setWorker(w0)
+                                    .setDisk("/forged")))
         });
         masterCalls.add(new Object[] {
             "revive_slots",
@@ -762,9 +781,17 @@ class CrossApplicationMatrixTest {
                 // Each refusal was counted where it happened, once per row (the anonymous peer's worker calls never got
                 // past the handshake, so they count as authentication failures instead).
                 String[][] masterCounts = {
-                    {"application_heartbeat", "1"}, {"request_slots", "2"}, {"revive_slots", "1"},
-                    {"report_worker_failures", "1"}, {"unregister_shuffle", "1"}, {"unregister_application", "1"},
-                    {"get_application_secret", "1"}, {"register_worker", "1"}, {"worker_heartbeat", "1"}
+                    {"application_heartbeat", "1"},
+                    {"request_slots", "2"},
+                    {"revive_slots", "1"},
+                    {"lease_slots", "1"},
+                    {"record_placement", "1"},
+                    {"report_worker_failures", "1"},
+                    {"unregister_shuffle", "1"},
+                    {"unregister_application", "1"},
+                    {"get_application_secret", "1"},
+                    {"register_worker", "1"},
+                    {"worker_heartbeat", "1"}
                 };
                 for (String[] c : masterCounts) {
                     long n = Long.parseLong(c[1]);
@@ -785,6 +812,7 @@ class CrossApplicationMatrixTest {
                 assertTrue((boolean) master.state(s -> s.hasApplication(target.app)));
                 assertTrue((boolean) master.state(s -> s.isShufflePlaced(target.app, target.table.shuffleId())));
                 assertFalse((boolean) master.state(s -> s.isShufflePlaced(target.app, target.table.shuffleId() + 100)));
+                assertFalse((boolean) master.state(s -> s.isShufflePlaced(target.app, target.table.shuffleId() + 200)));
                 assertEquals(0, master.metrics().workerFailureReports());
                 for (Worker w : cluster.workers()) {
                     assertEquals(

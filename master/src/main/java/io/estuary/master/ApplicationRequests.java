@@ -6,7 +6,10 @@ import static io.estuary.master.LoggedChanges.command;
 
 import com.google.protobuf.ByteString;
 import io.estuary.common.protocol.Empty;
+import io.estuary.common.protocol.LeaseSlotsRequest;
+import io.estuary.common.protocol.LeaseSlotsResponse;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.protocol.RecordPlacementRequest;
 import io.estuary.common.protocol.RegisterApplicationRequest;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.RequestSlotsRequest;
@@ -41,7 +44,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The application-facing requests of {@link MasterRpcHandler}: heartbeats, slot requests and revives, worker failure
  * reports, unregistering shuffles and applications. A shuffle's placement is decided once and logged (concurrent
- * retries of one shuffle share the decision); revived slots are chosen from the current view and not logged (the
+ * retries of one shuffle share the decision), by this master or by the driver under a slot lease ({@link #leaseSlots},
+ * {@link #recordPlacement}: the first one logged stays); revived slots are chosen from the current view and not logged (the
  * driver owns the epochs). Placement sees workers through {@link WorkerRequests#placementView()}. Only the leader
  * calls this. Thread-safe: request threads call it concurrently; decisions under way are a concurrent map.
  */
@@ -55,6 +59,8 @@ final class ApplicationRequests {
     private final LivenessTracker appLiveness;
     private final MasterMetrics metrics;
     private final ApplicationSecrets secrets;
+    /** How long a slot lease lets a driver place shuffles itself; 0: no leases. */
+    private final long leaseMs;
     /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
     private final AtomicLong placementIds = new AtomicLong(System.nanoTime() ^ System.currentTimeMillis() << 20);
     /** Slot requests being decided, so concurrent retries of one shuffle get the same answer. */
@@ -67,8 +73,10 @@ final class ApplicationRequests {
             WorkerFailureTracker failures,
             LivenessTracker appLiveness,
             MasterMetrics metrics,
-            ApplicationSecrets secrets) {
+            ApplicationSecrets secrets,
+            long leaseMs) {
         this.secrets = secrets;
+        this.leaseMs = leaseMs;
         this.log = log;
         this.planner = planner;
         this.workers = workers;
@@ -249,6 +257,76 @@ final class ApplicationRequests {
             done = done.thenCompose(v -> log.submit(command(c -> c.setSlotsAllocated(part))));
         }
         return done;
+    }
+
+    /**
+     * A slot lease: a placement pattern chosen as for a shuffle of four entries per usable worker (at least 16), which
+     * the driver places its next shuffles by for the lease's time. Refused (BAD_REQUEST) when leases are off.
+     */
+    void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
+        if (leaseMs <= 0) throw new IllegalArgumentException("slot leases are off on this master (leaseDuration 0)");
+        appLiveness.touch(r.getAppId(), now);
+        metrics.slotLease();
+        List<WorkerInfo> usable =
+                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        ensureApplication(r.getAppId())
+                .thenApply(v -> planner.placeAll(
+                        r.getAppId(),
+                        0,
+                        Math.max(16, 4 * usable.size()),
+                        r.getReplicate(),
+                        appWorkers(r.getAppId()),
+                        usable))
+                .whenComplete((pattern, e) -> {
+                    if (e != null) reply.fail(cause(e));
+                    else
+                        reply.ok(LeaseSlotsResponse.newBuilder()
+                                .addAllPattern(pattern)
+                                .setValidMs(leaseMs)
+                                .setSealedSecret(sealedSecret)
+                                .build());
+                });
+    }
+
+    /**
+     * Logs a placement a driver made under its lease, as if this master had made it; a shuffle already placed keeps
+     * the placement logged first (a retry, or a placement this master made), which is answered.
+     */
+    void recordPlacement(RecordPlacementRequest r, Reply reply, long now) {
+        List<PartitionLocation> locs = r.getLocationsList();
+        for (int i = 0; i < locs.size(); i++) {
+            PartitionLocation l = locs.get(i);
+            if (l.getPartitionId() != i || l.getEpoch() != 0 || !l.hasWorker()) {
+                throw new IllegalArgumentException("placement of shuffle " + r.getShuffleId() + " of " + r.getAppId()
+                        + ": location " + i + " is partition " + l.getPartitionId() + " epoch " + l.getEpoch()
+                        + (l.hasWorker() ? "" : " with no worker") + "; want partitions 0..n-1 in order, at epoch 0");
+            }
+        }
+        if (locs.isEmpty()) throw new IllegalArgumentException("a placement needs at least one location");
+        appLiveness.touch(r.getAppId(), now);
+        metrics.placementRecorded();
+        after(record(r.getAppId(), r.getShuffleId(), locs), reply, Empty::getDefaultInstance);
+    }
+
+    /** Logs {@code locs} unless the shuffle is placed (or being placed: then after that decision). */
+    private CompletableFuture<Void> record(String app, int shuffle, List<PartitionLocation> locs) {
+        String key = app + "/" + shuffle;
+        CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
+        CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
+        if (f != null) return f.handle((x, e) -> null).thenCompose(x -> record(app, shuffle, locs));
+        ensureApplication(app)
+                .thenCompose(v -> {
+                    List<PartitionLocation> known = log.stateMachine()
+                            .read(s -> s.isShuffleUnregistered(app, shuffle) ? locs : s.shuffle(app, shuffle));
+                    if (known != null) return CompletableFuture.completedFuture(known); // placed, or gone already
+                    return logPlacement(app, shuffle, locs).thenApply(x -> locs);
+                })
+                .whenComplete((placed, e) -> {
+                    allocating.remove(key, mine);
+                    if (e != null) mine.completeExceptionally(e);
+                    else mine.complete(placed);
+                });
+        return mine.thenApply(placed -> null);
     }
 
     /**

@@ -121,7 +121,8 @@ public final class Master implements AdministeredMaster, Closeable {
                 io.estuary.network.auth.Authorizer.of(conf, "master", metrics::authorizationRefused),
                 clock,
                 secrets,
-                RegistrationRateLimiter.fromConf(conf, clock));
+                RegistrationRateLimiter.fromConf(conf, clock),
+                conf.get(MasterConfig.SLOT_LEASE_DURATION));
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
             workerLiveness.reset();

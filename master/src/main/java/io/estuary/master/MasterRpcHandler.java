@@ -45,7 +45,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
             Authorizer authorizer,
             Clock clock,
             ApplicationSecrets secrets,
-            RegistrationRateLimiter registrations) {
+            RegistrationRateLimiter registrations,
+            long slotLeaseMs) {
         // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
         super(
                 "master",
@@ -61,7 +62,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.metrics = metrics;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
         this.applications = new ApplicationRequests(
-                log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics, secrets);
+                log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics, secrets, slotLeaseMs);
     }
 
     /** Forgets unknown shuffles no worker reported for a while; run periodically. */
@@ -116,6 +117,16 @@ final class MasterRpcHandler extends ControlRpcHandler {
                         reply,
                         now,
                         secrets.sealedForReservations(request.getRequestSlots().getAppId(), Identity.of(channel)));
+                break;
+            case LEASE_SLOTS:
+                applications.leaseSlots(
+                        request.getLeaseSlots(),
+                        reply,
+                        now,
+                        secrets.sealedForReservations(request.getLeaseSlots().getAppId(), Identity.of(channel)));
+                break;
+            case RECORD_PLACEMENT:
+                applications.recordPlacement(request.getRecordPlacement(), reply, now);
                 break;
             case REVIVE_SLOTS:
                 applications.reviveSlots(
@@ -172,6 +183,14 @@ final class MasterRpcHandler extends ControlRpcHandler {
             case REQUEST_SLOTS:
                 authorizer.checkApplication(
                         channel, name, request.getRequestSlots().getAppId());
+                break;
+            case LEASE_SLOTS:
+                authorizer.checkApplication(
+                        channel, name, request.getLeaseSlots().getAppId());
+                break;
+            case RECORD_PLACEMENT:
+                authorizer.checkApplication(
+                        channel, name, request.getRecordPlacement().getAppId());
                 break;
             case REVIVE_SLOTS:
                 authorizer.checkApplication(

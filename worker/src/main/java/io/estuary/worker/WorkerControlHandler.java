@@ -73,6 +73,7 @@ final class WorkerControlHandler extends ControlRpcHandler {
                 if (secrets != null && !r.getSealedSecret().isEmpty()) {
                     secrets.learnSealed(r.getAppId(), r.getSealedSecret().toByteArray());
                 }
+                if (r.getByLease()) registry.refuseUnwritableDisks(r.getLocationsList());
                 registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
                 congestion.applicationUser(r.getAppId(), r.getUser());
                 reply.ok(Empty.getDefaultInstance());

@@ -89,6 +89,24 @@ final class ApplicationAtMaster {
                 TimeUnit.MILLISECONDS);
     }
 
+    /** Runs {@code task} on the work executor after {@code delayMs}; nothing once the heartbeats stopped. */
+    void later(Runnable task, long delayMs) {
+        try {
+            heartbeat.schedule(
+                    () -> {
+                        try {
+                            work.execute(task);
+                        } catch (java.util.concurrent.RejectedExecutionException e) {
+                            // closing
+                        }
+                    },
+                    delayMs,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
+    }
+
     /** Stops the heartbeats. */
     void stopHeartbeats() {
         heartbeat.shutdownNow();

@@ -131,8 +131,25 @@ public final class LifecycleManager implements Closeable {
                 new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, user, clock, work);
         this.failedWorkers = new FailedWorkers(clock::millis);
         SlotReserver reserver = new SlotReserver(connections, appId, user);
+        SlotLeases leases = new SlotLeases(
+                appId,
+                master,
+                masterWaitMs,
+                replicate,
+                conf.get(ClientConfig.SLOT_LEASE),
+                clock,
+                work,
+                atMaster::later);
         this.registrar = new ShuffleRegistrar(
-                appId, master, masterWaitMs, replicate, reserver, failedWorkers, atMaster::reportFailedWorkers, work);
+                appId,
+                master,
+                masterWaitMs,
+                replicate,
+                reserver,
+                leases,
+                failedWorkers,
+                atMaster::reportFailedWorkers,
+                work);
         this.committer = new ShuffleCommitter(
                 connections,
                 appId,
@@ -327,9 +344,16 @@ public final class LifecycleManager implements Closeable {
                 slots = s.slots;
             }
             // A registration still running (one queued when the shuffle was declared, say) would place the shuffle
-            // again after the master forgot it: the master hears of the end once it is done.
-            if (slots != null && !slots.isDone()) slots.whenComplete((t, e) -> atMaster.unregisterShuffle(s.shuffleId));
-            else atMaster.unregisterShuffle(s.shuffleId);
+            // again after the master forgot it, and so would a lease's placement not yet recorded: the master hears
+            // of the end once they are done.
+            Runnable end = () -> {
+                CompletableFuture<Void> recorded = s.recorded;
+                if (recorded != null && !recorded.isDone())
+                    recorded.whenComplete((v, e) -> atMaster.unregisterShuffle(s.shuffleId));
+                else atMaster.unregisterShuffle(s.shuffleId);
+            };
+            if (slots != null && !slots.isDone()) slots.whenComplete((t, e) -> end.run());
+            else end.run();
         }
     }
 

@@ -5,6 +5,7 @@ import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
 import io.estuary.common.protocol.WorkerAddress;
+import io.estuary.common.status.StatusCode;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.rpc.MasterClient;
@@ -34,6 +35,9 @@ final class ShuffleRegistrar {
     private final long masterWaitMs;
     private final boolean replicate;
     private final SlotReserver reserver;
+    /** Where new shuffles are placed without asking the master, when it grants leases. */
+    private final SlotLeases leases;
+
     private final FailedWorkers failedWorkers;
     private final Consumer<List<WorkerAddress>> reportFailedWorkers;
     /** Where registrations run: they call the master, so never on a caller's (an RPC handler's) thread. */
@@ -47,6 +51,7 @@ final class ShuffleRegistrar {
             long masterWaitMs,
             boolean replicate,
             SlotReserver reserver,
+            SlotLeases leases,
             FailedWorkers failedWorkers,
             Consumer<List<WorkerAddress>> reportFailedWorkers,
             Executor work) {
@@ -55,6 +60,7 @@ final class ShuffleRegistrar {
         this.masterWaitMs = masterWaitMs;
         this.replicate = replicate;
         this.reserver = reserver;
+        this.leases = leases;
         this.failedWorkers = failedWorkers;
         this.reportFailedWorkers = reportFailedWorkers;
         this.work = work;
@@ -134,10 +140,56 @@ final class ShuffleRegistrar {
     }
 
     /**
+     * The shuffle placed by the application's slot lease and reserved on its workers, its placement then recorded
+     * with the master in the background; null when there is no lease to use or a worker refused (then avoided, and
+     * the master asked).
+     */
+    private EpochTable placeByLease(ShuffleState s) {
+        SlotLease lease;
+        try {
+            lease = leases.current(failedWorkers.ids());
+        } catch (RemoteException e) {
+            throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
+        }
+        if (lease == null) return null;
+        List<PartitionLocation> locations = lease.place(s.numPartitions);
+        warnIfSingleCopy(locations);
+        reserver.sealedSecret(lease.sealedSecret());
+        Map<WorkerAddress, RemoteException> refused = reserver.reserve(s.shuffleId, locations, true);
+        if (refused.isEmpty()) {
+            s.recorded = leases.record(s.shuffleId, locations);
+            LOG.info(
+                    "{}: {} partitions on {} workers (by lease)",
+                    s,
+                    s.numPartitions,
+                    WorkerCalls.copiesByWorker(locations).size());
+            return new EpochTable(locations);
+        }
+        leases.drop(lease);
+        LOG.warn("Reserving slots of {} by lease failed on {}; asking the master", s, refused);
+        // A disk the lease named that cannot take data now is no fault of its worker: the master knows of it.
+        refused.values().removeIf(e -> e.status() == StatusCode.DISK_FAILED);
+        List<WorkerAddress> fresh = failedWorkers.add(refused.keySet());
+        if (!fresh.isEmpty()) reportFailedWorkers.accept(fresh);
+        return null;
+    }
+
+    private void warnIfSingleCopy(List<PartitionLocation> locations) {
+        if (replicate
+                && !locations.isEmpty()
+                && !locations.get(0).hasPeer()
+                && warnedSingleCopy.compareAndSet(false, true)) {
+            LOG.warn("{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy", appId);
+        }
+    }
+
+    /**
      * Slots from the master, reserved on their workers; a worker that refuses is avoided and the slots asked again.
      * Workers this application saw fail are avoided only while the master has others.
      */
     private EpochTable allocate(ShuffleState s) {
+        EpochTable leased = placeByLease(s);
+        if (leased != null) return leased;
         String last = "";
         boolean trustMasterOnly = false;
         for (int attempt = 0; attempt < ATTEMPTS; ) { // counts the workers' refusals
@@ -172,14 +224,7 @@ final class ShuffleRegistrar {
                 trustMasterOnly = true;
                 continue;
             }
-            if (replicate
-                    && !locations.isEmpty()
-                    && !locations.get(0).hasPeer()
-                    && warnedSingleCopy.compareAndSet(false, true)) {
-                LOG.warn(
-                        "{} is replicated, but the cluster has one usable worker: its shuffles keep a single copy",
-                        appId);
-            }
+            warnIfSingleCopy(locations);
             Map<WorkerAddress, String> refused = reserver.reserve(s.shuffleId, locations);
             if (refused.isEmpty()) {
                 LOG.info(

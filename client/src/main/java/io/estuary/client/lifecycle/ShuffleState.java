@@ -30,6 +30,11 @@ final class ShuffleState {
     java.util.concurrent.atomic.AtomicBoolean registrationTaken;
     /** Whether {@link #slots} stands for a registration queued at the shuffle's declaration, not yet taken over. */
     boolean registrationAhead;
+    /**
+     * Placed by a slot lease: completes once the master recorded the placement (its unregistration goes after it);
+     * null when the master placed it.
+     */
+    volatile CompletableFuture<Void> recorded;
     /** The engine forgot the shuffle: a registration not yet started never starts. */
     volatile boolean forgotten;
     /** For each map, the attempt that ended first, or -1. */

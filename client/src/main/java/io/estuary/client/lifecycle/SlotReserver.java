@@ -42,11 +42,26 @@ final class SlotReserver {
 
     /** Keeps the sealed secret a slot answer carries (if any) for the reservations that follow. */
     void sealedSecretFrom(RequestSlotsResponse slots) {
-        if (!slots.getSealedSecret().isEmpty()) sealedSecret = slots.getSealedSecret();
+        sealedSecret(slots.getSealedSecret());
+    }
+
+    /** Keeps {@code sealed} (a slot answer's or a lease's), unless empty, for the reservations that follow. */
+    void sealedSecret(ByteString sealed) {
+        if (!sealed.isEmpty()) sealedSecret = sealed;
     }
 
     /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
     Map<WorkerAddress, String> reserve(int shuffleId, List<PartitionLocation> locations) {
+        Map<WorkerAddress, String> out = new LinkedHashMap<>();
+        reserve(shuffleId, locations, false).forEach((w, e) -> out.put(w, e.getMessage()));
+        return out;
+    }
+
+    /**
+     * As {@link #reserve(int, List)}, the failure of each worker that refused; {@code byLease}: placed by a slot
+     * lease, so that a worker refuses a location on a disk it cannot write ({@code DISK_FAILED}) rather than move it.
+     */
+    Map<WorkerAddress, RemoteException> reserve(int shuffleId, List<PartitionLocation> locations, boolean byLease) {
         Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
         ByteString sealed = sealedSecret;
         List<CompletableFuture<Empty>> calls = new ArrayList<>();
@@ -70,6 +85,7 @@ final class SlotReserver {
                                             .setUser(user)
                                             .setShuffleId(shuffleId)
                                             .setSealedSecret(sealed)
+                                            .setByLease(byLease)
                                             .addAllLocations(part)),
                             Empty.parser());
                 } catch (RemoteException | RuntimeException e) {
@@ -81,12 +97,12 @@ final class SlotReserver {
             calls.add(CompletableFuture.allOf(parts.toArray(new CompletableFuture[0]))
                     .thenApply(v -> Empty.getDefaultInstance()));
         }
-        Map<WorkerAddress, String> failed = new LinkedHashMap<>();
+        Map<WorkerAddress, RemoteException> failed = new LinkedHashMap<>();
         for (int i = 0; i < calls.size(); i++) {
             try {
                 TransportClient.await(calls.get(i));
             } catch (RemoteException e) {
-                failed.put(workers.get(i), e.getMessage());
+                failed.put(workers.get(i), e);
             }
         }
         return failed;

@@ -46,6 +46,15 @@ class ShuffleRegistrarTest {
                 200,
                 false,
                 new SlotReserver(connections, "app-1", "user"),
+                new SlotLeases(
+                        "app-1",
+                        master,
+                        200,
+                        false,
+                        true,
+                        io.estuary.common.time.Clock.system(),
+                        work::add,
+                        (task, delay) -> work.add(task)),
                 new FailedWorkers(System::currentTimeMillis),
                 reported::add,
                 work::add);

@@ -249,6 +249,17 @@ public final class ClientConfig {
                     + "then fails the read (the stage reruns) instead of giving a wrong answer.")
             .build();
 
+    public static final ConfigEntry<Boolean> SLOT_LEASE = ConfigEntry.builder(
+                    "estuary.client.slotLease.enabled", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .scope(CLIENT)
+            .doc("Place shuffles by a slot lease from the master (a placement it chose, valid for "
+                    + "estuary.master.slot.leaseDuration) instead of asking it for each shuffle's slots: registering a "
+                    + "shuffle then costs only the reservations on its workers, and the placement is recorded with "
+                    + "the master afterwards. A master that grants no leases (off, or of the previous release) is "
+                    + "asked for each shuffle's slots as before.")
+            .build();
+
     public static final ConfigEntry<Boolean> REGISTER_AT_DECLARATION = ConfigEntry.builder(
                     "estuary.client.register.atDeclaration", ConfigType.BOOLEAN)
             .defaultValue("true")

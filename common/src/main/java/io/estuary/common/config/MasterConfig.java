@@ -134,6 +134,17 @@ public final class MasterConfig {
                     + "worker gets from each application's executors.")
             .build();
 
+    public static final ConfigEntry<Long> SLOT_LEASE_DURATION = ConfigEntry.builder(
+                    "estuary.master.slot.leaseDuration", ConfigType.DURATION_MS)
+            .defaultValue("10s")
+            .check(ConfigType.nonNegative())
+            .doc("How long a slot lease lets a driver place its shuffles itself, without a master round trip each: "
+                    + "the lease is a placement this master chose (its policy, load, exclusions and "
+                    + "estuary.master.slot.maxWorkersPerApplication), and each placement made by it is recorded here "
+                    + "afterwards. Shorter follows changes of load and membership sooner; 0 turns leases off (drivers "
+                    + "ask for each shuffle's slots).")
+            .build();
+
     public static final ConfigEntry<java.util.List<String>> RACKS = ConfigEntry.builder(
                     "estuary.master.racks", ConfigType.LIST)
             .defaultValue("")

@@ -19,6 +19,8 @@ public final class MasterMetrics {
     private final CollectorRegistry registry = new CollectorRegistry();
     private final Counter slotRequests;
     private final Counter slotRequestFailures;
+    private final Counter slotLeases;
+    private final Counter placementsRecorded;
     private final Histogram slotRequestSeconds;
     private final Counter reviveSlotRequests;
     private final Counter workerFailureReports;
@@ -31,6 +33,8 @@ public final class MasterMetrics {
         "application_heartbeat",
         "request_slots",
         "revive_slots",
+        "lease_slots",
+        "record_placement",
         "report_worker_failures",
         "unregister_shuffle",
         "unregister_application"
@@ -46,6 +50,14 @@ public final class MasterMetrics {
         slotRequests = Counter.build("estuary_master_slot_requests_total", "Slot requests answered by this master.")
                 .register(registry);
         slotRequestFailures = Counter.build("estuary_master_slot_request_failures_total", "Slot requests that failed.")
+                .register(registry);
+        slotLeases = Counter.build(
+                        "estuary_master_slot_leases_total",
+                        "Slot leases handed to drivers, which then place shuffles without asking for their slots.")
+                .register(registry);
+        placementsRecorded = Counter.build(
+                        "estuary_master_recorded_placements_total",
+                        "Placements drivers made under a slot lease and reported to this master.")
                 .register(registry);
         slotRequestSeconds = Histogram.build(
                         "estuary_master_slot_request_seconds", "Time from a slot request to its answer.")
@@ -153,6 +165,26 @@ public final class MasterMetrics {
         slotRequests.inc();
         if (failed) slotRequestFailures.inc();
         slotRequestSeconds.observe(nanos / 1e9);
+    }
+
+    public void slotLease() {
+        slotLeases.inc();
+    }
+
+    public void placementRecorded() {
+        placementsRecorded.inc();
+    }
+
+    public long slotRequests() {
+        return (long) slotRequests.get();
+    }
+
+    public long slotLeases() {
+        return (long) slotLeases.get();
+    }
+
+    public long placementsRecorded() {
+        return (long) placementsRecorded.get();
     }
 
     /** Records one revive request (however many partitions it names). */

@@ -220,6 +220,16 @@ public final class WorkerMetrics {
         out.add(status);
         out.add(usable);
         out.add(slots);
+        CounterMetricFamily written = new CounterMetricFamily(
+                "estuary_worker_disk_written_bytes",
+                "Bytes written to partition files on each disk, with O_DIRECT (path=direct) or through the page cache "
+                        + "(path=page_cache); see estuary.worker.flush.directIo.",
+                java.util.Arrays.asList("mount", "path"));
+        for (io.estuary.worker.storage.Disk d : storage.disks()) {
+            written.addMetric(java.util.Arrays.asList(d.mountPoint(), "direct"), d.writtenBytes(true));
+            written.addMetric(java.util.Arrays.asList(d.mountPoint(), "page_cache"), d.writtenBytes(false));
+        }
+        out.add(written);
         out.add(new GaugeMetricFamily(
                 "estuary_worker_active_partitions",
                 "Partition locations being written on this worker (reserved, not yet committed).",

@@ -112,11 +112,30 @@ public final class PartitionRegistry {
                 w.disk().activeSlots().incrementAndGet();
                 return w;
             });
+            boolean replica = loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA;
+            writer.directIo(storage.directAlignment(writer, replica));
             // A replica copy waits in memory until the room is needed; a replicated primary only until written.
-            if (loc.getRole() == io.estuary.common.protocol.LocationRole.REPLICA) {
+            if (replica) {
                 writer.holdInMemory(storage.replicaHold(), shuffleKey, false);
             } else {
                 writer.holdInMemory(loc.hasPeer() ? storage.primaryHold() : null, shuffleKey, true);
+            }
+        }
+    }
+
+    /**
+     * Refuses ({@code DISK_FAILED}) locations of a driver's slot lease that name a disk of this worker that cannot take
+     * data (failed or full since the lease), instead of moving them to another disk: the driver then asks the master.
+     */
+    public void refuseUnwritableDisks(List<PartitionLocation> locations) {
+        for (PartitionLocation loc : locations) {
+            io.estuary.worker.storage.Disk d = storage.disk(loc.getDisk());
+            if (d == null || !d.writable()) {
+                throw new io.estuary.common.status.StatusException(
+                        io.estuary.common.status.StatusCode.DISK_FAILED,
+                        "disk " + loc.getDisk() + " of this worker cannot take data ("
+                                + (d == null ? "no such disk" : d.status())
+                                + "): a slot lease named it; ask the master");
             }
         }
     }

@@ -31,6 +31,11 @@ public final class Disk {
     private final io.estuary.common.util.GuardedThreadPool cleaner;
 
     private volatile double recentFetchMicros;
+    /** Alignment of direct writes on this disk, 0 when they are off or its file system does not take them. */
+    private volatile int directAlignment;
+
+    private final java.util.concurrent.atomic.AtomicLong directBytes = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong cachedBytes = new java.util.concurrent.atomic.AtomicLong();
 
     public Disk(File dir, int flushThreads, int readThreads) {
         this.dir = dir;
@@ -58,6 +63,25 @@ public final class Disk {
 
     public File dir() {
         return dir;
+    }
+
+    /** What {@link PartitionFileWriter#directIo} takes for a copy that is written directly here (0: never). */
+    int directAlignment() {
+        return directAlignment;
+    }
+
+    void directAlignment(int alignment) {
+        this.directAlignment = alignment;
+    }
+
+    /** Counts {@code bytes} written to partition files, directly or through the page cache. */
+    void wrote(long bytes, boolean direct) {
+        (direct ? directBytes : cachedBytes).addAndGet(bytes);
+    }
+
+    /** Bytes written to partition files on this disk with {@code O_DIRECT} ({@code true}) or through the page cache. */
+    public long writtenBytes(boolean direct) {
+        return (direct ? directBytes : cachedBytes).get();
     }
 
     public DiskFlusher flusher() {

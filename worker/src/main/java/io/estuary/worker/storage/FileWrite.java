@@ -13,16 +13,21 @@ import java.nio.channels.FileChannel;
  * settles it).
  */
 abstract class FileWrite extends QueuedWrite {
+    private final Disk disk;
     private final PartitionFile target;
     private final String name;
     private final ByteBuf buf;
     private final long position;
+    /** Nonzero: written with {@code O_DIRECT}, position and length multiples of it ({@link DirectWrites}). */
+    private final int directAlignment;
 
-    FileWrite(PartitionFile target, String name, ByteBuf buf, long position) {
+    FileWrite(Disk disk, PartitionFile target, String name, ByteBuf buf, long position, int directAlignment) {
+        this.disk = disk;
         this.target = target;
         this.name = name;
         this.buf = buf;
         this.position = position;
+        this.directAlignment = directAlignment;
     }
 
     @Override
@@ -30,12 +35,17 @@ abstract class FileWrite extends QueuedWrite {
         File file = target.file();
         DiskHangInjection.await(file);
         DiskHangInjection.delayWrite(file);
-        try (FileChannel ch = target.openForWrite(name)) {
-            long p = position;
-            for (ByteBuffer b : buf.nioBuffers()) {
-                while (b.hasRemaining()) p += ch.write(b, p);
+        try (FileChannel ch = target.openForWrite(name, directAlignment > 0)) {
+            if (directAlignment > 0) {
+                DirectWrites.write(ch, buf, position, directAlignment);
+            } else {
+                long p = position;
+                for (ByteBuffer b : buf.nioBuffers()) {
+                    while (b.hasRemaining()) p += ch.write(b, p);
+                }
             }
         }
+        disk.wrote(buf.readableBytes(), directAlignment > 0);
     }
 
     @Override

@@ -37,6 +37,9 @@ final class FlushBuffer {
     /** Capacity of {@code buf} counted in the memory tracker. */
     private int counted;
 
+    /** Bytes at the buffer's start already handed out by {@link #unqueued} (a tail carried over by {@link #takeAligned}). */
+    private int queued;
+
     private long sinceNanos;
     /** Whether this partition has filled a buffer before (its next buffers start at the flush threshold). */
     private boolean large;
@@ -114,6 +117,53 @@ final class FlushBuffer {
     }
 
     /**
+     * The bytes not handed out by an earlier call, in order: what goes to the file's checksum as the buffer is queued
+     * for writing. A slice: valid while the buffer is held.
+     */
+    ByteBuf unqueued() {
+        if (buf == null) return io.netty.buffer.Unpooled.EMPTY_BUFFER;
+        ByteBuf b = buf.slice(buf.readerIndex() + queued, buf.readableBytes() - queued);
+        queued = buf.readableBytes();
+        return b;
+    }
+
+    /**
+     * For a direct write: hands over the buffer cut to a multiple of {@code alignment}, its tail (the rest) copied to
+     * the start of a new buffer that stays here. Null, and nothing changed, when it holds fewer bytes than
+     * {@code alignment} or there is no direct memory for the tail. The caller takes the buffer's {@link #counted}
+     * memory (read before this call) with it; the new buffer is counted anew.
+     */
+    ByteBuf takeAligned(int alignment, boolean filled) {
+        int n = readable();
+        int head = n - n % alignment;
+        if (head == 0) return null;
+        ByteBuf next = null;
+        int tail = n - head;
+        if (tail > 0) {
+            // After a full buffer of a large partition, the next is allocated whole (as reserve would); after an early
+            // flush, only as much as the tail needs, so that the flush frees memory.
+            boolean whole = filled && (large || n >= flushThreshold / 2);
+            try {
+                next = ALLOC.directBuffer(
+                        Math.max(tail, whole ? flushThreshold : Math.min(flushThreshold, INITIAL_BUFFER)));
+            } catch (OutOfMemoryError e) {
+                return null;
+            }
+            next.writeBytes(buf, buf.readerIndex() + head, tail);
+        }
+        ByteBuf b = take(filled);
+        b.writerIndex(b.readerIndex() + head);
+        if (next != null) {
+            buf = next;
+            queued = tail;
+            // Dated now: dated with the bytes it came with, an early flush for age would write it at once, unaligned.
+            sinceNanos = clock.nanos();
+            countCapacity();
+        }
+        return b;
+    }
+
+    /**
      * Hands the buffer over (null when none): the caller takes its {@link #counted} memory with it and releases both.
      */
     ByteBuf take() {
@@ -129,6 +179,7 @@ final class FlushBuffer {
         if (filled && b != null) large = b.readableBytes() >= flushThreshold / 2;
         buf = null;
         counted = 0;
+        queued = 0;
         return b;
     }
 
@@ -140,6 +191,7 @@ final class FlushBuffer {
         counted = 0;
         buf.release();
         buf = null;
+        queued = 0;
         return lost;
     }
 }

@@ -18,7 +18,7 @@ final class HeldCopyWrite extends FileWrite {
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
     private HeldCopyWrite(Disk disk, PartitionFile target, String name, ByteBuf data, BooleanSupplier gone) {
-        super(target, name, data, 0);
+        super(disk, target, name, data, 0, 0);
         this.disk = disk;
         this.target = target;
         this.gone = gone;

@@ -4,7 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
@@ -42,7 +41,7 @@ final class PartitionFile {
                     DiskHangInjection.await(file);
                     synchronized (lock) {
                         if (deleted || file.exists()) return;
-                        create().close();
+                        create(false).close();
                     }
                 } catch (IOException | RuntimeException e) {
                     // The first write opens the file itself and reports what goes wrong.
@@ -53,25 +52,28 @@ final class PartitionFile {
         }
     }
 
-    /** Opens the file for one flush, creating it if needed; fails once it was deleted. */
-    FileChannel openForWrite(String name) throws IOException {
+    /**
+     * Opens the file for one flush, creating it if needed, with {@code O_DIRECT} when {@code direct}; fails once it
+     * was deleted.
+     */
+    FileChannel openForWrite(String name, boolean direct) throws IOException {
         synchronized (lock) {
             if (deleted) throw new IOException(name + " was deleted");
-            return create();
+            return create(direct);
         }
     }
 
     /** Opens (creating) the file; its folder is made the first time only, or again if it went missing. */
-    private FileChannel create() throws IOException {
+    private FileChannel create(boolean direct) throws IOException {
         if (!folderMade) {
             Files.createDirectories(file.getParentFile().toPath());
             folderMade = true;
         }
         try {
-            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            return FileChannel.open(file.toPath(), DirectWrites.writeOptions(direct));
         } catch (java.nio.file.NoSuchFileException e) {
             Files.createDirectories(file.getParentFile().toPath());
-            return FileChannel.open(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            return FileChannel.open(file.toPath(), DirectWrites.writeOptions(direct));
         }
     }
 

@@ -72,33 +72,18 @@ public final class PartitionFileWriter {
     private boolean holdWriteAtOnce;
     /** The committed file held in {@link #holdIn}: its identity is the cache's key. */
     private CommittedFile held;
+    /** Nonzero: flush buffers are written with {@code O_DIRECT} while the file's end stays a multiple of it. */
+    private int directAlignment;
 
     public PartitionFileWriter(
             String name, File file, Disk disk, MemoryTracker memory, long flushThreshold, long chunkSize) {
-        this(name, file, disk, memory, flushThreshold, chunkSize, 0);
+        this(name, file, disk, memory, flushThreshold, chunkSize, 0, io.estuary.common.time.Clock.system());
     }
 
-    /** @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none */
-    public PartitionFileWriter(
-            String name,
-            File file,
-            Disk disk,
-            MemoryTracker memory,
-            long flushThreshold,
-            long chunkSize,
-            long mapIndexGranularity) {
-        this(
-                name,
-                file,
-                disk,
-                memory,
-                flushThreshold,
-                chunkSize,
-                mapIndexGranularity,
-                io.estuary.common.time.Clock.system());
-    }
-
-    /** {@code clock} dates the oldest buffered byte ({@link #bufferedSinceNanos}). */
+    /**
+     * @param mapIndexGranularity region size of the file's {@link MapIndex}; 0 builds none
+     * @param clock dates the oldest buffered byte ({@link #bufferedSinceNanos})
+     */
     public PartitionFileWriter(
             String name,
             File file,
@@ -131,6 +116,15 @@ public final class PartitionFileWriter {
         holdIn = cache != null && cache.enabled() ? cache : null;
         holdKey = shuffleKey;
         holdWriteAtOnce = writeAtOnce;
+    }
+
+    /**
+     * Writes flush buffers with {@code O_DIRECT} ({@link DirectWrites}), 0: through the page cache. A flush writes its
+     * buffer's aligned head and carries the tail to the next buffer; the commit writes the last tail through the page
+     * cache; an early flush under one block goes through the page cache, and so does the rest of the file.
+     */
+    public synchronized void directIo(int alignment) {
+        if (alignment == 0 || flushAssigned % alignment == 0) directAlignment = alignment;
     }
 
     /** A forward to this primary's replica failed: the replica may lack data, so this copy commits from disk. */
@@ -170,11 +164,11 @@ public final class PartitionFileWriter {
                 checkDisk();
                 int n = data.readableBytes();
                 if (n == 0) return;
-                if (pending.wouldOverflow(n)) flushPending(true);
+                if (pending.wouldOverflow(n)) flushPending(true, false);
                 pending.reserve(n);
                 layout.append(data);
                 pending.write(data);
-                if (pending.full()) flushPending(true);
+                if (pending.full()) flushPending(true, false);
                 else if (!creationQueued && (holdIn == null || holdWriteAtOnce)) { // a primary's file comes soon
                     creationQueued = true;
                     partitionFile.createAhead(disk);
@@ -206,9 +200,9 @@ public final class PartitionFileWriter {
      */
     public synchronized long flushBuffered() {
         if (pending.readable() == 0 || commit != null || destroyed || error != null || closed) return 0;
-        long freed = pending.counted();
-        flushPending();
-        return freed;
+        long before = pending.counted();
+        flushPending(false, false);
+        return before - pending.counted(); // a direct write's tail stays
     }
 
     /** Refuses data when the disk is failed (or failed since this partition began) or full. */
@@ -228,26 +222,33 @@ public final class PartitionFileWriter {
         }
     }
 
-    private void flushPending() {
-        flushPending(false);
-    }
-
-    /** {@code filled}: the buffer goes because it filled up (see {@link FlushBuffer#take(boolean)}). */
-    private void flushPending(boolean filled) {
+    /** Queues the buffer; {@code filled}: it filled up ({@link FlushBuffer#take(boolean)}); {@code last}: the commit's. */
+    private void flushPending(boolean filled, boolean last) {
+        // Flush buffers are queued in file order, so the checksum sees the file's bytes in order, each once.
+        layout.queued(pending.unqueued());
         int counted = pending.counted();
-        ByteBuf buf = pending.take(filled);
-        layout.queued(buf); // flush buffers are queued in file order, so the checksum sees the file's bytes in order
-        queueWrite(buf, counted);
+        int align = directAlignment;
+        ByteBuf buf = align > 0 && flushAssigned % align == 0 ? pending.takeAligned(align, filled) : null;
+        if (buf != null) {
+            queueWrite(buf, counted, align);
+            if (!last || pending.readable() == 0) return;
+            counted = pending.counted(); // the file's last, partial block
+            align = 0;
+        }
+        queueWrite(pending.take(filled), counted, 0);
     }
 
-    /** Sends a taken flush buffer ({@code counted} bytes of memory) to the flusher, at the next file position. */
-    private void queueWrite(ByteBuf buf, int counted) {
+    /**
+     * Sends a taken flush buffer ({@code counted} bytes of memory) to the flusher, at the next file position;
+     * {@code directAlignment} nonzero: written with {@code O_DIRECT}.
+     */
+    private void queueWrite(ByteBuf buf, int counted, int directAlignment) {
         creationQueued = true; // the write creates the file
         long position = flushAssigned;
         flushAssigned += buf.readableBytes();
         flushesInFlight++;
         memory.flushQueued(counted);
-        QueuedWrite w = new BufferWrite(buf, counted, position);
+        QueuedWrite w = new BufferWrite(buf, counted, position, directAlignment);
         try {
             disk.flusher().submit(w);
         } catch (RejectedExecutionException e) { // the worker is shutting down
@@ -266,8 +267,8 @@ public final class PartitionFileWriter {
     private final class BufferWrite extends FileWrite {
         private final int counted;
 
-        BufferWrite(ByteBuf buf, int counted, long position) {
-            super(partitionFile, name, buf, position);
+        BufferWrite(ByteBuf buf, int counted, long position, int directAlignment) {
+            super(disk, partitionFile, name, buf, position, directAlignment);
             this.counted = counted;
         }
 
@@ -313,7 +314,7 @@ public final class PartitionFileWriter {
     public synchronized CompletableFuture<CommittedFile> commit() {
         if (commit != null) return commit;
         commit = new CompletableFuture<>();
-        if (pending.readable() > 0 && !holdCommitted()) flushPending();
+        if (pending.readable() > 0 && !holdCommitted()) flushPending(false, true);
         finishCommitIfDone();
         return commit;
     }
@@ -326,8 +327,8 @@ public final class PartitionFileWriter {
         if (holdIn == null || flushAssigned > 0 || error != null || dropped > 0 || destroyed || closed) return false;
         if (disk.failures() != diskFailuresAtStart || !holdIn.accepts(layout.length())) return false;
         int counted = pending.counted();
+        layout.queued(pending.unqueued());
         ByteBuf buf = pending.take();
-        layout.queued(buf);
         CommittedFile f = layout.committed(file, disk);
         if (holdIn.hold(
                 holdKey,
@@ -338,7 +339,7 @@ public final class PartitionFileWriter {
                 holdWriteAtOnce)) {
             held = f;
         } else {
-            queueWrite(buf, counted);
+            queueWrite(buf, counted, 0);
         }
         return true;
     }

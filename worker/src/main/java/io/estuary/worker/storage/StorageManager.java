@@ -34,6 +34,8 @@ public final class StorageManager {
     private final boolean replicaHold;
     private final boolean primaryHold;
     private final CacheShrinker cacheShrinker;
+    /** {@code estuary.worker.flush.directIo}: none, replicas or all. */
+    private final String directIo;
 
     private final io.estuary.common.time.Clock clock;
 
@@ -83,6 +85,7 @@ public final class StorageManager {
         int threads = conf.get(WorkerConfig.FLUSH_THREADS_PER_DISK);
         int readThreads = conf.get(WorkerConfig.FETCH_THREADS_PER_DISK);
         long reserve = conf.get(WorkerConfig.DISK_RESERVE);
+        this.directIo = conf.get(WorkerConfig.FLUSH_DIRECT_IO).toLowerCase(java.util.Locale.ROOT);
         for (String d : conf.get(WorkerConfig.STORAGE_DIRS)) {
             File dir = new File(d).getAbsoluteFile();
             if (!dir.isDirectory() && !dir.mkdirs()) {
@@ -90,6 +93,7 @@ public final class StorageManager {
             }
             Disk disk = new Disk(dir, threads, readThreads);
             disk.onFailure(() -> releaseFailed(disk));
+            if (!directIo.equals("none")) disk.directAlignment(DirectWrites.alignment(dir));
             disks.put(disk.mountPoint(), disk);
         }
         DiskProbe probe = new DiskProbe(reserve, conf.get(WorkerConfig.DISK_SLOW_THRESHOLD), clock);
@@ -143,6 +147,15 @@ public final class StorageManager {
      */
     public PartitionCache primaryHold() {
         return primaryHold && cache.enabled() ? cache : null;
+    }
+
+    /**
+     * The alignment {@code writer} is to write in with {@code O_DIRECT}, for a primary or a {@code replica} copy
+     * ({@code estuary.worker.flush.directIo}), or 0: through the page cache.
+     */
+    public int directAlignment(PartitionFileWriter writer, boolean replica) {
+        boolean direct = directIo.equals("all") || (replica && directIo.equals("replicas"));
+        return direct ? writer.disk().directAlignment() : 0;
     }
 
     /** The disk of a storage directory, or null if this worker has no such directory. */

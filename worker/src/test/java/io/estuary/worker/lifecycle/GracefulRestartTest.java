@@ -163,8 +163,9 @@ class GracefulRestartTest {
             for (PartitionLocation l : committed.locations) committed.commitAndCheck(l);
             RawShuffle open = new RawShuffle(clients, master, "app-crash", 2, 3);
             open.push(10); // never committed: after the crash its files have no record
-            long files = dataFiles(cluster.root().toFile());
-            assertEquals(6, files);
+            // Each file is created ahead of its first flush, on the disk's flusher thread.
+            waitFor(() -> dataFiles(cluster.root().toFile()) == 6, "the six partitions' files created");
+            long files = 6;
 
             Worker after = cluster.restartWorker(0, false); // closed at once: nothing committed, as in a crash
             for (PartitionLocation l : committed.locations) committed.readAndCheck(l);
