@@ -22,7 +22,7 @@ import scala.Tuple2;
 
 /**
  * Spark jobs through three Raft masters while masters fail: the data path never needs a master, and registrations
- * wait for a leader. Every output is compared with the same job on native sort shuffle.
+ * place shuffles by the application's slot lease, recorded with a master once there is a leader. Every output is compared with the same job on native sort shuffle.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MasterFailoverTest {
@@ -99,7 +99,8 @@ class MasterFailoverTest {
 
     @BeforeEach
     void start() throws Exception {
-        cluster = new MiniCluster(3, 2, 1, new EstuaryConf());
+        cluster = new MiniCluster(
+                3, 2, 1, new EstuaryConf().set(io.estuary.common.config.MasterConfig.SLOT_LEASE_DURATION, "10min"));
         spark = SparkSessions.start(
                 SparkSessions.estuary(SparkSessions.base("local[2]", "failover"), cluster.masterEndpoint())
                         .set("spark.estuary.client.master.wait", "60s"));
@@ -182,12 +183,29 @@ class MasterFailoverTest {
         // The shuffles hold their slots: pushing, committing and fetching go on without any master.
         assertEquals(expectedSingle, job.get(5, TimeUnit.MINUTES));
 
-        // A new job needs a new registration: it waits (bounded by estuary.client.master.wait) for a quorum.
-        CompletableFuture<Checksum> next = CompletableFuture.supplyAsync(() -> chained(spark, 1, 0));
-        Thread.sleep(2_000);
-        assertFalse(next.isDone(), "a registration cannot succeed without a quorum");
+        // A new job registers new shuffles: the application places them by its slot lease (a master's placement it
+        // holds for estuary.master.slot.leaseDuration, 10 minutes here) and reserves them on the workers, without a
+        // master. Without a lease a registration waits for a quorum (ShuffleRegistrarTest).
+        assertEquals(expectedSingle, chained(spark, 1, 0));
+        // Their placements are recorded once a quorum is back (retried meanwhile), so the masters know every shuffle
+        // the workers hold: two of the first job and two of this one, placed or since unregistered.
         cluster.restartMaster(leader);
-        assertEquals(expectedSingle, next.get(5, TimeUnit.MINUTES));
+        waitFor(() -> knownShuffles() >= 4, 120_000, "the placements made without a master are recorded");
+    }
+
+    /** The shuffles of this job's application the masters know, placed or unregistered. */
+    private int knownShuffles() {
+        String app = spark.sparkContext().applicationId() + "-";
+        return cluster.master().state(st -> {
+            int n = 0;
+            for (String id : st.applicationIds()) {
+                if (!id.startsWith(app)) continue;
+                for (int shuffle = 0; shuffle < 100; shuffle++) {
+                    if (st.isShufflePlaced(id, shuffle) || st.isShuffleUnregistered(id, shuffle)) n++;
+                }
+            }
+            return n;
+        });
     }
 
     /**
