@@ -4,7 +4,6 @@ import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.estuary.client.lifecycle.LifecycleManager;
-import io.estuary.client.read.ShuffleBatchReader;
 import io.estuary.client.spec.ShuffleSpec;
 import io.estuary.client.write.MapOutputWriter;
 import io.estuary.common.config.ClientConfig;
@@ -22,12 +21,9 @@ import io.estuary.network.client.TransportClient;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.ControlClient;
 import io.estuary.worker.MiniCluster;
-import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -133,35 +129,17 @@ class SlotLeaseTest {
             long sum = 0;
             for (int m = 0; m < MAPS; m++) {
                 MapOutputWriter w = new MapOutputWriter(client, spec, m, 0);
-                Random r = new Random(shuffle * 31L + m);
                 for (int i = 0; i < 500; i++) {
-                    byte[] rec = new byte[1 + r.nextInt(200)];
-                    r.nextBytes(rec);
-                    byte[] framed = ByteBuffer.allocate(4 + rec.length)
-                            .putInt(rec.length)
-                            .put(rec)
-                            .array();
+                    byte[] framed = FramedRecords.framed(shuffle * 1_000_003L + m * 1_000L + i, 1 + (i * 37) % 200);
                     w.write(Math.floorMod(i * 7 + m, PARTITIONS), framed, 0, framed.length);
                     count++;
-                    sum += Arrays.hashCode(rec) * 0x9E3779B97F4A7C15L;
+                    sum += FramedRecords.hash(framed);
                 }
                 w.finish();
             }
-            long gotCount = 0;
-            long gotSum = 0;
-            try (ShuffleBatchReader reader = new ShuffleBatchReader(client, spec, 0, PARTITIONS, 0, MAPS)) {
-                io.netty.buffer.ByteBuf b;
-                while ((b = reader.next()) != null) {
-                    while (b.isReadable()) {
-                        byte[] rec = new byte[b.readInt()];
-                        b.readBytes(rec);
-                        gotCount++;
-                        gotSum += Arrays.hashCode(rec) * 0x9E3779B97F4A7C15L;
-                    }
-                }
-            }
-            assertEquals(count, gotCount, "records of shuffle " + shuffle);
-            assertEquals(sum, gotSum, "checksum of shuffle " + shuffle);
+            long[] got = FramedRecords.readAll(client, spec, 0, PARTITIONS);
+            assertEquals(count, got[0], "records of shuffle " + shuffle);
+            assertEquals(sum, got[1], "checksum of shuffle " + shuffle);
         }
     }
 
