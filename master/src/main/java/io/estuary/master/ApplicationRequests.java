@@ -260,8 +260,8 @@ final class ApplicationRequests {
     }
 
     /**
-     * A slot lease: a placement pattern chosen as for a shuffle of four entries per usable worker (at least 16), which
-     * the driver places its next shuffles by for the lease's time. Refused (BAD_REQUEST) when leases are off.
+     * A slot lease: a placement pattern chosen as for a shuffle of {@link SlotPlanner#leaseSize} partitions, which the driver
+     * places its next shuffles by for the lease's time. Refused (BAD_REQUEST) when leases are off.
      */
     void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
         if (leaseMs <= 0) throw new IllegalArgumentException("slot leases are off on this master (leaseDuration 0)");
@@ -273,7 +273,7 @@ final class ApplicationRequests {
                 .thenApply(v -> planner.placeAll(
                         r.getAppId(),
                         0,
-                        Math.max(16, 4 * usable.size()),
+                        SlotPlanner.leaseSize(usable.size(), r.getReplicate()),
                         r.getReplicate(),
                         appWorkers(r.getAppId()),
                         usable))

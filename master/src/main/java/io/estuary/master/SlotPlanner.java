@@ -54,6 +54,18 @@ final class SlotPlanner {
         return false;
     }
 
+    /**
+     * A lease pattern's length: at least 16, and a whole number of the placement's period (primaries turn over the n
+     * workers, replicas over the n - 1 others), so that dealing partitions round it keeps every shuffle as balanced
+     * as the master's own placement; for very large clusters, a whole number of rounds over the workers.
+     */
+    static int leaseSize(int workers, boolean replicate) {
+        int n = Math.max(1, workers);
+        long period = replicate && n > 1 ? (long) n * (n - 1) : n;
+        if (period > 1024) period = n;
+        return (int) (period * Math.max(1, (16 + period - 1) / period));
+    }
+
     /** A whole new shuffle: partitions 0..n-1 at epoch 0. */
     List<PartitionLocation> placeAll(
             String app,
