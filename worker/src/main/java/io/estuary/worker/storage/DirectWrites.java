@@ -20,7 +20,8 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Alignment is at least the page size, so a buffered write that follows (a file's last, partial block) never
  * shares a page with a direct write that may still be running on another flusher thread. Thread-safe: the staging
- * buffer is per thread.
+ * buffer is per thread, allocated at its first direct write and kept for the thread's life (1 MiB of the JVM's direct
+ * memory per flusher thread, freed with the thread); {@link #write} neither retains nor releases the caller's buffer.
  */
 final class DirectWrites {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DirectWrites.class);
