@@ -182,14 +182,7 @@ final class ApplicationRequests {
         CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
         CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
         if (f == null) {
-            CompletableFuture<Void> registered;
-            try {
-                registered = ensureApplication(r.getAppId());
-            } catch (RuntimeException e) {
-                registered = new CompletableFuture<>();
-                registered.completeExceptionally(e);
-            }
-            registered.thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
+            registered(r.getAppId()).thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
                 allocating.remove(key, mine);
                 if (e != null) mine.completeExceptionally(e);
                 else mine.complete(locs);
@@ -266,7 +259,6 @@ final class ApplicationRequests {
     void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
         if (leaseMs <= 0) throw new IllegalArgumentException("slot leases are off on this master (leaseDuration 0)");
         appLiveness.touch(r.getAppId(), now);
-        metrics.slotLease();
         List<WorkerInfo> usable =
                 SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
         ensureApplication(r.getAppId())
@@ -278,20 +270,20 @@ final class ApplicationRequests {
                         appWorkers(r.getAppId()),
                         usable))
                 .whenComplete((pattern, e) -> {
-                    if (e != null) reply.fail(cause(e));
-                    else
-                        reply.ok(LeaseSlotsResponse.newBuilder()
-                                .addAllPattern(pattern)
-                                .setValidMs(leaseMs)
-                                .setSealedSecret(sealedSecret)
-                                .build());
+                    if (e != null) {
+                        reply.fail(cause(e));
+                        return;
+                    }
+                    metrics.slotLease();
+                    reply.ok(LeaseSlotsResponse.newBuilder()
+                            .addAllPattern(pattern)
+                            .setValidMs(leaseMs)
+                            .setSealedSecret(sealedSecret)
+                            .build());
                 });
     }
 
-    /**
-     * Logs a placement a driver made under its lease, as if this master had made it; a shuffle already placed keeps
-     * the placement logged first (a retry, or a placement this master made), which is answered.
-     */
+    /** Logs a placement made under a lease as if this master made it; a shuffle placed already keeps its first one. */
     void recordPlacement(RecordPlacementRequest r, Reply reply, long now) {
         List<PartitionLocation> locs = r.getLocationsList();
         for (int i = 0; i < locs.size(); i++) {
@@ -314,7 +306,7 @@ final class ApplicationRequests {
         CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
         CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
         if (f != null) return f.handle((x, e) -> null).thenCompose(x -> record(app, shuffle, locs));
-        ensureApplication(app)
+        registered(app)
                 .thenCompose(v -> {
                     List<PartitionLocation> known = log.stateMachine()
                             .read(s -> s.isShuffleUnregistered(app, shuffle) ? locs : s.shuffle(app, shuffle));
@@ -370,6 +362,17 @@ final class ApplicationRequests {
             }
             return ids;
         });
+    }
+
+    /** {@link #ensureApplication}, a refusal included in the future: a decision under way must still end. */
+    private CompletableFuture<Void> registered(String app) {
+        try {
+            return ensureApplication(app);
+        } catch (RuntimeException e) {
+            CompletableFuture<Void> refused = new CompletableFuture<>();
+            refused.completeExceptionally(e);
+            return refused;
+        }
     }
 
     private CompletableFuture<Void> ensureApplication(String app) {

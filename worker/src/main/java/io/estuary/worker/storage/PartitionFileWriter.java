@@ -232,8 +232,7 @@ public final class PartitionFileWriter {
         if (buf != null) {
             queueWrite(buf, counted, align);
             if (!last || pending.readable() == 0) return;
-            counted = pending.counted(); // the file's last, partial block
-            align = 0;
+            counted = pending.counted(); // the file's last, partial block: through the page cache
         }
         queueWrite(pending.take(filled), counted, 0);
     }
