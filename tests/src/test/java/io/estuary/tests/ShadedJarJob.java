@@ -1,5 +1,6 @@
 package io.estuary.tests;
 
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -44,6 +45,11 @@ public final class ShadedJarJob {
                             .getDeclaredField("LZ4")
                             .getType()
                             .getName());
+            // Spark's own lz4-java (unrelocated, with its native library) compresses: EngineLz4Compressor.
+            Field engineLz4 =
+                    Class.forName("io.estuary.client.batch.EngineLz4Compressor").getDeclaredField("NATIVE");
+            engineLz4.setAccessible(true);
+            System.out.println("lz4 compresses natively: " + (engineLz4.get(null) != null));
             // Set by the client for its relocated Netty (RelocatedNettySetup): pool chunks without zeroing.
             System.out.println("relocated netty without cleaner: "
                     + Class.forName("io.estuary.shaded.io.netty.util.internal.PlatformDependent")

@@ -64,6 +64,7 @@ class ShadedJarTest {
             assertTrue(out.contains("manager loaded from " + shaded.toURI().toURL()), out);
             assertTrue(out.contains("netty inside the client: io.estuary.shaded.io.netty.channel.Channel"), out);
             assertTrue(out.contains("lz4 inside the client: io.estuary.shaded.net.jpountz.lz4.LZ4Factory"), out);
+            assertTrue(out.contains("lz4 compresses natively: true"), out);
             // The JVM opens java.nio (as Spark's do): the client's relocated Netty allocates without a Cleaner.
             assertTrue(out.contains("relocated netty without cleaner: true"), out);
         }

@@ -9,13 +9,16 @@ import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
- * LZ4 blocks (lz4-java's fast compressor). Decompresses into a heap scratch array it reuses, valid until the next
+ * LZ4 blocks (lz4-java's fast compressor: the engine's native one where it has it, {@link EngineLz4Compressor}, else
+ * the bundled Java one). Decompresses into a heap scratch array it reuses, valid until the next
  * call; it holds no pooled or direct memory, so nothing needs releasing. Confined to its {@link BatchCodec}'s thread.
  */
 final class Lz4Blocks implements BlockCompressor {
-    private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
+    /** The bundled copy (relocated in the shaded jars, so its Java implementation there). */
+    static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
 
     private final LZ4Compressor compressor = LZ4.fastCompressor();
+    private final EngineLz4Compressor engineCompressor = EngineLz4Compressor.NATIVE;
     // The safe decompressor checks every read against the compressed length: a crafted or corrupt batch fails
     // instead of reading past it (the "fast" one trusts the input, the flaw behind CVE-2025-12183).
     private final LZ4SafeDecompressor decompressor = LZ4.safeDecompressor();
@@ -30,6 +33,9 @@ final class Lz4Blocks implements BlockCompressor {
 
     @Override
     public int compress(byte[] raw, int offset, int length, ByteBuf out, int at, int room) {
+        if (engineCompressor != null) {
+            return engineCompressor.compress(ByteBuffer.wrap(raw), offset, length, out.nioBuffer(at, room), 0, room);
+        }
         return compressor.compress(ByteBuffer.wrap(raw), offset, length, out.nioBuffer(at, room), 0, room);
     }
 
