@@ -4,13 +4,11 @@ import static io.estuary.master.LoggedChanges.after;
 import static io.estuary.master.LoggedChanges.cause;
 import static io.estuary.master.LoggedChanges.command;
 
-import com.google.protobuf.ByteString;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.LeaseSlotsRequest;
 import io.estuary.common.protocol.LeaseSlotsResponse;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.RecordPlacementRequest;
-import io.estuary.common.protocol.RegisterApplicationRequest;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.RequestSlotsRequest;
 import io.estuary.common.protocol.RequestSlotsResponse;
@@ -21,7 +19,6 @@ import io.estuary.common.status.StatusCode;
 import io.estuary.common.status.StatusException;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.master.admin.MasterMetrics;
-import io.estuary.master.protocol.ApplicationRegistered;
 import io.estuary.master.protocol.ApplicationRemoved;
 import io.estuary.master.protocol.ShuffleUnregistered;
 import io.estuary.master.protocol.SlotsAllocated;
@@ -42,8 +39,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The application-facing requests of {@link MasterRpcHandler}: heartbeats, slot requests and revives, worker failure
- * reports, unregistering shuffles and applications. A shuffle's placement is decided once and logged (concurrent
+ * The application-facing requests of {@link MasterRpcHandler}, beside registrations and heartbeats ({@link
+ * ApplicationRegistrations}): slot requests and revives, worker failure reports, unregistering shuffles and
+ * applications. A shuffle's placement is decided once and logged (concurrent
  * retries of one shuffle share the decision), by this master or by the driver under a slot lease ({@link #leaseSlots},
  * {@link #recordPlacement}: the first one logged stays); revived slots are chosen from the current view and not logged (the
  * driver owns the epochs). Placement sees workers through {@link WorkerRequests#placementView()}. Only the leader
@@ -59,6 +57,7 @@ final class ApplicationRequests {
     private final LivenessTracker appLiveness;
     private final MasterMetrics metrics;
     private final ApplicationSecrets secrets;
+    private final ApplicationRegistrations registrations;
     /** How long a slot lease lets a driver place shuffles itself; 0: no leases. */
     private final long leaseMs;
     /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
@@ -74,8 +73,10 @@ final class ApplicationRequests {
             LivenessTracker appLiveness,
             MasterMetrics metrics,
             ApplicationSecrets secrets,
+            ApplicationRegistrations registrations,
             long leaseMs) {
         this.secrets = secrets;
+        this.registrations = registrations;
         this.leaseMs = leaseMs;
         this.log = log;
         this.planner = planner;
@@ -83,47 +84,6 @@ final class ApplicationRequests {
         this.failures = failures;
         this.appLiveness = appLiveness;
         this.metrics = metrics;
-    }
-
-    void heartbeat(String app, Reply reply, long now) {
-        appLiveness.touch(app, now);
-        after(ensureApplication(app), reply, Empty::getDefaultInstance);
-    }
-
-    /**
-     * Registers an application's secret (sealed by its lifecycle manager for this master's key, see {@link
-     * ApplicationSecrets#unseal}): logged sealed under the cluster-derived key. Idempotent for the same secret; another
-     * secret for a registered application is FORBIDDEN. With authentication off the application is registered as by
-     * any other request, and the secret is not kept.
-     */
-    void register(RegisterApplicationRequest r, Identity who, Reply reply, long now) {
-        String app = r.getAppId();
-        byte[] secret = secrets.unseal(r, who);
-        appLiveness.touch(app, now);
-        if (!secrets.enabled()) {
-            after(ensureApplication(app, false), reply, Empty::getDefaultInstance);
-            return;
-        }
-        if (secrets.hasSecret(app)) {
-            if (!secrets.matches(app, secret)) throw anotherSecret(app);
-            reply.ok(Empty.getDefaultInstance());
-            return;
-        }
-        LOG.info("Application {} registered its secret", app);
-        CompletableFuture<Void> logged = log.submit(command(c -> c.setApplicationRegistered(
-                ApplicationRegistered.newBuilder().setAppId(app).setSealedSecret(secrets.sealForLog(app, secret)))));
-        // Of two registrations racing with different secrets the first logged stays: the other is refused.
-        after(
-                logged.thenRun(() -> {
-                    if (!secrets.matches(app, secret)) throw anotherSecret(app);
-                }),
-                reply,
-                Empty::getDefaultInstance);
-    }
-
-    private static StatusException anotherSecret(String app) {
-        return new StatusException(
-                StatusCode.FORBIDDEN, "application " + app + " is registered already, with another secret");
     }
 
     void reportWorkerFailures(ReportWorkerFailuresRequest r, Reply reply, long now) {
@@ -143,6 +103,7 @@ final class ApplicationRequests {
 
     void unregisterApplication(String app, Reply reply) {
         appLiveness.forget(app);
+        registrations.forget(app);
         LOG.info("Application {} unregistered", app);
         after(
                 log.submit(command(c ->
@@ -152,10 +113,11 @@ final class ApplicationRequests {
     }
 
     /**
-     * {@code sealedSecret}: the application's secret sealed for workers (or empty), answered with the slots so the
-     * driver hands it to the workers it reserves on ({@link ApplicationSecrets#sealedForReservations}).
+     * Answered with the slots, for the driver to hand to the workers it reserves on: the application's secret and
+     * principal sealed for workers, when {@code who} is the application ({@link ApplicationSecrets#sealedForReservations},
+     * {@link ApplicationRegistrations#sealedPrincipal}).
      */
-    void requestSlots(RequestSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
+    void requestSlots(RequestSlotsRequest r, Reply reply, long now, Identity who) {
         if (r.getNumPartitions() <= 0) {
             throw new IllegalArgumentException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " asks for "
                     + r.getNumPartitions() + " partitions; need at least 1");
@@ -168,7 +130,8 @@ final class ApplicationRequests {
             else
                 reply.ok(RequestSlotsResponse.newBuilder()
                         .addAllLocations(locs)
-                        .setSealedSecret(sealedSecret)
+                        .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
+                        .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
                         .build());
         });
     }
@@ -182,7 +145,7 @@ final class ApplicationRequests {
         CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
         CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
         if (f == null) {
-            registered(r.getAppId()).thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
+            registrations.registered(r.getAppId()).thenCompose(v -> allocate(r)).whenComplete((locs, e) -> {
                 allocating.remove(key, mine);
                 if (e != null) mine.completeExceptionally(e);
                 else mine.complete(locs);
@@ -256,12 +219,13 @@ final class ApplicationRequests {
      * A slot lease: a placement pattern chosen as for a shuffle of {@link SlotPlanner#leaseSize} partitions, which the driver
      * places its next shuffles by for the lease's time. Refused (BAD_REQUEST) when leases are off.
      */
-    void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
+    void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, Identity who) {
         if (leaseMs <= 0) throw new IllegalArgumentException("slot leases are off on this master (leaseDuration 0)");
         appLiveness.touch(r.getAppId(), now);
         List<WorkerInfo> usable =
                 SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
-        ensureApplication(r.getAppId())
+        registrations
+                .ensureApplication(r.getAppId())
                 .thenApply(v -> planner.placeAll(
                         r.getAppId(),
                         0,
@@ -278,7 +242,8 @@ final class ApplicationRequests {
                     reply.ok(LeaseSlotsResponse.newBuilder()
                             .addAllPattern(pattern)
                             .setValidMs(leaseMs)
-                            .setSealedSecret(sealedSecret)
+                            .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
+                            .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
                             .build());
                 });
     }
@@ -306,7 +271,8 @@ final class ApplicationRequests {
         CompletableFuture<List<PartitionLocation>> mine = new CompletableFuture<>();
         CompletableFuture<List<PartitionLocation>> f = allocating.putIfAbsent(key, mine);
         if (f != null) return f.handle((x, e) -> null).thenCompose(x -> record(app, shuffle, locs));
-        registered(app)
+        registrations
+                .registered(app)
                 .thenCompose(v -> {
                     List<PartitionLocation> known = log.stateMachine()
                             .read(s -> s.isShuffleUnregistered(app, shuffle) ? locs : s.shuffle(app, shuffle));
@@ -325,7 +291,7 @@ final class ApplicationRequests {
      * New locations for some partitions of a running shuffle. Not logged: the driver owns the epochs and records
      * every location it hands out; the master only chooses where, from its current view.
      */
-    void reviveSlots(ReviveSlotsRequest r, Reply reply, long now, ByteString sealedSecret) {
+    void reviveSlots(ReviveSlotsRequest r, Reply reply, long now, Identity who) {
         metrics.reviveSlotRequest();
         for (int id : r.getPartitionIdsList()) {
             if (id < 0)
@@ -349,7 +315,8 @@ final class ApplicationRequests {
                 usable);
         reply.ok(RequestSlotsResponse.newBuilder()
                 .addAllLocations(locs)
-                .setSealedSecret(sealedSecret)
+                .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
+                .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
                 .build());
     }
 
@@ -362,38 +329,5 @@ final class ApplicationRequests {
             }
             return ids;
         });
-    }
-
-    /** {@link #ensureApplication}, a refusal included in the future: a decision under way must still end. */
-    private CompletableFuture<Void> registered(String app) {
-        try {
-            return ensureApplication(app);
-        } catch (RuntimeException e) {
-            CompletableFuture<Void> refused = new CompletableFuture<>();
-            refused.completeExceptionally(e);
-            return refused;
-        }
-    }
-
-    private CompletableFuture<Void> ensureApplication(String app) {
-        return ensureApplication(app, secrets.registrationRequired());
-    }
-
-    /**
-     * Registers the application if the state does not know it. {@code needsSecret}: with authentication enforced an
-     * application registers its secret first (and again after it expired), so an unknown one is refused
-     * UNAUTHENTICATED instead of registered without a secret.
-     */
-    private CompletableFuture<Void> ensureApplication(String app, boolean needsSecret) {
-        if (log.stateMachine().read(s -> s.hasApplication(app))) return CompletableFuture.completedFuture(null);
-        if (needsSecret) {
-            throw new StatusException(
-                    StatusCode.UNAUTHENTICATED,
-                    "application " + app + " is not registered (never, or it ended or expired): with authentication "
-                            + "on its lifecycle manager registers its secret first (RegisterApplication)");
-        }
-        LOG.info("Application {} registered", app);
-        return log.submit(command(c ->
-                c.setApplicationRegistered(ApplicationRegistered.newBuilder().setAppId(app))));
     }
 }

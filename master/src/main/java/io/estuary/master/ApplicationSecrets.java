@@ -1,6 +1,7 @@
 package io.estuary.master;
 
 import com.google.protobuf.ByteString;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.GetApplicationSecretResponse;
 import io.estuary.common.protocol.GetRegistrationKeyResponse;
 import io.estuary.common.protocol.RegisterApplicationRequest;
@@ -187,6 +188,16 @@ final class ApplicationSecrets implements SecretLookup {
         if (sealingKey == null || !who.isApplication() || !who.mayActFor(appId)) return ByteString.EMPTY;
         byte[] secret = secretOf(appId);
         return secret == null ? ByteString.EMPTY : ByteString.copyFrom(SecretBox.seal(sealingKey, secret, appId));
+    }
+
+    /**
+     * The application's principal sealed (SecretBox, aad {@code "principal/" + appId}) under the cluster-derived key,
+     * for the workers a driver reserves on, on the same terms as {@link #sealedForReservations}: only for a connection
+     * proven as that application, empty with authentication off. The driver cannot open or alter it.
+     */
+    ByteString sealPrincipal(String appId, ApplicationPrincipal principal, Identity who) {
+        if (sealingKey == null || !who.isApplication() || !who.mayActFor(appId)) return ByteString.EMPTY;
+        return ByteString.copyFrom(SecretBox.seal(sealingKey, principal.toByteArray(), "principal/" + appId));
     }
 
     @Override

@@ -28,6 +28,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     private final Clock clock;
     private final WorkerRequests workers;
     private final ApplicationRequests applications;
+    private final ApplicationRegistrations appRegistrations;
     private final Authorizer authorizer;
     private final ApplicationSecrets secrets;
     private final RegistrationRateLimiter registrations;
@@ -61,8 +62,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.registrations = registrations;
         this.metrics = metrics;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
+        this.appRegistrations = new ApplicationRegistrations(log, secrets, appLiveness);
         this.applications = new ApplicationRequests(
-                log, new SlotPlanner(allocator), workers, failures, appLiveness, metrics, secrets, slotLeaseMs);
+                log,
+                new SlotPlanner(allocator),
+                workers,
+                failures,
+                appLiveness,
+                metrics,
+                secrets,
+                appRegistrations,
+                slotLeaseMs);
     }
 
     /** Forgets unknown shuffles no worker reported for a while; run periodically. */
@@ -102,38 +112,26 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 break;
             case REGISTER_APPLICATION:
                 throttle(channel, request.getRegisterApplication().getAppId());
-                applications.register(request.getRegisterApplication(), Identity.of(channel), reply, now);
+                appRegistrations.register(request.getRegisterApplication(), Identity.of(channel), reply, now);
                 break;
             case GET_APPLICATION_SECRET:
                 reply.ok(secrets.secretForWorker(
                         request.getGetApplicationSecret().getAppId(), Identity.of(channel)));
                 break;
             case APPLICATION_HEARTBEAT:
-                applications.heartbeat(request.getApplicationHeartbeat().getAppId(), reply, now);
+                appRegistrations.heartbeat(request.getApplicationHeartbeat(), reply, now);
                 break;
             case REQUEST_SLOTS:
-                applications.requestSlots(
-                        request.getRequestSlots(),
-                        reply,
-                        now,
-                        secrets.sealedForReservations(request.getRequestSlots().getAppId(), Identity.of(channel)));
+                applications.requestSlots(request.getRequestSlots(), reply, now, Identity.of(channel));
                 break;
             case LEASE_SLOTS:
-                applications.leaseSlots(
-                        request.getLeaseSlots(),
-                        reply,
-                        now,
-                        secrets.sealedForReservations(request.getLeaseSlots().getAppId(), Identity.of(channel)));
+                applications.leaseSlots(request.getLeaseSlots(), reply, now, Identity.of(channel));
                 break;
             case RECORD_PLACEMENT:
                 applications.recordPlacement(request.getRecordPlacement(), reply, now);
                 break;
             case REVIVE_SLOTS:
-                applications.reviveSlots(
-                        request.getReviveSlots(),
-                        reply,
-                        now,
-                        secrets.sealedForReservations(request.getReviveSlots().getAppId(), Identity.of(channel)));
+                applications.reviveSlots(request.getReviveSlots(), reply, now, Identity.of(channel));
                 break;
             case REPORT_WORKER_FAILURES:
                 applications.reportWorkerFailures(request.getReportWorkerFailures(), reply, now);

@@ -1,5 +1,6 @@
 package io.estuary.worker;
 
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.ReserveSlotsRequest;
@@ -73,9 +74,22 @@ final class WorkerControlHandler extends ControlRpcHandler {
                 if (secrets != null && !r.getSealedSecret().isEmpty()) {
                     secrets.learnSealed(r.getAppId(), r.getSealedSecret().toByteArray());
                 }
+                String boundUser = null;
+                if (secrets != null && !r.getSealedPrincipal().isEmpty()) {
+                    ApplicationPrincipal p = secrets.openPrincipal(
+                            r.getAppId(), r.getSealedPrincipal().toByteArray());
+                    if (!r.getUser().isEmpty() && !r.getUser().equals(p.getUser())) {
+                        throw new StatusException(
+                                StatusCode.FORBIDDEN,
+                                "the reservation of " + r.getAppId() + " claims user '" + r.getUser()
+                                        + "'; the masters bound the application to user '" + p.getUser() + "'");
+                    }
+                    boundUser = p.getUser();
+                }
                 if (r.getByLease()) registry.refuseUnwritableDisks(r.getLocationsList());
                 registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
-                congestion.applicationUser(r.getAppId(), r.getUser());
+                if (boundUser != null) congestion.boundUser(r.getAppId(), boundUser);
+                else congestion.applicationUser(r.getAppId(), r.getUser());
                 reply.ok(Empty.getDefaultInstance());
                 break;
             }

@@ -2,6 +2,7 @@ package io.estuary.client.lifecycle;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.ApplicationHeartbeatRequest;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.ReportWorkerFailuresRequest;
 import io.estuary.common.protocol.Request;
@@ -40,7 +41,9 @@ final class ApplicationAtMaster {
     /** The application's secret (null with authentication off). */
     private final byte[] secret;
 
-    private final String user;
+    /** Who runs the application: sent with its registration and every heartbeat (the master binds the first). */
+    private final ApplicationPrincipal principal;
+
     private final Clock clock;
     private final ExecutorService work;
     private final ScheduledExecutorService heartbeat =
@@ -54,7 +57,7 @@ final class ApplicationAtMaster {
             MasterClient master,
             long masterWaitMs,
             byte[] secret,
-            String user,
+            ApplicationPrincipal principal,
             Clock clock,
             ExecutorService work) {
         this.appId = appId;
@@ -63,7 +66,7 @@ final class ApplicationAtMaster {
         this.master = master;
         this.masterWaitMs = masterWaitMs;
         this.secret = secret;
-        this.user = user;
+        this.principal = principal;
         this.clock = clock;
         this.work = work;
     }
@@ -120,7 +123,7 @@ final class ApplicationAtMaster {
         try (TransportClientFactory anonymous =
                 new TransportClientFactory(conf, "estuary-register").withTls(internalTls)) {
             SecretRegistration.register(
-                    new MasterClient(anonymous, master.endpoints(), clock), appId, secret, user, masterWaitMs);
+                    new MasterClient(anonymous, master.endpoints(), clock), appId, secret, principal, masterWaitMs);
         }
     }
 
@@ -146,8 +149,9 @@ final class ApplicationAtMaster {
     private void askHeartbeat() throws RemoteException {
         master.ask(
                 Request.newBuilder()
-                        .setApplicationHeartbeat(
-                                ApplicationHeartbeatRequest.newBuilder().setAppId(appId)),
+                        .setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder()
+                                .setAppId(appId)
+                                .setPrincipal(principal)),
                 Empty.parser(),
                 masterWaitMs);
     }

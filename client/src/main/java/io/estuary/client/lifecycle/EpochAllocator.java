@@ -268,7 +268,7 @@ final class EpochAllocator {
                                         .addAllExcludedWorkers(excluded)),
                         RequestSlotsResponse.parser(),
                         Math.min(masterWaitMs, REVIVE_MASTER_WAIT_MS));
-                reserver.sealedSecretFrom(r);
+                reserver.sealsFrom(r);
                 return r.getLocationsList();
             } catch (RemoteException e) {
                 if (!noMasterAnswers(e)) throw e;

@@ -6,6 +6,7 @@ import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.TlsConfig;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.time.Clock;
@@ -18,6 +19,7 @@ import io.estuary.network.auth.ServerAuth;
 import io.estuary.network.client.RemoteException;
 import io.estuary.network.client.TransportClientFactory;
 import io.estuary.network.rpc.MasterClient;
+import io.estuary.network.rpc.RequestIds;
 import io.estuary.network.server.TransportServer;
 import io.estuary.network.tls.ClientTls;
 import io.estuary.network.tls.ServerTls;
@@ -127,8 +129,14 @@ public final class LifecycleManager implements Closeable {
         this.registerAtDeclaration = conf.get(ClientConfig.REGISTER_AT_DECLARATION);
         String configuredUser = conf.get(ClientConfig.USER);
         String user = configuredUser.isEmpty() ? System.getProperty("user.name", "") : configuredUser;
+        ApplicationPrincipal principal = ApplicationPrincipal.newBuilder()
+                .setUser(user)
+                .setTenant(conf.get(ClientConfig.TENANT))
+                .build();
+        String problem = RequestIds.principalProblem("estuary.client.user/tenant", principal);
+        if (problem != null) throw new IllegalArgumentException(problem);
         this.atMaster =
-                new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, user, clock, work);
+                new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, principal, clock, work);
         this.failedWorkers = new FailedWorkers(clock::millis);
         SlotReserver reserver = new SlotReserver(connections, appId, user);
         SlotLeases leases = new SlotLeases(

@@ -1,6 +1,7 @@
 package io.estuary.client.lifecycle;
 
 import com.google.protobuf.ByteString;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.GetRegistrationKeyRequest;
 import io.estuary.common.protocol.GetRegistrationKeyResponse;
@@ -41,9 +42,10 @@ final class SecretRegistration {
      * Registers {@code secret} as application {@code appId}'s, retrying over masters for up to {@code waitMs} per
      * call.
      *
-     * @throws RemoteException the master's refusal (FORBIDDEN: the application has another secret), or no master
+     * @throws RemoteException the master's refusal (FORBIDDEN: the application has another secret or principal), or no
+     *     master
      */
-    static void register(MasterClient master, String appId, byte[] secret, String user, long waitMs)
+    static void register(MasterClient master, String appId, byte[] secret, ApplicationPrincipal principal, long waitMs)
             throws RemoteException {
         RemoteException last = null;
         for (int round = 0; round < ROUNDS; round++) {
@@ -82,7 +84,8 @@ final class SecretRegistration {
                                         .setNonce(ByteString.copyFrom(nonce))
                                         .setMasterPublicKey(key.getMasterPublicKey())
                                         .setSealedSecret(ByteString.copyFrom(SecretBox.seal(sealingKey, secret, appId)))
-                                        .setUser(user)),
+                                        .setUser(principal.getUser())
+                                        .setPrincipal(principal)),
                         Empty.parser(),
                         waitMs);
                 return;

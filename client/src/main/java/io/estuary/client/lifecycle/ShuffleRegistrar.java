@@ -154,7 +154,7 @@ final class ShuffleRegistrar {
         if (lease == null) return null;
         List<PartitionLocation> locations = lease.place(s.numPartitions);
         warnIfSingleCopy(locations);
-        reserver.sealedSecret(lease.sealedSecret());
+        reserver.seals(lease.sealedSecret(), lease.sealedPrincipal());
         Map<WorkerAddress, RemoteException> refused = reserver.reserve(s.shuffleId, locations, true);
         if (refused.isEmpty()) {
             s.recorded = leases.record(s.shuffleId, locations);
@@ -207,7 +207,7 @@ final class ShuffleRegistrar {
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();
-                reserver.sealedSecretFrom(r);
+                reserver.sealsFrom(r);
             } catch (RemoteException e) {
                 if (avoid.isEmpty() || EpochAllocator.noMasterAnswers(e)) {
                     throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);

@@ -20,13 +20,16 @@ final class SlotLease {
     private final Set<String> workers = new HashSet<>();
     private final long expiresAtNanos;
     private final ByteString sealedSecret;
+    private final ByteString sealedPrincipal;
     private final AtomicInteger turn = new AtomicInteger();
 
-    SlotLease(List<PartitionLocation> pattern, long expiresAtNanos, ByteString sealedSecret) {
+    SlotLease(
+            List<PartitionLocation> pattern, long expiresAtNanos, ByteString sealedSecret, ByteString sealedPrincipal) {
         if (pattern.isEmpty()) throw new IllegalArgumentException("a slot lease needs at least one location");
         this.pattern = new ArrayList<>(pattern);
         this.expiresAtNanos = expiresAtNanos;
         this.sealedSecret = sealedSecret;
+        this.sealedPrincipal = sealedPrincipal;
         for (PartitionLocation l : pattern) {
             workers.add(WorkerCalls.id(l.getWorker()));
             if (l.hasPeer()) workers.add(WorkerCalls.id(l.getPeer().getWorker()));
@@ -43,6 +46,11 @@ final class SlotLease {
     /** The master's seal of the application's secret for the workers (empty without authentication). */
     ByteString sealedSecret() {
         return sealedSecret;
+    }
+
+    /** The master's seal of the application's principal for the workers (empty without authentication). */
+    ByteString sealedPrincipal() {
+        return sealedPrincipal;
     }
 
     /** Partitions 0..n-1 at epoch 0, each on the next pattern entry (its replica with it). */

@@ -89,7 +89,10 @@ final class SlotLeases {
                     masterWaitMs);
             if (r.getPatternCount() == 0) return null;
             SlotLease l = new SlotLease(
-                    r.getPatternList(), now + TimeUnit.MILLISECONDS.toNanos(r.getValidMs()), r.getSealedSecret());
+                    r.getPatternList(),
+                    now + TimeUnit.MILLISECONDS.toNanos(r.getValidMs()),
+                    r.getSealedSecret(),
+                    r.getSealedPrincipal());
             if (!l.usable(now, avoid)) return null;
             lease = l;
             return l;

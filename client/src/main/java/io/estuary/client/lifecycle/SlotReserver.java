@@ -22,7 +22,7 @@ import java.util.concurrent.CompletableFuture;
  * Reserves locations on the workers that will hold them, primaries and replicas alike (a primary's reservation
  * names its replica, so it knows where to forward). With authentication on, each reservation carries the
  * application's secret as the master sealed it for workers (under the cluster-derived key: this driver cannot open
- * it), the newest one a slot answer brought ({@link #sealedSecretFrom}): workers then know the secret before the
+ * it), the newest one a slot answer brought ({@link #sealsFrom}), and who runs it, sealed the same way: workers then know the secret before the
  * executors push, without asking a master (a reservation the driver places itself while no master answers carries
  * it too). State: its connections and that seal (volatile); thread-safe.
  */
@@ -33,6 +33,8 @@ final class SlotReserver {
     private final String user;
     /** Empty until a slot answer brings one (authentication off, or a master of the previous release: never). */
     private volatile ByteString sealedSecret = ByteString.EMPTY;
+    /** The master's seal of who runs the application, for the workers; empty as the secret's. */
+    private volatile ByteString sealedPrincipal = ByteString.EMPTY;
 
     SlotReserver(TransportClientFactory connections, String appId, String user) {
         this.user = user;
@@ -40,14 +42,15 @@ final class SlotReserver {
         this.appId = appId;
     }
 
-    /** Keeps the sealed secret a slot answer carries (if any) for the reservations that follow. */
-    void sealedSecretFrom(RequestSlotsResponse slots) {
-        sealedSecret(slots.getSealedSecret());
+    /** Keeps the seals a slot answer carries (if any) for the reservations that follow. */
+    void sealsFrom(RequestSlotsResponse slots) {
+        seals(slots.getSealedSecret(), slots.getSealedPrincipal());
     }
 
-    /** Keeps {@code sealed} (a slot answer's or a lease's), unless empty, for the reservations that follow. */
-    void sealedSecret(ByteString sealed) {
-        if (!sealed.isEmpty()) sealedSecret = sealed;
+    /** Keeps the seals of a slot answer or a lease, each unless empty, for the reservations that follow. */
+    void seals(ByteString secret, ByteString principal) {
+        if (!secret.isEmpty()) sealedSecret = secret;
+        if (!principal.isEmpty()) sealedPrincipal = principal;
     }
 
     /** Reserves every copy of {@code locations}; returns the workers that refused or did not answer, with why. */
@@ -64,6 +67,7 @@ final class SlotReserver {
     Map<WorkerAddress, RemoteException> reserve(int shuffleId, List<PartitionLocation> locations, boolean byLease) {
         Map<String, List<PartitionLocation>> byWorker = WorkerCalls.copiesByWorker(locations);
         ByteString sealed = sealedSecret;
+        ByteString principal = sealedPrincipal;
         List<CompletableFuture<Empty>> calls = new ArrayList<>();
         List<WorkerAddress> workers = new ArrayList<>();
         for (List<PartitionLocation> locs : byWorker.values()) {
@@ -85,6 +89,7 @@ final class SlotReserver {
                                             .setUser(user)
                                             .setShuffleId(shuffleId)
                                             .setSealedSecret(sealed)
+                                            .setSealedPrincipal(principal)
                                             .setByLease(byLease)
                                             .addAllLocations(part)),
                             Empty.parser());

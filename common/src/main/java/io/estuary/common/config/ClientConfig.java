@@ -11,8 +11,15 @@ public final class ClientConfig {
     public static final ConfigEntry<String> USER = ConfigEntry.builder("estuary.client.user", ConfigType.STRING)
             .defaultValue("")
             .scope(CLIENT)
-            .doc("Who runs the application, for workers' congestion control per user. Empty: the engine's user "
-                    + "(Spark's spark user), else the JVM's user.name.")
+            .doc("Who runs the application. Empty: the engine's user (Spark's spark user, Hadoop's job user), else "
+                    + "the JVM's user.name. Bound to the application when it registers: masters refuse any later claim "
+                    + "of another user for it, and workers take it from the masters (congestion control per user).")
+            .build();
+
+    public static final ConfigEntry<String> TENANT = ConfigEntry.builder("estuary.client.tenant", ConfigType.STRING)
+            .defaultValue("")
+            .scope(CLIENT)
+            .doc("The team or tenant the application runs for, bound with its user when it registers. Empty: none.")
             .build();
 
     public static final ConfigEntry<Long> CONGESTION_MAX_DELAY = ConfigEntry.builder(

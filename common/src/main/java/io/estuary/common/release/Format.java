@@ -18,13 +18,16 @@ public enum Format {
                     + "enforces authentication refuses them, a permissive one admits them unchecked."),
     RAFT_LOG(
             "Raft log",
+            2,
             1,
-            1,
-            Releases.V0_1_0,
+            Releases.NEXT,
             "`MasterCommand` protobuf entries in the Ratis log. A master refuses, before logging, a command it cannot "
                     + "apply, or one another member of its group cannot (`VERSION_MISMATCH`; each master asks the others "
                     + "over Raft which formats they apply, `GroupFormats`); one found in the log stops that master "
-                    + "(never skipped)."),
+                    + "(never skipped). 0.2.0 (format 2) binds each application's principal, its user and tenant "
+                    + "(`ApplicationRegistered.principal`, `ApplicationPrincipalBound`): while a member applies only "
+                    + "format 1 (a 0.1.0 master, or one that has not answered), the leader keeps principals in memory "
+                    + "and logs them once every member applies format 2."),
     RAFT_SNAPSHOT(
             "Raft snapshot",
             2,

@@ -226,7 +226,9 @@ public final class MasterAdminEndpoint implements Closeable {
                 shuffles.add(new ShuffleSummary(
                         d.id(), d.partitions(), d.locations(), d.workers().size()));
             }
-            apps.add(new Application(app, shuffles));
+            io.estuary.common.protocol.ApplicationPrincipal who = st.principal(app);
+            apps.add(new Application(
+                    app, who == null ? "" : who.getUser(), who == null ? "" : who.getTenant(), shuffles));
         }
         return apps;
     }

@@ -155,9 +155,43 @@ public final class MasterMetrics {
                 out.add(workers);
                 int apps = master.state(s -> s.applicationIds().size());
                 out.add(new GaugeMetricFamily("estuary_master_applications", "Registered applications.", apps));
+                out.add(applicationsByPrincipal(master));
                 return out;
             }
         }.register(registry);
+    }
+
+    /** Distinct (user, tenant) series at most; the rest are counted under user and tenant {@code _other}. */
+    static final int MAX_PRINCIPAL_SERIES = 200;
+
+    /**
+     * Registered applications per bound principal, the ones without one (yet) under user {@code _none}; always a
+     * series with user {@code _all} (every application), so a dashboard finds one on an idle cluster.
+     */
+    private static GaugeMetricFamily applicationsByPrincipal(AdministeredMaster master) {
+        java.util.Map<List<String>, Integer> counts = master.state(s -> {
+            java.util.Map<List<String>, Integer> c = new java.util.TreeMap<>(
+                    java.util.Comparator.comparing((List<String> l) -> l.get(0)).thenComparing(l -> l.get(1)));
+            for (String app : s.applicationIds()) {
+                io.estuary.common.protocol.ApplicationPrincipal p = s.principal(app);
+                List<String> key = p == null ? Arrays.asList("_none", "") : Arrays.asList(p.getUser(), p.getTenant());
+                if (!c.containsKey(key) && c.size() >= MAX_PRINCIPAL_SERIES) key = Arrays.asList("_other", "_other");
+                c.merge(key, 1, Integer::sum);
+            }
+            return c;
+        });
+        GaugeMetricFamily g = new GaugeMetricFamily(
+                "estuary_master_applications_by_principal",
+                "Registered applications by who runs them (user and tenant bound at registration; user _none: none "
+                        + "bound yet; _all: every application).",
+                Arrays.asList("user", "tenant"));
+        int all = 0;
+        for (java.util.Map.Entry<List<String>, Integer> e : counts.entrySet()) {
+            g.addMetric(e.getKey(), e.getValue());
+            all += e.getValue();
+        }
+        g.addMetric(Arrays.asList("_all", "_all"), all);
+        return g;
     }
 
     /** Records one answered slot request. */

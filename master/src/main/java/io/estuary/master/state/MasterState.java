@@ -1,5 +1,6 @@
 package io.estuary.master.state;
 
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.DiskInfo;
 import io.estuary.common.protocol.DiskStatus;
 import io.estuary.common.protocol.PartitionLocation;
@@ -35,6 +36,11 @@ public final class MasterState {
      * clear. Dropped with the application.
      */
     final Map<String, com.google.protobuf.ByteString> sealedSecrets = new TreeMap<>();
+    /**
+     * Who runs each application (user, tenant) once bound: at its registration or its first heartbeat, then never
+     * changed (the first one applied stays). Dropped with the application.
+     */
+    final Map<String, ApplicationPrincipal> principals = new TreeMap<>();
     /**
      * Applications removed recently, the newest {@link #maxRemovedApps}: workers are told at once to delete their
      * data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows nothing of,
@@ -117,6 +123,11 @@ public final class MasterState {
     /** The application's secret as sealed under the cluster-derived key, or null when it registered none. */
     public com.google.protobuf.ByteString sealedSecret(String appId) {
         return sealedSecrets.get(appId);
+    }
+
+    /** The application's bound principal, or null while none is (or the application is unknown). */
+    public ApplicationPrincipal principal(String appId) {
+        return principals.get(appId);
     }
 
     public List<String> applicationIds() {

@@ -2,10 +2,12 @@ package io.estuary.master.state;
 
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.PartitionLocation;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.protocol.WorkerState;
 import io.estuary.common.release.Format;
+import io.estuary.master.protocol.ApplicationPrincipalBound;
 import io.estuary.master.protocol.ApplicationRemoved;
 import io.estuary.master.protocol.ApplicationSlots;
 import io.estuary.master.protocol.MasterCommand;
@@ -47,86 +49,11 @@ public final class MasterStateMachine {
 
     /**
      * Applies one command. Commands that no longer make sense (a lost worker already gone) are no-ops. A command this
-     * master cannot apply as written ({@link #check}) throws before anything changes.
+     * master cannot apply as written ({@link CommandFormats#check}) throws before anything changes.
      */
     public synchronized void apply(MasterCommand command) {
-        check(command);
+        CommandFormats.check(command);
         applyChecked(command);
-    }
-
-    /**
-     * Throws {@link UnappliableCommandException} when this master cannot apply the command as written: a command it
-     * does not know, or any field it does not know (a newer master wrote it, e.g. during a rolling upgrade). Applying
-     * such a command as a no-op, or without the unknown part, would make this master's state differ from the others'
-     * without anyone noticing.
-     */
-    public static void check(MasterCommand command) {
-        String unknown = unknownPart(command, "command");
-        if (unknown != null) {
-            throw new UnappliableCommandException("this master cannot apply " + command.getCommandCase() + ": "
-                    + unknown + " is unknown to this version (written by a newer master?)");
-        }
-    }
-
-    /**
-     * Fields of {@code MasterCommand} (and the messages in it) added after release 0.1.0, by full name, with the Raft
-     * log format ({@link Format#RAFT_LOG}) that added them. A field added to master_log.proto gets an entry here and
-     * raises the format: while a master of an older release is in the group, a command using it is refused before it
-     * is logged ({@link GroupFormats#checkLoggable}). Empty: every command and field is 0.1.0's.
-     */
-    static final java.util.Map<String, Integer> ADDED_IN_LOG_FORMAT = java.util.Collections.emptyMap();
-
-    /** The Raft log format a master needs to apply {@code command} (1: release 0.1.0 applies it). */
-    static int logFormatOf(MasterCommand command) {
-        return ADDED_IN_LOG_FORMAT.isEmpty() ? 1 : logFormatOf(command, ADDED_IN_LOG_FORMAT);
-    }
-
-    static int logFormatOf(com.google.protobuf.Message m, java.util.Map<String, Integer> added) {
-        int needed = 1;
-        for (java.util.Map.Entry<com.google.protobuf.Descriptors.FieldDescriptor, Object> f :
-                m.getAllFields().entrySet()) {
-            needed = Math.max(needed, added.getOrDefault(f.getKey().getFullName(), 1));
-            if (f.getKey().getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) continue;
-            List<?> items = f.getKey().isRepeated() ? (List<?>) f.getValue() : List.of(f.getValue());
-            for (Object item : items) needed = Math.max(needed, logFormatOf((com.google.protobuf.Message) item, added));
-        }
-        return needed;
-    }
-
-    private static String unknownPart(com.google.protobuf.Message m, String path) {
-        if (!m.getUnknownFields().asMap().isEmpty()) {
-            return "field " + m.getUnknownFields().asMap().keySet() + " of " + path;
-        }
-        if (m instanceof MasterCommand
-                && ((MasterCommand) m).getCommandCase() == MasterCommand.CommandCase.COMMAND_NOT_SET) {
-            return "the kind of " + path;
-        }
-        for (java.util.Map.Entry<com.google.protobuf.Descriptors.FieldDescriptor, Object> f :
-                m.getAllFields().entrySet()) {
-            if (f.getKey().getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) continue;
-            if (f.getKey().isRepeated()) {
-                List<?> items = (List<?>) f.getValue();
-                for (int i = 0; i < items.size(); i++) {
-                    String u = unknownPart(
-                            (com.google.protobuf.Message) items.get(i),
-                            path + "." + f.getKey().getName() + "[" + i + "]");
-                    if (u != null) return u;
-                }
-            } else {
-                String u = unknownPart(
-                        (com.google.protobuf.Message) f.getValue(),
-                        path + "." + f.getKey().getName());
-                if (u != null) return u;
-            }
-        }
-        return null;
-    }
-
-    /** A command this master cannot apply as written. Refused before it is logged; fatal when found in the log. */
-    public static final class UnappliableCommandException extends io.estuary.common.status.StatusException {
-        UnappliableCommandException(String message) {
-            super(io.estuary.common.status.StatusCode.FATAL, message);
-        }
     }
 
     private void applyChecked(MasterCommand command) {
@@ -179,12 +106,25 @@ public final class MasterStateMachine {
                 com.google.protobuf.ByteString sealed =
                         command.getApplicationRegistered().getSealedSecret();
                 if (!sealed.isEmpty()) state.sealedSecrets.putIfAbsent(app, sealed);
+                if (command.getApplicationRegistered().hasPrincipal()) {
+                    state.principals.putIfAbsent(
+                            app, command.getApplicationRegistered().getPrincipal());
+                }
+                break;
+            }
+            case APPLICATION_PRINCIPAL_BOUND: {
+                // The first principal bound stays; one for an application gone meanwhile binds nothing.
+                ApplicationPrincipalBound c = command.getApplicationPrincipalBound();
+                if (state.applications.containsKey(c.getAppId())) {
+                    state.principals.putIfAbsent(c.getAppId(), c.getPrincipal());
+                }
                 break;
             }
             case APPLICATION_REMOVED: {
                 ApplicationRemoved c = command.getApplicationRemoved();
                 state.applications.remove(c.getAppId());
                 state.sealedSecrets.remove(c.getAppId());
+                state.principals.remove(c.getAppId());
                 state.unregisteredShuffles.remove(c.getAppId());
                 state.partialPlacements.remove(c.getAppId());
                 state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
@@ -211,7 +151,8 @@ public final class MasterStateMachine {
                 for (MasterCommand c : command.getBatch().getCommandsList()) applyChecked(c);
                 break;
             default: // check() refused it already
-                throw new UnappliableCommandException("unknown master command " + command.getCommandCase());
+                throw new CommandFormats.UnappliableCommandException(
+                        "unknown master command " + command.getCommandCase());
         }
     }
 
@@ -287,6 +228,8 @@ public final class MasterStateMachine {
             ApplicationSlots.Builder a = ApplicationSlots.newBuilder().setAppId(app.getKey());
             com.google.protobuf.ByteString sealed = state.sealedSecrets.get(app.getKey());
             if (sealed != null) a.setSealedSecret(sealed);
+            ApplicationPrincipal principal = state.principals.get(app.getKey());
+            if (principal != null) a.setPrincipal(principal);
             for (java.util.Map.Entry<Integer, List<PartitionLocation>> sh :
                     app.getValue().entrySet()) {
                 a.addShuffles(
@@ -325,6 +268,7 @@ public final class MasterStateMachine {
         state.workers.clear();
         state.applications.clear();
         state.sealedSecrets.clear();
+        state.principals.clear();
         state.recentlyRemoved.clear();
         state.unregisteredShuffles.clear();
         state.partialPlacements.clear();
@@ -341,6 +285,7 @@ public final class MasterStateMachine {
                 shuffles.put(sh.getShuffleId(), new ArrayList<>(sh.getLocationsList()));
             state.applications.put(a.getAppId(), shuffles);
             if (!a.getSealedSecret().isEmpty()) state.sealedSecrets.put(a.getAppId(), a.getSealedSecret());
+            if (a.hasPrincipal()) state.principals.put(a.getAppId(), a.getPrincipal());
             for (ShuffleSlots sh : a.getPartialList()) {
                 MasterState.PartialPlacement p =
                         new MasterState.PartialPlacement(sh.getPlacementId(), sh.getTotalLocations());

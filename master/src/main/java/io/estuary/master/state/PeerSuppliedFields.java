@@ -10,7 +10,7 @@ import java.util.Map;
  * Drops the fields this release does not know from a command the master builds, before it is logged. Such fields can
  * only come from a message a peer sent (a worker of a newer release registering its {@code WorkerInfo}), since this
  * master writes only fields it knows. Logging them would make every master of this release refuse the command as
- * unappliable ({@link MasterStateMachine#check}); dropping them here, before the log, keeps every master's state the
+ * unappliable ({@link CommandFormats#check}); dropping them here, before the log, keeps every master's state the
  * same: they all apply the known fields. A newer release sends a new field only to peers whose agreed protocol
  * version has it (docs/upgrading.md), so what is dropped is never something this release was meant to act on.
  * Stateless; safe from any thread.

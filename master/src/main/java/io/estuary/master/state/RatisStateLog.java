@@ -146,6 +146,11 @@ public final class RatisStateLog implements StateLog {
     }
 
     /** What every member of the group applies, as far as this master knows. */
+    @Override
+    public int groupLogFormat() {
+        return groupFormats.logFormat();
+    }
+
     GroupFormats groupFormats() {
         return groupFormats;
     }
@@ -191,10 +196,9 @@ public final class RatisStateLog implements StateLog {
     public CompletableFuture<Void> submit(MasterCommand command) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
-            MasterStateMachine.check(command); // what the leader itself cannot apply is refused, never logged
+            CommandFormats.check(command); // what the leader itself cannot apply is refused, never logged
             // and so is what another member cannot apply (a master of the last release, during a rolling upgrade)
-            groupFormats.checkLoggable(
-                    MasterStateMachine.logFormatOf(command), String.valueOf(command.getCommandCase()));
+            groupFormats.checkLoggable(CommandFormats.logFormatOf(command), String.valueOf(command.getCommandCase()));
         } catch (RuntimeException e) {
             done.completeExceptionally(e);
             return done;

@@ -35,6 +35,14 @@ public interface StateLog extends Closeable {
         return 0;
     }
 
+    /**
+     * The newest Raft log format ({@link io.estuary.common.release.Format#RAFT_LOG}) every master of the group applies
+     * as far as this one knows: what it may log now. This release's format for a single master.
+     */
+    default int groupLogFormat() {
+        return io.estuary.common.release.Format.RAFT_LOG.version();
+    }
+
     /** Log index of the last applied change. */
     long appliedIndex();
 

@@ -74,8 +74,7 @@ class GroupFormatsTest {
     @Test
     void everyCommandOfThisReleaseIsOneTheLastReleaseApplies() {
         for (MasterCommand c : MasterStateMachineTest.history()) {
-            assertEquals(
-                    1, MasterStateMachine.logFormatOf(c), c.getCommandCase().toString());
+            assertEquals(1, CommandFormats.logFormatOf(c), c.getCommandCase().toString());
         }
         // A field added later raises what a command needs, wherever it sits in the command.
         MasterCommand c = MasterCommand.newBuilder()
@@ -84,8 +83,46 @@ class GroupFormatsTest {
                 .build();
         assertEquals(
                 2,
-                MasterStateMachine.logFormatOf(
+                CommandFormats.logFormatOf(
                         c, java.util.Collections.singletonMap("estuary.ShuffleUnregistered.shuffle_id", 2)));
+    }
+
+    @Test
+    void bindingAPrincipalNeedsLogFormat2() {
+        io.estuary.common.protocol.ApplicationPrincipal alice =
+                io.estuary.common.protocol.ApplicationPrincipal.newBuilder()
+                        .setUser("alice")
+                        .build();
+        assertEquals(
+                2,
+                CommandFormats.logFormatOf(MasterCommand.newBuilder()
+                        .setApplicationRegistered(
+                                ApplicationRegistered.newBuilder().setAppId("a").setPrincipal(alice))
+                        .build()));
+        assertEquals(
+                2,
+                CommandFormats.logFormatOf(MasterCommand.newBuilder()
+                        .setApplicationPrincipalBound(io.estuary.master.protocol.ApplicationPrincipalBound.newBuilder()
+                                .setAppId("a")
+                                .setPrincipal(alice))
+                        .build()));
+        // Inside a batch too; and a registration without one is what 0.1.0 applies.
+        assertEquals(
+                2,
+                CommandFormats.logFormatOf(MasterCommand.newBuilder()
+                        .setBatch(io.estuary.master.protocol.MasterCommandBatch.newBuilder()
+                                .addCommands(MasterCommand.newBuilder()
+                                        .setApplicationPrincipalBound(
+                                                io.estuary.master.protocol.ApplicationPrincipalBound.newBuilder()
+                                                        .setAppId("a")
+                                                        .setPrincipal(alice))))
+                        .build()));
+        assertEquals(
+                1,
+                CommandFormats.logFormatOf(MasterCommand.newBuilder()
+                        .setApplicationRegistered(
+                                ApplicationRegistered.newBuilder().setAppId("a"))
+                        .build()));
     }
 
     @Test

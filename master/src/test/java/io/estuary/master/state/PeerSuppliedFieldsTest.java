@@ -35,9 +35,9 @@ class PeerSuppliedFieldsTest {
         MasterCommand raw = MasterCommand.newBuilder()
                 .setWorkerRegistered(WorkerRegistered.newBuilder().setWorker(newerWorker()))
                 .build();
-        assertThrows(MasterStateMachine.UnappliableCommandException.class, () -> MasterStateMachine.check(raw));
+        assertThrows(CommandFormats.UnappliableCommandException.class, () -> CommandFormats.check(raw));
         MasterCommand logged = PeerSuppliedFields.withoutUnknown(raw);
-        MasterStateMachine.check(logged); // appliable now
+        CommandFormats.check(logged); // appliable now
         WorkerInfo w = logged.getWorkerRegistered().getWorker();
         assertEquals("h", w.getAddress().getHost());
         assertEquals("/d1", w.getDisks(0).getMountPoint());

@@ -4,6 +4,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.Message;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.util.Ids;
@@ -13,7 +14,7 @@ import java.util.List;
  * The identifiers of a control request, checked before any handler sees it (see {@link Ids} for the rules): every
  * {@code app_id} (required wherever a request has one: an absent one reads as empty), the {@code shuffle_id} next to
  * it (never negative), every shuffle key a worker reports, and the names that are only shown or compared (user,
- * excluded workers, a worker's host). Works on the request's payload by field name, so a request type added later
+ * a principal's user and tenant, excluded workers, a worker's host). Works on the request's payload by field name, so a request type added later
  * with an {@code app_id} is covered without code here. A bad identifier once let in is hard to get rid of: an empty
  * application id made a shuffle key no master could split, and every later heartbeat of that worker failed.
  * Stateless.
@@ -43,6 +44,10 @@ public final class RequestIds {
         if (p == null) p = each(payload, "excluded_workers", at, false);
         FieldDescriptor user = type.findFieldByName("user");
         if (p == null && user != null) p = Ids.nameProblem(at + "user", (String) payload.getField(user));
+        FieldDescriptor principal = type.findFieldByName("principal");
+        if (p == null && principal != null && principal.getMessageType() == ApplicationPrincipal.getDescriptor()) {
+            p = principalProblem(at + "principal", (ApplicationPrincipal) payload.getField(principal));
+        }
         FieldDescriptor worker = type.findFieldByName("worker");
         if (p == null && worker != null && worker.getMessageType() == WorkerInfo.getDescriptor()) {
             String host = ((WorkerInfo) payload.getField(worker)).getAddress().getHost();
@@ -51,6 +56,22 @@ public final class RequestIds {
                     : Ids.nameProblem(at + "worker.address.host", host);
         }
         return p;
+    }
+
+    /** Longest user or tenant name of a principal, in characters: names are shown, logged and used as labels. */
+    public static final int MAX_PRINCIPAL_NAME = 255;
+
+    /** What is wrong with a claimed principal's names (control characters, too long); null when nothing is. */
+    public static String principalProblem(String field, ApplicationPrincipal p) {
+        String problem = Ids.nameProblem(field + ".user", p.getUser());
+        if (problem == null) problem = Ids.nameProblem(field + ".tenant", p.getTenant());
+        if (problem == null && p.getUser().length() > MAX_PRINCIPAL_NAME) {
+            problem = field + ".user has " + p.getUser().length() + " characters; at most " + MAX_PRINCIPAL_NAME;
+        }
+        if (problem == null && p.getTenant().length() > MAX_PRINCIPAL_NAME) {
+            problem = field + ".tenant has " + p.getTenant().length() + " characters; at most " + MAX_PRINCIPAL_NAME;
+        }
+        return problem;
     }
 
     private static String each(Message payload, String name, String at, boolean shuffleKeys) {

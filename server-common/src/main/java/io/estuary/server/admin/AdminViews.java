@@ -61,7 +61,11 @@ public final class AdminViews {
     /** A shuffle in {@code /api/shuffles}: {@code workers} lists the workers holding it. */
     public record ShuffleDetail(int id, int partitions, int locations, List<String> workers) {}
 
-    public record Application(String id, List<ShuffleSummary> shuffles) {}
+    /**
+     * An application in {@code /api/applications}: {@code user} and {@code tenant} are who runs it, bound when it
+     * registered (empty while none is bound in the masters' state).
+     */
+    public record Application(String id, String user, String tenant, List<ShuffleSummary> shuffles) {}
 
     public record ApplicationShuffles(String id, List<ShuffleDetail> shuffles) {}
 

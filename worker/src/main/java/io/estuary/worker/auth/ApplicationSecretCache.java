@@ -1,5 +1,6 @@
 package io.estuary.worker.auth;
 
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.GetApplicationSecretResponse;
 import io.estuary.common.security.ClusterKeys;
 import io.estuary.common.security.SecretBox;
@@ -146,6 +147,23 @@ public final class ApplicationSecretCache implements SecretLookup {
     }
 
     /** Drops an application's secret (it ended or expired); a question under way is not cached. */
+    /**
+     * Opens the principal (user, tenant) the master sealed for an application's reservations (aad {@code "principal/"
+     * + appId}): who runs it by the master's word, not the driver's. BAD_REQUEST when the seal does not open for that
+     * application or holds no principal.
+     */
+    public ApplicationPrincipal openPrincipal(String appId, byte[] sealed) {
+        try {
+            return ApplicationPrincipal.parseFrom(SecretBox.open(sealingKey, sealed, "principal/" + appId));
+        } catch (GeneralSecurityException | com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new StatusException(
+                    StatusCode.BAD_REQUEST,
+                    "the sealed principal in the reservation of " + appId + " does not open with this worker's "
+                            + "cluster secret: altered, sealed for another application, or the masters read another "
+                            + "estuary.auth.cluster.secretFile");
+        }
+    }
+
     public void forget(String appId) {
         synchronized (secrets) {
             secrets.remove(appId);

@@ -96,11 +96,26 @@ public final class CongestionControl {
 
     /** Remembers who runs an application (from its slot reservations). */
     public void applicationUser(String appId, String user) {
-        applicationUser(appId, user, nowMs());
+        applicationUser(appId, user, false, nowMs());
     }
 
-    void applicationUser(String appId, String user, long nowMs) {
-        if (enabled && !user.isEmpty()) userOfApp.put(appId, new AppUser(user, nowMs));
+    /** The application's user as the master bound it (a sealed principal): replaces any claim taken before. */
+    public void boundUser(String appId, String user) {
+        applicationUser(appId, user, true, nowMs());
+    }
+
+    /**
+     * The user whose rates an application's pushes count in. A driver's claim ({@code bound} false) is taken only when
+     * none is known, so a later reservation cannot move the application to another user's budget; the master's word
+     * replaces it.
+     */
+    void applicationUser(String appId, String user, boolean bound, long nowMs) {
+        if (!enabled || user.isEmpty()) return;
+        if (bound) {
+            userOfApp.put(appId, new AppUser(user, nowMs));
+        } else {
+            userOfApp.putIfAbsent(appId, new AppUser(user, nowMs));
+        }
     }
 
     public void recordPush(String shuffleKey, long bytes) {

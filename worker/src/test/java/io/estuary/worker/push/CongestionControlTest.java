@@ -88,10 +88,10 @@ class CongestionControlTest {
         try {
             long t = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.nanos()); // the timer evaluates too, at t
             for (int i = 0; i < 10_000; i++) {
-                c.applicationUser("app" + i, "user" + (i % 7), t);
+                c.applicationUser("app" + i, "user" + (i % 7), false, t);
                 if (i % 2 == 0) c.recordPush("app" + i + "-0", 1_000, t);
             }
-            c.applicationUser("busy", "carol", t);
+            c.applicationUser("busy", "carol", false, t);
             c.evaluate(t);
             assertEquals(10_001, c.applicationsTracked());
             // Ten minutes and more later, only the application still pushing is known, with its user.
