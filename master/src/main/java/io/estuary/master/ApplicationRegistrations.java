@@ -33,15 +33,16 @@ import org.slf4j.LoggerFactory;
  * at that first moment (Spark's user, Hadoop's UGI): binding stops later changes, not a false first claim.
  *
  * <p>A principal is logged ({@code ApplicationRegistered.principal}, {@code ApplicationPrincipalBound}: Raft log
- * format 2) only while every master of the group applies that format ({@link StateLog#groupLogFormat}); until then
- * the leader keeps it in memory and logs it on the next claim that finds the group upgraded. A new leader of such a
- * group binds the next claim it sees.
+ * format 2) only with authentication on, and only while every master of the group applies that format ({@link
+ * StateLog#groupLogFormat}); otherwise the leader keeps it in memory (and logs it on the next claim once it can). With
+ * authentication off a principal is the application's word against nobody's, so it is not worth an entry that would
+ * keep the masters from a downgrade to a release without format 2; a new leader binds the next claim it sees.
  *
  * <p>Only the leader calls this. Thread-safe: request threads call it concurrently.
  */
 final class ApplicationRegistrations {
     private static final Logger LOG = LoggerFactory.getLogger(ApplicationRegistrations.class);
-    /** Principals kept in memory at most (a group that cannot log them yet); beyond it the oldest claim is dropped. */
+    /** Principals kept in memory at most; beyond it a new claim is asked to retry (RETRY_LATER). */
     static final int MAX_UNLOGGED = 100_000;
 
     private final StateLog log;
@@ -87,6 +88,8 @@ final class ApplicationRegistrations {
             after(bind(app, claim), reply, Empty::getDefaultInstance);
             return;
         }
+        ApplicationPrincipal bound = principalOf(app);
+        if (bound != null && !bound.equals(claim)) throw anotherPrincipal(app, bound, claim); // before any entry
         LOG.info("Application {} registered its secret ({})", app, describe(claim));
         ApplicationRegistered.Builder registered =
                 ApplicationRegistered.newBuilder().setAppId(app).setSealedSecret(secrets.sealForLog(app, secret));
@@ -102,16 +105,31 @@ final class ApplicationRegistrations {
                 Empty::getDefaultInstance);
     }
 
-    /** What a registration claims: its principal, or (a 0.1.0 client) its user alone. */
+    /** What a registration claims: its principal, or (a 0.1.0 client) its user alone; checked. */
     private static ApplicationPrincipal claimOf(RegisterApplicationRequest r) {
-        ApplicationPrincipal claim = r.hasPrincipal()
-                ? r.getPrincipal()
-                : ApplicationPrincipal.newBuilder().setUser(r.getUser()).build();
-        if (r.hasPrincipal() && !r.getUser().isEmpty() && !r.getUser().equals(claim.getUser())) {
+        if (r.hasPrincipal()
+                && !r.getUser().isEmpty()
+                && !r.getUser().equals(r.getPrincipal().getUser())) {
             throw new IllegalArgumentException("the registration of " + r.getAppId() + " names user '" + r.getUser()
-                    + "' and principal user '" + claim.getUser() + "'; they must agree");
+                    + "' and principal user '" + r.getPrincipal().getUser() + "'; they must agree");
         }
-        return claim;
+        return checked(
+                r.hasPrincipal()
+                        ? r.getPrincipal()
+                        : ApplicationPrincipal.newBuilder().setUser(r.getUser()).build());
+    }
+
+    /**
+     * The claim as bound and compared: its user and tenant only (a newer client's extra fields, unknown here, would
+     * otherwise make the same claim differ from the logged one); BAD_REQUEST for a name that cannot be one.
+     */
+    private static ApplicationPrincipal checked(ApplicationPrincipal claim) {
+        String problem = RequestIds.principalProblem("principal", claim);
+        if (problem != null) throw new IllegalArgumentException(problem);
+        return ApplicationPrincipal.newBuilder()
+                .setUser(claim.getUser())
+                .setTenant(claim.getTenant())
+                .build();
     }
 
     /**
@@ -119,8 +137,6 @@ final class ApplicationRegistrations {
      * (FORBIDDEN otherwise). Completes once the binding is logged, or kept in memory where the group cannot log it.
      */
     CompletableFuture<Void> bind(String app, ApplicationPrincipal claim) {
-        String problem = RequestIds.principalProblem("principal", claim);
-        if (problem != null) throw new IllegalArgumentException(problem);
         ApplicationPrincipal logged = log.stateMachine().read(s -> s.principal(app));
         ApplicationPrincipal bound = logged != null ? logged : unlogged.get(app);
         if (bound != null) {
@@ -128,30 +144,45 @@ final class ApplicationRegistrations {
             if (logged == null && loggable()) return logBinding(app, bound);
             return CompletableFuture.completedFuture(null);
         }
-        if (!loggable()) {
-            if (unlogged.size() >= MAX_UNLOGGED) forgetGone();
-            unlogged.putIfAbsent(app, claim);
-            ApplicationPrincipal first = unlogged.get(app);
-            if (first != null && !first.equals(claim)) throw anotherPrincipal(app, first, claim);
-            LOG.info(
-                    "Application {} runs as {} (kept by this leader until every master logs principals)",
-                    app,
-                    describe(claim));
-            return CompletableFuture.completedFuture(null);
-        }
+        if (!loggable()) return keep(app, claim);
         LOG.info("Application {} runs as {}", app, describe(claim));
         return logBinding(app, claim);
+    }
+
+    /** Binds {@code claim} in this leader's memory only (see the class doc). */
+    private CompletableFuture<Void> keep(String app, ApplicationPrincipal claim) {
+        if (!log.stateMachine().read(s -> s.hasApplication(app))) return CompletableFuture.completedFuture(null);
+        if (unlogged.size() >= MAX_UNLOGGED && !unlogged.containsKey(app)) {
+            throw new StatusException(
+                    StatusCode.RETRY_LATER,
+                    "this master keeps " + MAX_UNLOGGED + " principals it cannot log yet; try again later");
+        }
+        ApplicationPrincipal first = unlogged.putIfAbsent(app, claim);
+        if (first != null && !first.equals(claim)) throw anotherPrincipal(app, first, claim);
+        if (first == null) LOG.info("Application {} runs as {} (not logged)", app, describe(claim));
+        return CompletableFuture.completedFuture(null);
     }
 
     private CompletableFuture<Void> logBinding(String app, ApplicationPrincipal claim) {
         return log.submit(command(c -> c.setApplicationPrincipalBound(
                         ApplicationPrincipalBound.newBuilder().setAppId(app).setPrincipal(claim))))
-                .thenRun(() -> {
+                .handle((v, e) -> {
+                    if (e != null) {
+                        // A member became unreachable since loggable() said yes: keep it instead, as for format 1.
+                        Throwable t = LoggedChanges.cause(e);
+                        if (t instanceof StatusException
+                                && ((StatusException) t).status() == StatusCode.VERSION_MISMATCH) {
+                            return keep(app, claim);
+                        }
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
                     unlogged.remove(app);
                     // Of two claims racing for an unbound application the first applied stays: the other is refused.
                     ApplicationPrincipal bound = log.stateMachine().read(s -> s.principal(app));
                     if (bound != null && !bound.equals(claim)) throw anotherPrincipal(app, bound, claim);
-                });
+                    return CompletableFuture.<Void>completedFuture(null);
+                })
+                .thenCompose(f -> f);
     }
 
     /** The application's principal: logged, or kept by this leader; null when none is bound. */
@@ -170,19 +201,19 @@ final class ApplicationRegistrations {
         return p == null ? ByteString.EMPTY : secrets.sealPrincipal(app, p, who);
     }
 
-    /** Whether every master of the group applies the commands that bind principals. */
+    /** Whether principals are logged: with authentication on, and every master of the group applies format 2. */
     private boolean loggable() {
-        return log.groupLogFormat() >= 2;
+        return secrets.enabled() && log.groupLogFormat() >= 2;
     }
 
-    /** Drops kept principals of applications the state no longer knows. */
-    private void forgetGone() {
-        unlogged.keySet().removeIf(app -> !log.stateMachine().read(s -> s.hasApplication(app)));
-    }
-
-    /** Forgets what this leader kept of an application that ended. */
+    /** Forgets what this leader kept of an application that ended or expired. */
     void forget(String app) {
         unlogged.remove(app);
+    }
+
+    /** This master gained or lost leadership: what it kept is another leader's business now, or stale. */
+    void leadershipChanged() {
+        unlogged.clear();
     }
 
     /** {@link #ensureApplication}, a refusal included in the future: a decision under way must still end. */

@@ -4,6 +4,7 @@ import static io.estuary.master.LoggedChanges.after;
 import static io.estuary.master.LoggedChanges.cause;
 import static io.estuary.master.LoggedChanges.command;
 
+import com.google.protobuf.ByteString;
 import io.estuary.common.protocol.Empty;
 import io.estuary.common.protocol.LeaseSlotsRequest;
 import io.estuary.common.protocol.LeaseSlotsResponse;
@@ -123,6 +124,8 @@ final class ApplicationRequests {
                     + r.getNumPartitions() + " partitions; need at least 1");
         }
         appLiveness.touch(r.getAppId(), now);
+        ByteString sealedSecret = secrets.sealedForReservations(r.getAppId(), who);
+        ByteString sealedPrincipal = registrations.sealedPrincipal(r.getAppId(), who);
         long t0 = System.nanoTime();
         decide(r, 0).whenComplete((locs, e) -> {
             metrics.slotRequest(System.nanoTime() - t0, e != null);
@@ -130,8 +133,8 @@ final class ApplicationRequests {
             else
                 reply.ok(RequestSlotsResponse.newBuilder()
                         .addAllLocations(locs)
-                        .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
-                        .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
+                        .setSealedSecret(sealedSecret)
+                        .setSealedPrincipal(sealedPrincipal)
                         .build());
         });
     }
@@ -175,8 +178,7 @@ final class ApplicationRequests {
             throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
                     + existing.size() + " partitions, not " + r.getNumPartitions());
         }
-        List<WorkerInfo> usable =
-                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
         List<PartitionLocation> chosen;
         if (existing == null) {
             chosen = planner.placeAll(
@@ -222,8 +224,9 @@ final class ApplicationRequests {
     void leaseSlots(LeaseSlotsRequest r, Reply reply, long now, Identity who) {
         if (leaseMs <= 0) throw new IllegalArgumentException("slot leases are off on this master (leaseDuration 0)");
         appLiveness.touch(r.getAppId(), now);
-        List<WorkerInfo> usable =
-                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        ByteString sealedSecret = secrets.sealedForReservations(r.getAppId(), who);
+        ByteString sealedPrincipal = registrations.sealedPrincipal(r.getAppId(), who);
+        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
         registrations
                 .ensureApplication(r.getAppId())
                 .thenApply(v -> planner.placeAll(
@@ -242,8 +245,8 @@ final class ApplicationRequests {
                     reply.ok(LeaseSlotsResponse.newBuilder()
                             .addAllPattern(pattern)
                             .setValidMs(leaseMs)
-                            .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
-                            .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
+                            .setSealedSecret(sealedSecret)
+                            .setSealedPrincipal(sealedPrincipal)
                             .build());
                 });
     }
@@ -303,8 +306,7 @@ final class ApplicationRequests {
             return;
         }
         appLiveness.touch(r.getAppId(), now);
-        List<WorkerInfo> usable =
-                SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(r.getExcludedWorkersList()));
+        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
         List<PartitionLocation> locs = planner.place(
                 r.getAppId(),
                 r.getShuffleId(),
@@ -318,6 +320,17 @@ final class ApplicationRequests {
                 .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
                 .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
                 .build());
+    }
+
+    /**
+     * The workers a placement may use: active, not excluded by the driver, and matching the request's tag expression
+     * ({@link WorkerTags#matching}: a refusal when none does).
+     */
+    private List<WorkerInfo> usable(List<String> excluded, String tagExpression) {
+        return workers.tags()
+                .matching(
+                        SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(excluded)),
+                        WorkerTags.parse(tagExpression));
     }
 
     /** WorkerIds holding the application's shuffles, so its placements stay within maxWorkersPerApplication. */

@@ -205,6 +205,12 @@ public final class Master implements AdministeredMaster, Closeable {
 
     /** This master's Prometheus metrics (what {@code GET /metrics} exports). */
     /** The request handler (tests drive it with identities set on their channels). */
+    @Override
+    public io.estuary.common.protocol.ApplicationPrincipal principalOf(String app) {
+        MasterRpcHandler h = handler;
+        return h == null ? AdministeredMaster.super.principalOf(app) : h.principalOf(app);
+    }
+
     MasterRpcHandler rpcHandler() {
         return handler;
     }
@@ -302,6 +308,7 @@ public final class Master implements AdministeredMaster, Closeable {
             List<String> apps = new ArrayList<>(log.stateMachine().read(MasterState::applicationIds));
             for (String app : appLiveness.expired(apps, now)) {
                 appLiveness.forget(app);
+                handler.applicationExpired(app);
                 if (!apps.contains(app)) continue;
                 LOG.warn("Application {} sent no heartbeat in time: expired, its data will be deleted", app);
                 changes.add(MasterCommand.newBuilder()

@@ -93,6 +93,17 @@ final class MasterRpcHandler extends ControlRpcHandler {
     /** Called when this master gains or loses leadership. */
     void leadershipChanged() {
         workers.leadershipChanged();
+        appRegistrations.leadershipChanged();
+    }
+
+    /** Who runs {@code app}: logged, or kept by this leader; null when none is bound. */
+    io.estuary.common.protocol.ApplicationPrincipal principalOf(String app) {
+        return appRegistrations.principalOf(app);
+    }
+
+    /** An application expired (no heartbeat in time): forget what this leader kept of it. */
+    void applicationExpired(String app) {
+        appRegistrations.forget(app);
     }
 
     @Override

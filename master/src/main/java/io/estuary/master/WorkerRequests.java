@@ -45,6 +45,8 @@ final class WorkerRequests {
     private final boolean durableState;
     /** The newest disk report of each worker (space, load): soft facts for placement, not logged. */
     private final Map<String, WorkerInfo> latestReports = new ConcurrentHashMap<>();
+    /** Each worker's tags as it reported them to this leader. */
+    private final WorkerTags tags = new WorkerTags();
     /** Shuffles workers hold that the state does not know; expired after the application timeout. */
     private final UnknownShuffles unknown;
 
@@ -68,15 +70,22 @@ final class WorkerRequests {
     /** Forgets the load report of a worker declared lost. */
     void workerLost(String workerId) {
         latestReports.remove(workerId);
+        tags.forget(workerId);
     }
 
     /** Called when this master gains or loses leadership: the soft facts start afresh. */
     void leadershipChanged() {
         latestReports.clear();
+        tags.clear();
         unknown.reset();
     }
 
     /** Registered workers, with the newest disk facts each has reported. */
+    /** Each worker's tags, as reported to this leader. */
+    WorkerTags tags() {
+        return tags;
+    }
+
     List<WorkerInfo> placementView() {
         List<WorkerInfo> out = new ArrayList<>();
         for (WorkerInfo w : log.stateMachine().read(MasterState::activeWorkers)) {
@@ -88,8 +97,14 @@ final class WorkerRequests {
     void register(RegisterWorkerRequest r, Reply reply, long now) {
         String id = WorkerId.of(r.getWorker().getAddress());
         latestReports.put(id, r.getWorker());
+        tags.report(id, r.getTagsList());
         workerLiveness.touch(id, now);
-        LOG.info("Worker {} registered with {} disks ({})", id, r.getWorker().getDisksCount(), r.getState());
+        LOG.info(
+                "Worker {} registered with {} disks ({}){}",
+                id,
+                r.getWorker().getDisksCount(),
+                r.getState(),
+                r.getTagsCount() == 0 ? "" : ", tags " + r.getTagsList());
         MasterCommand registered =
                 command(c -> c.setWorkerRegistered(WorkerRegistered.newBuilder().setWorker(r.getWorker())));
         MasterCommand change = stateChange(
@@ -139,6 +154,7 @@ final class WorkerRequests {
         }
         workerLiveness.touch(id, now);
         latestReports.put(id, r.getWorker());
+        tags.report(id, r.getTagsList());
         WorkerHeartbeatResponse.Builder resp =
                 WorkerHeartbeatResponse.newBuilder().setRegistered(true);
         log.stateMachine().read(s -> {

@@ -192,16 +192,19 @@ class ApplicationPrincipalTest {
                                 ApplicationHeartbeatRequest.newBuilder().setAppId("app-b")),
                 Empty.parser(),
                 WAIT);
-        assertNull(m.state(s -> s.principal("app-b")), "a heartbeat without a principal (0.1.0) binds none");
+        assertNull(m.principalOf("app-b"), "a heartbeat without a principal (0.1.0) binds none");
         heartbeat(c, "app-b", principal("bob", ""));
-        assertEquals(principal("bob", ""), m.state(s -> s.principal("app-b")));
+        assertEquals(principal("bob", ""), m.principalOf("app-b"));
+        // Without authentication the binding is the leader's alone: nothing of log format 2 enters the log, so the
+        // masters can still go back to a release without it.
+        assertNull(m.state(s -> s.principal("app-b")));
         RemoteException e = assertThrows(RemoteException.class, () -> heartbeat(c, "app-b", principal("eve", "")));
         assertEquals(StatusCode.FORBIDDEN, e.status());
         assertTrue(e.getMessage().contains("bound to user 'bob', no tenant"), e.getMessage());
         // A name with a control character is refused before anything binds.
         e = assertThrows(RemoteException.class, () -> heartbeat(c, "app-c", principal("bad\u0007user", "")));
         assertEquals(StatusCode.BAD_REQUEST, e.status());
-        assertNull(m.state(s -> s.principal("app-c")));
+        assertNull(m.principalOf("app-c"));
     }
 
     @Test
@@ -235,7 +238,10 @@ class ApplicationPrincipalTest {
         assertNull(sm.read(s -> s.principal("gone")));
     }
 
-    /** A group where a member applies only log format 1 (a 0.1.0 master) until {@code format} rises. */
+    /**
+     * A group (with authentication on) where a member applies only log format 1 (a 0.1.0 master) until {@code format}
+     * rises.
+     */
     private static final class OlderGroupLog implements StateLog {
         final LocalStateLog local = new LocalStateLog();
         final AtomicInteger format = new AtomicInteger(1);
@@ -284,8 +290,10 @@ class ApplicationPrincipalTest {
     @Test
     void aGroupThatCannotLogPrincipalsYetHasTheLeaderKeepThemUntilItCan() {
         OlderGroupLog log = new OlderGroupLog();
+        byte[] clusterSecret = new byte[32];
+        new SecureRandom().nextBytes(clusterSecret);
         ApplicationRegistrations r = new ApplicationRegistrations(
-                log, new ApplicationSecrets(log, null, false), new LivenessTracker(60_000));
+                log, new ApplicationSecrets(log, clusterSecret, false), new LivenessTracker(60_000));
         r.ensureApplication("a").join();
         r.bind("a", ALICE).join();
         assertEquals(0, log.principalEntries.get());
@@ -297,6 +305,15 @@ class ApplicationPrincipalTest {
         assertEquals(1, log.principalEntries.get());
         assertEquals(ALICE, log.stateMachine().read(s -> s.principal("a")));
         StatusCodeAssert.forbidden(() -> r.bind("a", MALLORY));
+        // Without authentication nothing is logged, whatever the format: the leader keeps it.
+        ApplicationRegistrations open = new ApplicationRegistrations(
+                log, new ApplicationSecrets(log, null, false), new LivenessTracker(60_000));
+        open.ensureApplication("b").join();
+        open.bind("b", ALICE).join();
+        assertEquals(1, log.principalEntries.get());
+        assertEquals(ALICE, open.principalOf("b"));
+        open.leadershipChanged(); // what a leader kept is gone with its leadership
+        assertNull(open.principalOf("b"));
     }
 
     /** FORBIDDEN, thrown at once or through the future. */

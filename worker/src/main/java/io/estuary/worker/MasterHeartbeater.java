@@ -132,6 +132,15 @@ final class MasterHeartbeater {
         return keys;
     }
 
+    /** This worker's tags (estuary.worker.tags), sent with its registration and every heartbeat. */
+    private volatile java.util.List<String> tags = java.util.Collections.emptyList();
+
+    /** Sets the tags reported from now on; returns this. */
+    MasterHeartbeater withTags(java.util.List<String> tags) {
+        this.tags = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(tags));
+        return this;
+    }
+
     /** One report; true if the master answered. */
     private boolean beat() {
         try {
@@ -142,7 +151,8 @@ final class MasterHeartbeater {
                                 .setRegisterWorker(RegisterWorkerRequest.newBuilder()
                                         .setWorker(self.get())
                                         .addAllShuffleKeys(reportableKeys())
-                                        .setState(mine)),
+                                        .setState(mine)
+                                        .addAllTags(tags)),
                         Empty.parser(),
                         intervalMs);
                 registered = true;
@@ -155,7 +165,8 @@ final class MasterHeartbeater {
                             .setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
                                     .setWorker(self.get())
                                     .addAllShuffleKeys(reportableKeys())
-                                    .setState(mine)),
+                                    .setState(mine)
+                                    .addAllTags(tags)),
                     WorkerHeartbeatResponse.parser(),
                     intervalMs);
             answered.incrementAndGet();

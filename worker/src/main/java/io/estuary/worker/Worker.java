@@ -236,9 +236,10 @@ public final class Worker implements Closeable {
         long heartbeatMs = conf.get(WorkerConfig.HEARTBEAT_INTERVAL);
         ApplicationSecretCache cache = secrets;
         this.heartbeater = new MasterHeartbeater(
-                masterClient, this::info, registry, heartbeatMs, state::get, this::decommission, app -> {
-                    if (cache != null) cache.forget(app);
-                });
+                        masterClient, this::info, registry, heartbeatMs, state::get, this::decommission, app -> {
+                            if (cache != null) cache.forget(app);
+                        })
+                .withTags(conf.get(WorkerConfig.TAGS));
         this.decommission = new Decommission(
                 registry::shuffleKeys,
                 () -> heartbeater.beatNow(heartbeatMs),

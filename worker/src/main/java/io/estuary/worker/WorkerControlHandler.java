@@ -88,8 +88,10 @@ final class WorkerControlHandler extends ControlRpcHandler {
                 }
                 if (r.getByLease()) registry.refuseUnwritableDisks(r.getLocationsList());
                 registry.reserve(r.getAppId(), r.getShuffleId(), r.getLocationsList());
+                // With authentication a user counts only by the master's seal: an unsealed claim is the driver's word
+                // (its pushes then count under the unknown user). Without it, the first claim stays.
                 if (boundUser != null) congestion.boundUser(r.getAppId(), boundUser);
-                else congestion.applicationUser(r.getAppId(), r.getUser());
+                else if (secrets == null) congestion.applicationUser(r.getAppId(), r.getUser());
                 reply.ok(Empty.getDefaultInstance());
                 break;
             }

@@ -203,6 +203,21 @@ public final class MiniCluster implements AutoCloseable {
         return w;
     }
 
+    /**
+     * Starts one more worker (one disk) with {@code settings} over the cluster's worker configuration (e.g. its own
+     * estuary.worker.tags), waits until the master knows it, and returns it; closed with the cluster.
+     */
+    public Worker addWorker(EstuaryConf settings) throws IOException {
+        String dirs = root.resolve("worker" + workers.size() + "-disk0").toString();
+        EstuaryConf c = workerConf(dirs);
+        for (java.util.Map.Entry<String, String> e : settings.toMap().entrySet()) c.set(e.getKey(), e.getValue());
+        workerDirs.add(dirs);
+        Worker w = new Worker(c);
+        workers.add(w);
+        if (masters.length > 0) awaitWorkers(workers.size());
+        return w;
+    }
+
     /** Waits (bounded) until the leading master knows this many workers. */
     public void awaitWorkers(int n) {
         Waits.waitUninterruptibly(

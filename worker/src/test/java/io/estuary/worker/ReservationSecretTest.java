@@ -3,12 +3,14 @@ package io.estuary.worker;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import io.estuary.common.ProtocolVersion;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.WorkerConfig;
+import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.GetApplicationSecretResponse;
 import io.estuary.common.protocol.LocationRole;
 import io.estuary.common.protocol.PartitionLocation;
@@ -237,6 +239,55 @@ class ReservationSecretTest {
         assertEquals(StatusCode.OK, ask(h, Identity.application(B), reserve(B, 1, sealed(CLUSTER, B))).status);
         assertTrue(secrets.contains(B));
         assertEquals(0, masterQuestions.get());
+    }
+
+    /** {@code principal} sealed for {@code app} as the master seals it for workers. */
+    private static ByteString sealedPrincipal(String app, String user) {
+        ApplicationPrincipal p = ApplicationPrincipal.newBuilder().setUser(user).build();
+        return ByteString.copyFrom(
+                SecretBox.seal(ClusterKeys.sealingKey(CLUSTER), p.toByteArray(), "principal/" + app));
+    }
+
+    private static Request.Builder reserveAs(String app, int shuffle, String user, ByteString principal) {
+        Request.Builder r = reserve(app, shuffle, sealed(CLUSTER, app));
+        r.getReserveSlotsBuilder().setUser(user).setSealedPrincipal(principal);
+        return r;
+    }
+
+    @Test
+    void theUserComesFromTheMastersSealNotFromTheDriver() {
+        WorkerControlHandler h = handler(true, cache(10));
+        // The seal's user, and a user field that agrees with it: taken.
+        assertEquals(
+                StatusCode.OK,
+                ask(h, Identity.application(A), reserveAs(A, 0, "alice", sealedPrincipal(A, "alice"))).status);
+        assertEquals("alice", congestion.userOf(A));
+        // A's driver claims another user with its own seal: refused, nothing reserved, the user unchanged.
+        Answer claim = ask(h, Identity.application(A), reserveAs(A, 1, "mallory", sealedPrincipal(A, "alice")));
+        assertEquals(StatusCode.FORBIDDEN, claim.status);
+        assertTrue(claim.error.contains("bound the application to user 'alice'"), claim.error);
+        assertFalse(registry.hasShuffle(ShuffleKey.of(A, 1)));
+        // B's seal in A's reservation does not open as A's.
+        assertEquals(
+                StatusCode.BAD_REQUEST,
+                ask(h, Identity.application(A), reserveAs(A, 2, "bob", sealedPrincipal(B, "bob"))).status);
+        assertEquals("alice", congestion.userOf(A));
+        // Without a seal, with authentication on, a driver's word names nobody: its pushes count under no user.
+        assertEquals(
+                StatusCode.OK, ask(h, Identity.application(B), reserveAs(B, 0, "mallory", ByteString.EMPTY)).status);
+        assertNull(congestion.userOf(B));
+    }
+
+    @Test
+    void withAuthenticationOffTheFirstUserClaimedStays() {
+        WorkerControlHandler h = handler(false, null);
+        Request.Builder first = reserve(A, 0, ByteString.EMPTY);
+        first.getReserveSlotsBuilder().setUser("alice");
+        Request.Builder second = reserve(A, 1, ByteString.EMPTY);
+        second.getReserveSlotsBuilder().setUser("eve");
+        assertEquals(StatusCode.OK, ask(h, Identity.UNCHECKED, first).status);
+        assertEquals(StatusCode.OK, ask(h, Identity.UNCHECKED, second).status);
+        assertEquals("alice", congestion.userOf(A), "a later reservation does not move A to another user's budget");
     }
 
     @Test

@@ -33,7 +33,8 @@ final class Lz4Blocks implements BlockCompressor {
 
     @Override
     public int compress(byte[] raw, int offset, int length, ByteBuf out, int at, int room) {
-        if (engineCompressor != null) {
+        // Into direct memory only: lz4-java before 1.4 (Spark 1.6's) ignores a heap destination's array offset.
+        if (engineCompressor != null && out.isDirect()) {
             return engineCompressor.compress(ByteBuffer.wrap(raw), offset, length, out.nioBuffer(at, room), 0, room);
         }
         return compressor.compress(ByteBuffer.wrap(raw), offset, length, out.nioBuffer(at, room), 0, room);

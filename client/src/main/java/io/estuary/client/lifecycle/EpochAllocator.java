@@ -46,6 +46,9 @@ final class EpochAllocator {
     static final long MASTER_DOWN_MEMORY_MS = 30_000;
 
     private final String appId;
+    /** The application's tag expression (estuary.client.tags, canonical; empty: any worker), sent with each ask. */
+    private final String tags;
+
     private final Clock clock;
     private final MasterClient master;
     private final long masterWaitMs;
@@ -95,7 +98,9 @@ final class EpochAllocator {
             Consumer<List<WorkerAddress>> reportFailures,
             boolean replicate,
             ExecutorService drains,
-            Clock clock) {
+            Clock clock,
+            String tags) {
+        this.tags = tags;
         this.appId = appId;
         this.clock = clock;
         this.master = master;
@@ -265,7 +270,8 @@ final class EpochAllocator {
                                         .setShuffleId(b.shuffle.shuffleId)
                                         .addAllPartitionIds(parts)
                                         .setReplicate(replicate)
-                                        .addAllExcludedWorkers(excluded)),
+                                        .addAllExcludedWorkers(excluded)
+                                        .setTags(tags)),
                         RequestSlotsResponse.parser(),
                         Math.min(masterWaitMs, REVIVE_MASTER_WAIT_MS));
                 reserver.sealsFrom(r);

@@ -9,6 +9,7 @@ import io.estuary.common.config.TlsConfig;
 import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.PartitionFiles;
 import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.common.tags.TagExpression;
 import io.estuary.common.time.Clock;
 import io.estuary.common.util.EstuaryException;
 import io.estuary.common.util.NamedThreadFactory;
@@ -138,6 +139,7 @@ public final class LifecycleManager implements Closeable {
         this.atMaster =
                 new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, principal, clock, work);
         this.failedWorkers = new FailedWorkers(clock::millis);
+        String tags = TagExpression.parse(conf.get(ClientConfig.TAGS)).toString();
         SlotReserver reserver = new SlotReserver(connections, appId, user);
         SlotLeases leases = new SlotLeases(
                 appId,
@@ -147,7 +149,8 @@ public final class LifecycleManager implements Closeable {
                 conf.get(ClientConfig.SLOT_LEASE),
                 clock,
                 work,
-                atMaster::later);
+                atMaster::later,
+                tags);
         this.registrar = new ShuffleRegistrar(
                 appId,
                 master,
@@ -157,7 +160,8 @@ public final class LifecycleManager implements Closeable {
                 leases,
                 failedWorkers,
                 atMaster::reportFailedWorkers,
-                work);
+                work,
+                tags);
         this.committer = new ShuffleCommitter(
                 connections,
                 appId,
@@ -174,7 +178,8 @@ public final class LifecycleManager implements Closeable {
                 atMaster::reportFailedWorkers,
                 replicate,
                 revives,
-                clock);
+                clock,
+                tags);
         try {
             atMaster.register();
         } catch (RemoteException e) {

@@ -31,6 +31,9 @@ final class ShuffleRegistrar {
     private static final int ATTEMPTS = 3;
 
     private final String appId;
+    /** The application's tag expression (estuary.client.tags, canonical; empty: any worker), sent with each ask. */
+    private final String tags;
+
     private final MasterClient master;
     private final long masterWaitMs;
     private final boolean replicate;
@@ -54,7 +57,9 @@ final class ShuffleRegistrar {
             SlotLeases leases,
             FailedWorkers failedWorkers,
             Consumer<List<WorkerAddress>> reportFailedWorkers,
-            Executor work) {
+            Executor work,
+            String tags) {
+        this.tags = tags;
         this.appId = appId;
         this.master = master;
         this.masterWaitMs = masterWaitMs;
@@ -203,7 +208,8 @@ final class ShuffleRegistrar {
                                         .setShuffleId(s.shuffleId)
                                         .setNumPartitions(s.numPartitions)
                                         .setReplicate(replicate)
-                                        .addAllExcludedWorkers(avoid)),
+                                        .addAllExcludedWorkers(avoid)
+                                        .setTags(tags)),
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();

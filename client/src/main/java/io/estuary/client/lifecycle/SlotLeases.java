@@ -38,6 +38,9 @@ final class SlotLeases {
     private static final long RECORD_RETRY_MS = 5_000;
 
     private final String appId;
+    /** The application's tag expression (estuary.client.tags, canonical; empty: any worker), sent with each ask. */
+    private final String tags;
+
     private final MasterClient master;
     private final long masterWaitMs;
     private final boolean replicate;
@@ -58,7 +61,9 @@ final class SlotLeases {
             boolean enabled,
             Clock clock,
             Executor work,
-            BiConsumer<Runnable, Long> later) {
+            BiConsumer<Runnable, Long> later,
+            String tags) {
+        this.tags = tags;
         this.appId = appId;
         this.master = master;
         this.masterWaitMs = masterWaitMs;
@@ -84,7 +89,8 @@ final class SlotLeases {
                             .setLeaseSlots(LeaseSlotsRequest.newBuilder()
                                     .setAppId(appId)
                                     .setReplicate(replicate)
-                                    .addAllExcludedWorkers(avoid)),
+                                    .addAllExcludedWorkers(avoid)
+                                    .setTags(tags)),
                     LeaseSlotsResponse.parser(),
                     masterWaitMs);
             if (r.getPatternCount() == 0) return null;
@@ -172,7 +178,8 @@ final class SlotLeases {
                                     .setAppId(appId)
                                     .setShuffleId(shuffleId)
                                     .setNumPartitions(partitions)
-                                    .setReplicate(replicate)),
+                                    .setReplicate(replicate)
+                                    .setTags(tags)),
                     RequestSlotsResponse.parser(),
                     masterWaitMs);
             done.complete(null);

@@ -54,10 +54,12 @@ class ShuffleRegistrarTest {
                         true,
                         io.estuary.common.time.Clock.system(),
                         work::add,
-                        (task, delay) -> work.add(task)),
+                        (task, delay) -> work.add(task),
+                        ""),
                 new FailedWorkers(System::currentTimeMillis),
                 reported::add,
-                work::add);
+                work::add,
+                "");
     }
 
     @Test

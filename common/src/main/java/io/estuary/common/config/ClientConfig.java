@@ -22,6 +22,16 @@ public final class ClientConfig {
             .doc("The team or tenant the application runs for, bound with its user when it registers. Empty: none.")
             .build();
 
+    public static final ConfigEntry<String> TAGS = ConfigEntry.builder("estuary.client.tags", ConfigType.STRING)
+            .defaultValue("")
+            .check(io.estuary.common.tags.TagExpression::problem)
+            .scope(CLIENT)
+            .doc("Which workers the application's shuffles may use: a tag expression over the workers' "
+                    + "estuary.worker.tags (`team=a & !release=canary`, `zone in {a, b}`, `ssd | nvme`; & binds "
+                    + "tighter than |). A shuffle no active worker matches fails, naming the expression. Empty: any "
+                    + "worker.")
+            .build();
+
     public static final ConfigEntry<Long> CONGESTION_MAX_DELAY = ConfigEntry.builder(
                     "estuary.client.push.congestionMaxDelay", ConfigType.DURATION_MS)
             .defaultValue("1s")

@@ -53,6 +53,13 @@ public final class WorkerConfig {
             .doc("Comma-separated directories, one per disk. Each gets its own flusher threads. Required.")
             .build();
 
+    public static final ConfigEntry<List<String>> TAGS = ConfigEntry.builder("estuary.worker.tags", ConfigType.LIST)
+            .defaultValue("")
+            .check(io.estuary.common.tags.TagExpression::tagsProblem)
+            .doc("Comma-separated tags of this worker, `key` or `key=value` (letters, digits, _ . -): applications "
+                    + "select workers by them (estuary.client.tags), e.g. team=analytics,release=canary,ssd.")
+            .build();
+
     public static final ConfigEntry<Integer> FLUSH_THREADS_PER_DISK = ConfigEntry.builder(
                     "estuary.worker.flush.threadsPerDisk", ConfigType.INT)
             .defaultValue("1")

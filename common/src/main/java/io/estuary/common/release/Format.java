@@ -25,9 +25,10 @@ public enum Format {
                     + "apply, or one another member of its group cannot (`VERSION_MISMATCH`; each master asks the others "
                     + "over Raft which formats they apply, `GroupFormats`); one found in the log stops that master "
                     + "(never skipped). 0.2.0 (format 2) binds each application's principal, its user and tenant "
-                    + "(`ApplicationRegistered.principal`, `ApplicationPrincipalBound`): while a member applies only "
-                    + "format 1 (a 0.1.0 master, or one that has not answered), the leader keeps principals in memory "
-                    + "and logs them once every member applies format 2."),
+                    + "(`ApplicationRegistered.principal`, `ApplicationPrincipalBound`), logged only with authentication on "
+                    + "(which 0.1.0 does not have): while a member applies only format 1 (a 0.1.0 master, or one that "
+                    + "has not answered), and always without authentication, the leader keeps principals in memory, so "
+                    + "a cluster without authentication can still go back to 0.1.0."),
     RAFT_SNAPSHOT(
             "Raft snapshot",
             2,

@@ -78,6 +78,25 @@ public final class TagExpression {
         return root == null;
     }
 
+    /** What is wrong with an expression's text (as {@link #parse} would say), or null when it parses. */
+    public static String problem(String text) {
+        try {
+            parse(text);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    /** What is wrong with the first bad one of a worker's tags, or null when all are fine. */
+    public static String tagsProblem(java.util.List<String> tags) {
+        for (String t : tags) {
+            String p = tagProblem(t);
+            if (p != null) return p;
+        }
+        return null;
+    }
+
     /** What is wrong with a worker tag ({@code key} or {@code key=value}), or null when it is fine. */
     public static String tagProblem(String tag) {
         if (tag == null || tag.isEmpty()) return "a worker tag is empty: write key or key=value";

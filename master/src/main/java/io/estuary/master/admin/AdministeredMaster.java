@@ -33,6 +33,14 @@ public interface AdministeredMaster {
     /** Reads the agreed state under its lock. */
     <T> T state(Function<MasterState, T> reader);
 
+    /**
+     * Who runs an application: its principal in the agreed state, or the one this leader keeps without logging it
+     * (authentication off, or a group with a master that cannot apply it); null when none is bound.
+     */
+    default io.estuary.common.protocol.ApplicationPrincipal principalOf(String app) {
+        return state(s -> s.principal(app));
+    }
+
     /** Sets a worker's state through the log (leader only); returns once committed. */
     void setWorkerState(String workerId, WorkerState state, String reason);
 

@@ -67,10 +67,7 @@ public final class MasterAdminEndpoint implements Closeable {
                         r -> Response.json(200, new AdminViews.Workers(servedBy(), master.state(this::workers))))
                 .get(
                         "/api/applications",
-                        r -> Response.json(
-                                200,
-                                new AdminViews.Applications(
-                                        servedBy(), master.state(MasterAdminEndpoint::applications))))
+                        r -> Response.json(200, new AdminViews.Applications(servedBy(), applications())))
                 .get("/api/shuffles", this::shuffles)
                 .post("/api/leadership/transfer", this::transferLeadership)
                 .postPrefix("/api/workers/", this::setWorkerState)
@@ -216,21 +213,28 @@ public final class MasterAdminEndpoint implements Closeable {
     }
 
     /** Every application with its shuffles, each with how many workers hold it. */
-    private static List<Application> applications(MasterState st) {
-        List<Application> apps = new ArrayList<>();
-        for (String app : st.applicationIds()) {
-            List<ShuffleSummary> shuffles = new ArrayList<>();
-            for (Map.Entry<Integer, List<PartitionLocation>> e :
-                    st.shuffles(app).entrySet()) {
-                ShuffleDetail d = shuffle(e.getKey(), e.getValue());
-                shuffles.add(new ShuffleSummary(
-                        d.id(), d.partitions(), d.locations(), d.workers().size()));
+    /** Every application with its shuffles and who runs it (as this master knows: see {@link #principalOf}). */
+    private List<Application> applications() {
+        List<Application> apps = master.state(st -> {
+            List<Application> out = new ArrayList<>();
+            for (String app : st.applicationIds()) {
+                List<ShuffleSummary> shuffles = new ArrayList<>();
+                for (Map.Entry<Integer, List<PartitionLocation>> e :
+                        st.shuffles(app).entrySet()) {
+                    ShuffleDetail d = shuffle(e.getKey(), e.getValue());
+                    shuffles.add(new ShuffleSummary(
+                            d.id(), d.partitions(), d.locations(), d.workers().size()));
+                }
+                out.add(new Application(app, "", "", shuffles));
             }
-            io.estuary.common.protocol.ApplicationPrincipal who = st.principal(app);
-            apps.add(new Application(
-                    app, who == null ? "" : who.getUser(), who == null ? "" : who.getTenant(), shuffles));
+            return out;
+        });
+        List<Application> named = new ArrayList<>(apps.size());
+        for (Application a : apps) {
+            io.estuary.common.protocol.ApplicationPrincipal who = master.principalOf(a.id());
+            named.add(who == null ? a : new Application(a.id(), who.getUser(), who.getTenant(), a.shuffles()));
         }
-        return apps;
+        return named;
     }
 
     /** Applications (all, or only {@code onlyApp}) with their shuffles, each listing its workers. */
@@ -272,7 +276,7 @@ public final class MasterAdminEndpoint implements Closeable {
                 master.log().appliedIndex(),
                 peers,
                 master.state(this::workers),
-                master.state(MasterAdminEndpoint::applications));
+                applications());
     }
 
     /** ACTIVE, EXCLUDED, ...: the protobuf name without its prefix. */

@@ -169,21 +169,23 @@ public final class MasterMetrics {
      * series with user {@code _all} (every application), so a dashboard finds one on an idle cluster.
      */
     private static GaugeMetricFamily applicationsByPrincipal(AdministeredMaster master) {
-        java.util.Map<List<String>, Integer> counts = master.state(s -> {
-            java.util.Map<List<String>, Integer> c = new java.util.TreeMap<>(
-                    java.util.Comparator.comparing((List<String> l) -> l.get(0)).thenComparing(l -> l.get(1)));
-            for (String app : s.applicationIds()) {
-                io.estuary.common.protocol.ApplicationPrincipal p = s.principal(app);
-                List<String> key = p == null ? Arrays.asList("_none", "") : Arrays.asList(p.getUser(), p.getTenant());
-                if (!c.containsKey(key) && c.size() >= MAX_PRINCIPAL_SERIES) key = Arrays.asList("_other", "_other");
-                c.merge(key, 1, Integer::sum);
+        java.util.Map<List<String>, Integer> counts = new java.util.TreeMap<>(
+                java.util.Comparator.comparing((List<String> l) -> l.get(0)).thenComparing(l -> l.get(1)));
+        for (String app : master.state(s -> s.applicationIds())) {
+            io.estuary.common.protocol.ApplicationPrincipal p = master.principalOf(app);
+            List<String> key = p == null
+                    ? Arrays.asList("_none", "")
+                    : Arrays.asList(labelOf(p.getUser()), labelOf(p.getTenant()));
+            if (!counts.containsKey(key) && counts.size() >= MAX_PRINCIPAL_SERIES) {
+                key = Arrays.asList("_other", "_other");
             }
-            return c;
-        });
+            counts.merge(key, 1, Integer::sum);
+        }
         GaugeMetricFamily g = new GaugeMetricFamily(
                 "estuary_master_applications_by_principal",
                 "Registered applications by who runs them (user and tenant bound at registration; user _none: none "
-                        + "bound yet; _all: every application).",
+                        + "bound yet; _all: every application; a name of a user or tenant that starts with _ gets "
+                        + "one more _ in front).",
                 Arrays.asList("user", "tenant"));
         int all = 0;
         for (java.util.Map.Entry<List<String>, Integer> e : counts.entrySet()) {
@@ -192,6 +194,11 @@ public final class MasterMetrics {
         }
         g.addMetric(Arrays.asList("_all", "_all"), all);
         return g;
+    }
+
+    /** A user or tenant as a label value: names starting with _ are escaped so none reads as _all, _none, _other. */
+    private static String labelOf(String name) {
+        return name.startsWith("_") ? "_" + name : name;
     }
 
     /** Records one answered slot request. */

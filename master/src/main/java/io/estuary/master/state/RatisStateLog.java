@@ -145,12 +145,12 @@ public final class RatisStateLog implements StateLog {
         LOG.info("Raft server {} started on {} with peers {}", selfId, self.raftEndpoint(), peers);
     }
 
-    /** What every member of the group applies, as far as this master knows. */
     @Override
     public int groupLogFormat() {
         return groupFormats.logFormat();
     }
 
+    /** What every member of the group applies, as far as this master knows. */
     GroupFormats groupFormats() {
         return groupFormats;
     }

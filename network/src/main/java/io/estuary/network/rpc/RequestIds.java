@@ -7,6 +7,7 @@ import com.google.protobuf.Message;
 import io.estuary.common.protocol.ApplicationPrincipal;
 import io.estuary.common.protocol.Request;
 import io.estuary.common.protocol.WorkerInfo;
+import io.estuary.common.tags.TagExpression;
 import io.estuary.common.util.Ids;
 import java.util.List;
 
@@ -48,6 +49,8 @@ public final class RequestIds {
         if (p == null && principal != null && principal.getMessageType() == ApplicationPrincipal.getDescriptor()) {
             p = principalProblem(at + "principal", (ApplicationPrincipal) payload.getField(principal));
         }
+        FieldDescriptor tags = type.findFieldByName("tags");
+        if (p == null && tags != null) p = tagsProblem(at + "tags", tags, payload);
         FieldDescriptor worker = type.findFieldByName("worker");
         if (p == null && worker != null && worker.getMessageType() == WorkerInfo.getDescriptor()) {
             String host = ((WorkerInfo) payload.getField(worker)).getAddress().getHost();
@@ -56,6 +59,18 @@ public final class RequestIds {
                     : Ids.nameProblem(at + "worker.address.host", host);
         }
         return p;
+    }
+
+    /** A worker's own tags (repeated: each {@code key} or {@code key=value}) or a tag expression (a single string). */
+    private static String tagsProblem(String field, FieldDescriptor f, Message payload) {
+        if (f.isRepeated()) {
+            @SuppressWarnings("unchecked")
+            List<String> values = (List<String>) payload.getField(f);
+            String p = TagExpression.tagsProblem(values);
+            return p == null ? null : field + ": " + p;
+        }
+        String p = TagExpression.problem((String) payload.getField(f));
+        return p == null ? null : field + ": " + p;
     }
 
     /** Longest user or tenant name of a principal, in characters: names are shown, logged and used as labels. */

@@ -146,7 +146,6 @@ public final class ApplicationSecretCache implements SecretLookup {
         return questions.get();
     }
 
-    /** Drops an application's secret (it ended or expired); a question under way is not cached. */
     /**
      * Opens the principal (user, tenant) the master sealed for an application's reservations (aad {@code "principal/"
      * + appId}): who runs it by the master's word, not the driver's. BAD_REQUEST when the seal does not open for that
@@ -164,6 +163,7 @@ public final class ApplicationSecretCache implements SecretLookup {
         }
     }
 
+    /** Drops an application's secret (it ended or expired); a question under way is not cached. */
     public void forget(String appId) {
         synchronized (secrets) {
             secrets.remove(appId);

@@ -111,11 +111,11 @@ public final class CongestionControl {
      */
     void applicationUser(String appId, String user, boolean bound, long nowMs) {
         if (!enabled || user.isEmpty()) return;
-        if (bound) {
-            userOfApp.put(appId, new AppUser(user, nowMs));
-        } else {
-            userOfApp.putIfAbsent(appId, new AppUser(user, nowMs));
-        }
+        userOfApp.compute(appId, (app, known) -> {
+            if (known == null || (bound && !known.user.equals(user))) return new AppUser(user, nowMs);
+            known.lastActiveMs = Math.max(known.lastActiveMs, nowMs); // a reservation counts as activity
+            return known;
+        });
     }
 
     public void recordPush(String shuffleKey, long bytes) {
@@ -130,6 +130,11 @@ public final class CongestionControl {
         if (u != null) u.lastActiveMs = now;
         users.computeIfAbsent(u == null ? UNKNOWN_USER : u.user, x -> new PushRateWindow(windowSeconds))
                 .record(bytes, now);
+    }
+
+    /** Whose rates an application's pushes count in, or null when unknown (for the status page and tests). */
+    public String userOf(String appId) {
+        return userOf(appId, null);
     }
 
     private String userOf(String app, String unknown) {
