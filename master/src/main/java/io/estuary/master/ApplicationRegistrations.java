@@ -59,12 +59,10 @@ final class ApplicationRegistrations {
 
     void heartbeat(ApplicationHeartbeatRequest r, Reply reply, long now) {
         String app = r.getAppId();
+        ApplicationPrincipal claim = r.hasPrincipal() ? checked(r.getPrincipal()) : null;
         appLiveness.touch(app, now);
         CompletableFuture<Void> known = ensureApplication(app);
-        after(
-                r.hasPrincipal() ? known.thenCompose(v -> bind(app, r.getPrincipal())) : known,
-                reply,
-                Empty::getDefaultInstance);
+        after(claim != null ? known.thenCompose(v -> bind(app, claim)) : known, reply, Empty::getDefaultInstance);
     }
 
     /**
