@@ -93,6 +93,13 @@ class PrincipalBindingTest {
         }
     }
 
+    /** A's reservation {@code base} claiming {@code user}, carrying the principal sealed in {@code slots}. */
+    private static Request.Builder reservation(
+            ReserveSlotsRequest.Builder base, String user, RequestSlotsResponse slots) {
+        return Request.newBuilder()
+                .setReserveSlots(base.clone().setUser(user).setSealedPrincipal(slots.getSealedPrincipal()));
+    }
+
     @Test
     void theRegisteredPrincipalIsBoundAndNoLaterClaimChangesIt() throws Exception {
         try (MiniCluster cluster = new MiniCluster(1, 2, 1, ClusterSecrets.enable(new EstuaryConf(), secretFile))) {
@@ -186,37 +193,10 @@ class PrincipalBindingTest {
                         .setShuffleId(7)
                         .addLocations(loc.toBuilder().clearPeer())
                         .setSealedSecret(slotsA.getSealedSecret());
-                assertEquals(
-                        StatusCode.FORBIDDEN,
-                        ask(
-                                asA,
-                                wh,
-                                wp,
-                                Request.newBuilder()
-                                        .setReserveSlots(reserve.clone()
-                                                .setUser("mallory")
-                                                .setSealedPrincipal(slotsA.getSealedPrincipal()))));
+                assertEquals(StatusCode.FORBIDDEN, ask(asA, wh, wp, reservation(reserve, "mallory", slotsA)));
                 // B's seal under A's id does not open: refused as altered.
-                assertEquals(
-                        StatusCode.BAD_REQUEST,
-                        ask(
-                                asA,
-                                wh,
-                                wp,
-                                Request.newBuilder()
-                                        .setReserveSlots(reserve.clone()
-                                                .setUser("bob")
-                                                .setSealedPrincipal(slotsB.getSealedPrincipal()))));
-                assertEquals(
-                        StatusCode.OK,
-                        ask(
-                                asA,
-                                wh,
-                                wp,
-                                Request.newBuilder()
-                                        .setReserveSlots(reserve.clone()
-                                                .setUser("alice")
-                                                .setSealedPrincipal(slotsA.getSealedPrincipal()))));
+                assertEquals(StatusCode.BAD_REQUEST, ask(asA, wh, wp, reservation(reserve, "bob", slotsB)));
+                assertEquals(StatusCode.OK, ask(asA, wh, wp, reservation(reserve, "alice", slotsA)));
                 assertEquals(principal("alice", "analytics"), master.state(s -> s.principal(a.appId())));
 
                 // What operators see: /api/applications (the view `estuary apps` prints) names each one's user.
