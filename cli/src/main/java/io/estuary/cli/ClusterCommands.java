@@ -219,7 +219,7 @@ final class ClusterCommands {
         return masterId == null ? "?" : masterId.toString().isEmpty() ? "master" : masterId.toString();
     }
 
-    private static String bytes(long b) {
+    static String bytes(long b) {
         if (b < 1024) return b + " B";
         String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB"};
         double v = b;

@@ -37,6 +37,7 @@ public final class EstuaryCli {
             "  activate <worker>              give it slots again",
             "  decommission <worker>          drain a worker: no new slots, it exits once its shuffles are gone",
             "  transfer-leadership <masterId> hand leadership to another master",
+            QuotaCommands.USAGE,
             "  secret generate                print a new cluster secret (for estuary.auth.cluster.secretFile:",
             "                                 `estuary secret generate > FILE && chmod 600 FILE`)",
             "A worker is host:rpcPort:pushPort:fetchPort, or host:rpcPort when that is unambiguous.",
@@ -152,6 +153,10 @@ public final class EstuaryCli {
             case "decommission":
                 args(cmd, rest, 1, 1);
                 commands.setState(cmd, rest.get(0));
+                break;
+            case "quota":
+            case "quotas":
+                new QuotaCommands(masters, json, out).run(rest);
                 break;
             case "transfer-leadership":
                 args(cmd, rest, 1, 1);

@@ -212,6 +212,9 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         return register(spec, 0, stageAttempt, indeterminate);
     }
 
+    /** The pause before a shuffle told to wait for admission (ADMISSION_WAIT) asks again. */
+    static final long ADMISSION_POLL_MS = 1_000;
+
     /** {@link #register(ShuffleSpec, int, boolean)} for an engine whose stages have ids (Spark). */
     @Override
     public LocationTable register(ShuffleSpec spec, int stageId, int stageAttempt, boolean indeterminate) {
@@ -221,20 +224,29 @@ public final class ShuffleClient implements WriterPort, ReaderPort, Closeable {
         if (f == null) {
             f = mine;
             try {
-                RegisterShuffleResponse r = ControlClient.ask(
-                        driver(spec),
-                        Request.newBuilder()
-                                .setRegisterShuffle(RegisterShuffleRequest.newBuilder()
-                                        .setShuffleId(spec.shuffleId)
-                                        .setNumMappers(spec.numMappers)
-                                        .setNumPartitions(spec.numPartitions)
-                                        .setStageId(stageId)
-                                        .setStageAttempt(stageAttempt)
-                                        .setIndeterminate(indeterminate)),
-                        RegisterShuffleResponse.parser(),
-                        registerWaitMs);
+                Request.Builder ask = Request.newBuilder()
+                        .setRegisterShuffle(RegisterShuffleRequest.newBuilder()
+                                .setShuffleId(spec.shuffleId)
+                                .setNumMappers(spec.numMappers)
+                                .setNumPartitions(spec.numPartitions)
+                                .setStageId(stageId)
+                                .setStageAttempt(stageAttempt)
+                                .setIndeterminate(indeterminate));
+                RegisterShuffleResponse r;
+                // Told to wait for admission under a quota: ask again after a pause, for as long as the driver says
+                // so (the master bounds the wait by the quota's policy and then answers QUOTA_EXCEEDED).
+                while (true) {
+                    try {
+                        r = ControlClient.ask(driver(spec), ask, RegisterShuffleResponse.parser(), registerWaitMs);
+                        break;
+                    } catch (RemoteException e) {
+                        if (e.status() != io.estuary.common.status.StatusCode.ADMISSION_WAIT) throw e;
+                        Thread.sleep(ADMISSION_POLL_MS);
+                    }
+                }
                 mine.complete(new LocationTable(spec.appId, r.getEstuaryShuffleId(), r.getLocationsList()));
-            } catch (RemoteException | RuntimeException e) {
+            } catch (RemoteException | RuntimeException | InterruptedException e) {
+                if (e instanceof InterruptedException) Thread.currentThread().interrupt();
                 tables.remove(key, mine); // the next task tries again
                 mine.completeExceptionally(
                         new EstuaryException("registering " + spec + " failed: " + e.getMessage(), e));

@@ -23,6 +23,8 @@ import io.estuary.master.admin.MasterMetrics;
 import io.estuary.master.protocol.ApplicationRemoved;
 import io.estuary.master.protocol.ShuffleUnregistered;
 import io.estuary.master.protocol.SlotsAllocated;
+import io.estuary.master.quota.Admission;
+import io.estuary.master.quota.QuotaSpec;
 import io.estuary.master.state.PlacementEntries;
 import io.estuary.master.state.StateLog;
 import io.estuary.master.state.WorkerId;
@@ -59,6 +61,9 @@ final class ApplicationRequests {
     private final MasterMetrics metrics;
     private final ApplicationSecrets secrets;
     private final ApplicationRegistrations registrations;
+    /** Whether a new shuffle fits its user's, tenant's and the cluster's quotas. */
+    private final Admission admission;
+
     /** How long a slot lease lets a driver place shuffles itself; 0: no leases. */
     private final long leaseMs;
     /** Tells one placement's log entries from another's; unique across leaders (a clock start, then a count). */
@@ -75,7 +80,9 @@ final class ApplicationRequests {
             MasterMetrics metrics,
             ApplicationSecrets secrets,
             ApplicationRegistrations registrations,
-            long leaseMs) {
+            long leaseMs,
+            Admission admission) {
+        this.admission = admission;
         this.secrets = secrets;
         this.registrations = registrations;
         this.leaseMs = leaseMs;
@@ -181,6 +188,7 @@ final class ApplicationRequests {
         List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
         List<PartitionLocation> chosen;
         if (existing == null) {
+            admit(r);
             chosen = planner.placeAll(
                     r.getAppId(),
                     r.getShuffleId(),
@@ -197,13 +205,38 @@ final class ApplicationRequests {
                     r.getShuffleId(),
                     r.getAppId());
         }
-        return logPlacement(r.getAppId(), r.getShuffleId(), chosen).thenApply(v -> {
-            if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
-                throw new EstuaryException("application " + r.getAppId() + " expired while shuffle " + r.getShuffleId()
-                        + " was being placed; it registers again with its next request");
-            }
-            return chosen;
-        });
+        return logPlacement(r.getAppId(), r.getShuffleId(), chosen)
+                .whenComplete((v, e) -> {
+                    if (existing == null) admission.placed(r.getAppId(), r.getShuffleId());
+                })
+                .thenApply(v -> {
+                    if (log.stateMachine().read(s -> s.shuffle(r.getAppId(), r.getShuffleId())) == null) {
+                        throw new EstuaryException("application " + r.getAppId() + " expired while shuffle "
+                                + r.getShuffleId() + " was being placed; it registers again with its next request");
+                    }
+                    return chosen;
+                });
+    }
+
+    /**
+     * Admits a new shuffle under its quotas ({@link Admission}), or throws the refusal (QUOTA_EXCEEDED) or the wait
+     * (ADMISSION_WAIT) naming the quota, its limit and what is in use.
+     */
+    private void admit(RequestSlotsRequest r) {
+        long copies = (long) r.getNumPartitions() * (r.getReplicate() ? 2 : 1);
+        Admission.Refusal no = log.stateMachine()
+                .read(s -> admission.admit(
+                        s,
+                        r.getAppId(),
+                        r.getShuffleId(),
+                        copies,
+                        r.getAdmissionWaitedMs(),
+                        registrations::principalOf));
+        if (no == null) return;
+        boolean waiting = no.status.status() == StatusCode.ADMISSION_WAIT;
+        metrics.quotaRefused(QuotaSpec.label(no.quota.getScope()), no.quota.getName(), no.limit, waiting);
+        if (!waiting) LOG.info("Refused: {}", no.status.getMessage());
+        throw no.status;
     }
 
     /** Logs a placement, in as many entries as its size needs, each after the previous one committed. */
@@ -227,6 +260,11 @@ final class ApplicationRequests {
         ByteString sealedSecret = secrets.sealedForReservations(r.getAppId(), who);
         ByteString sealedPrincipal = registrations.sealedPrincipal(r.getAppId(), who);
         List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
+        if (underQuota(r.getAppId())) {
+            // Every new shuffle of it is admitted by this master: no lease, and none asked for its duration.
+            reply.ok(LeaseSlotsResponse.newBuilder().setValidMs(leaseMs).build());
+            return;
+        }
         registrations
                 .ensureApplication(r.getAppId())
                 .thenApply(v -> planner.placeAll(
@@ -331,6 +369,15 @@ final class ApplicationRequests {
                 .matching(
                         SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(excluded)),
                         WorkerTags.parse(tagExpression));
+    }
+
+    /** Whether a quota limits the application (then its shuffles are placed here, one admission each). */
+    private boolean underQuota(String app) {
+        return log.stateMachine()
+                .read(s -> !admission
+                        .book()
+                        .applicable(s, registrations.principalOf(app))
+                        .isEmpty());
     }
 
     /** WorkerIds holding the application's shuffles, so its placements stay within maxWorkersPerApplication. */

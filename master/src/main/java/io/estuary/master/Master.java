@@ -15,6 +15,9 @@ import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.protocol.MasterCommandBatch;
 import io.estuary.master.protocol.WorkerLost;
 import io.estuary.master.protocol.WorkerStateChanged;
+import io.estuary.master.quota.Admission;
+import io.estuary.master.quota.QuotaBook;
+import io.estuary.master.quota.QuotaUsage;
 import io.estuary.master.slots.SlotAllocators;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.MasterNodes;
@@ -57,6 +60,7 @@ public final class Master implements AdministeredMaster, Closeable {
     private final MasterNodes nodes;
     private final String id;
     private final MasterMetrics metrics;
+    private final Admission admission;
     private final MasterAdminEndpoint admin;
     private final String version;
 
@@ -84,6 +88,8 @@ public final class Master implements AdministeredMaster, Closeable {
         this.nodes = MasterNodes.parse(conf.get(MasterConfig.HA_NODES));
         this.id = nodes.isEmpty() ? "" : conf.get(MasterConfig.HA_ID);
         this.metrics = new MasterMetrics(this);
+        // A default quota that does not parse stops the master here, naming its key.
+        this.admission = new Admission(new QuotaBook(conf), new QuotaUsage());
         // Before anything starts: with authentication on, a master without its cluster secret refuses to start.
         byte[] clusterSecret = ClusterSecret.bytesOf(conf);
         int port;
@@ -122,7 +128,8 @@ public final class Master implements AdministeredMaster, Closeable {
                 clock,
                 secrets,
                 RegistrationRateLimiter.fromConf(conf, clock),
-                conf.get(MasterConfig.SLOT_LEASE_DURATION));
+                conf.get(MasterConfig.SLOT_LEASE_DURATION),
+                admission);
         log.onLeadershipChange(() -> {
             // A new leader hears from everyone afresh before declaring anything lost.
             workerLiveness.reset();
@@ -237,6 +244,11 @@ public final class Master implements AdministeredMaster, Closeable {
                                 .setReason(reason))
                         .build())
                 .join();
+    }
+
+    @Override
+    public Admission admission() {
+        return admission;
     }
 
     /** Hands leadership to master {@code targetId}; only the leader can. */

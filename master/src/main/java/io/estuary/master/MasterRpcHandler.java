@@ -47,7 +47,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
             Clock clock,
             ApplicationSecrets secrets,
             RegistrationRateLimiter registrations,
-            long slotLeaseMs) {
+            long slotLeaseMs,
+            io.estuary.master.quota.Admission admission) {
         // Each revived partition costs a new location and replica in the answer: a revive holds only what the heap can.
         super(
                 "master",
@@ -61,7 +62,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.secrets = secrets;
         this.registrations = registrations;
         this.metrics = metrics;
-        this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs);
+        this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs, admission.usage());
         this.appRegistrations = new ApplicationRegistrations(log, secrets, appLiveness);
         this.applications = new ApplicationRequests(
                 log,
@@ -72,7 +73,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
                 metrics,
                 secrets,
                 appRegistrations,
-                slotLeaseMs);
+                slotLeaseMs,
+                admission);
     }
 
     /** Forgets unknown shuffles no worker reported for a while; run periodically. */

@@ -17,6 +17,7 @@ import io.estuary.master.protocol.MasterCommandBatch;
 import io.estuary.master.protocol.WorkerDisksChanged;
 import io.estuary.master.protocol.WorkerRegistered;
 import io.estuary.master.protocol.WorkerStateChanged;
+import io.estuary.master.quota.QuotaUsage;
 import io.estuary.master.state.LocalStateLog;
 import io.estuary.master.state.MasterState;
 import io.estuary.master.state.StateLog;
@@ -50,7 +51,11 @@ final class WorkerRequests {
     /** Shuffles workers hold that the state does not know; expired after the application timeout. */
     private final UnknownShuffles unknown;
 
-    WorkerRequests(StateLog log, LivenessTracker workerLiveness, long applicationTimeoutMs) {
+    /** What each worker holds of each shuffle, for quotas: soft, as the load. */
+    private final QuotaUsage usage;
+
+    WorkerRequests(StateLog log, LivenessTracker workerLiveness, long applicationTimeoutMs, QuotaUsage usage) {
+        this.usage = usage;
         this.log = log;
         this.workerLiveness = workerLiveness;
         this.durableState = !(log instanceof LocalStateLog);
@@ -71,6 +76,7 @@ final class WorkerRequests {
     void workerLost(String workerId) {
         latestReports.remove(workerId);
         tags.forget(workerId);
+        usage.forget(workerId);
     }
 
     /** Called when this master gains or loses leadership: the soft facts start afresh. */
@@ -78,6 +84,7 @@ final class WorkerRequests {
         latestReports.clear();
         tags.clear();
         unknown.reset();
+        usage.clear();
     }
 
     /** Registered workers, with the newest disk facts each has reported. */
@@ -155,6 +162,7 @@ final class WorkerRequests {
         workerLiveness.touch(id, now);
         latestReports.put(id, r.getWorker());
         tags.report(id, r.getTagsList());
+        usage.report(id, r.getUsageList(), r.getPushRatesList());
         WorkerHeartbeatResponse.Builder resp =
                 WorkerHeartbeatResponse.newBuilder().setRegistered(true);
         log.stateMachine().read(s -> {

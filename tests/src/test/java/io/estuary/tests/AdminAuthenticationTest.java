@@ -3,7 +3,6 @@ package io.estuary.tests;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.cli.EstuaryCli;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.protocol.WorkerState;
@@ -15,7 +14,6 @@ import io.estuary.server.admin.AdminViews;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -174,7 +172,7 @@ class AdminAuthenticationTest {
 
     @Test
     void theCliSendsTheTokenAndSaysWhatToDoWithoutIt() throws Exception {
-        Run none = cli("--master", master, "workers");
+        CliRun none = cli("--master", master, "workers");
         assertEquals(1, none.code, none.out + none.err);
         assertTrue(
                 none.err.contains("the master at " + master + " requires an admin token: pass --token-file or set "
@@ -183,7 +181,7 @@ class AdminAuthenticationTest {
 
         Path wrongFile =
                 ownerOnly(dir.resolve("wrong.token"), "a-wrong-token-0123456789".getBytes(StandardCharsets.UTF_8));
-        Run wrong = cli("--master", master, "--token-file", wrongFile.toString(), "exclude", workerId());
+        CliRun wrong = cli("--master", master, "--token-file", wrongFile.toString(), "exclude", workerId());
         assertEquals(1, wrong.code, wrong.err);
         assertTrue(wrong.err.contains("requires an admin token") && wrong.err.contains("was refused"), wrong.err);
         assertEquals(WorkerState.WORKER_ACTIVE, cluster.master().state(s -> s.workerState(workerId())));
@@ -191,23 +189,23 @@ class AdminAuthenticationTest {
         Path open = dir.resolve("open.token");
         Files.write(open, token.getBytes(StandardCharsets.UTF_8));
         Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
-        Run refusedFile = cli("--master", master, "--token-file", open.toString(), "workers");
+        CliRun refusedFile = cli("--master", master, "--token-file", open.toString(), "workers");
         assertEquals(2, refusedFile.code, refusedFile.err);
         assertTrue(refusedFile.err.contains("readable by its owner only"), refusedFile.err);
 
-        Run ws = cli("--master", master, "--token-file", tokenFile.toString(), "--json", "workers");
+        CliRun ws = cli("--master", master, "--token-file", tokenFile.toString(), "--json", "workers");
         assertEquals(0, ws.code, ws.err);
         assertEquals(
                 1, AdminJson.read(ws.out, AdminViews.Workers.class).workers().size());
-        Run ex = cli("--master", master, "--token-file=" + tokenFile, "exclude", workerId());
+        CliRun ex = cli("--master", master, "--token-file=" + tokenFile, "exclude", workerId());
         assertEquals(0, ex.code, ex.err);
         assertEquals(WorkerState.WORKER_EXCLUDED, cluster.master().state(s -> s.workerState(workerId())));
-        Run act = cli("--master", master, "--token-file", tokenFile.toString(), "activate", workerId());
+        CliRun act = cli("--master", master, "--token-file", tokenFile.toString(), "activate", workerId());
         assertEquals(0, act.code, act.err);
         assertEquals(WorkerState.WORKER_ACTIVE, cluster.master().state(s -> s.workerState(workerId())));
-        Run status = cli("--master", master, "--token-file", tokenFile.toString(), "status");
+        CliRun status = cli("--master", master, "--token-file", tokenFile.toString(), "status");
         assertEquals(0, status.code, status.err);
-        for (Run r : Arrays.asList(none, wrong, refusedFile, ws, ex, act, status)) {
+        for (CliRun r : Arrays.asList(none, wrong, refusedFile, ws, ex, act, status)) {
             assertNoSecret(r.out);
             assertNoSecret(r.err);
         }
@@ -219,9 +217,9 @@ class AdminAuthenticationTest {
                 conf.resolve("estuary-defaults.conf"),
                 ("estuary.auth.enabled=true\nestuary.auth.cluster.secretFile=" + secretFile + "\n")
                         .getBytes(StandardCharsets.UTF_8));
-        Run derived = script(Map.of("ESTUARY_CONF_DIR", conf.toString()), "--json", "masters");
+        CliRun derived = script(Map.of("ESTUARY_CONF_DIR", conf.toString()), "--json", "masters");
         assertEquals(0, derived.code, derived.err);
-        Run fromEnv = script(
+        CliRun fromEnv = script(
                 Map.of(
                         "ESTUARY_CONF_DIR",
                         dir.resolve("no-conf").toString(),
@@ -230,10 +228,11 @@ class AdminAuthenticationTest {
                 "workers");
         assertEquals(0, fromEnv.code, fromEnv.err);
         assertTrue(fromEnv.out.contains(workerId()), fromEnv.out);
-        Run without = script(Map.of("ESTUARY_CONF_DIR", dir.resolve("no-conf").toString()), "workers");
+        CliRun without =
+                script(Map.of("ESTUARY_CONF_DIR", dir.resolve("no-conf").toString()), "workers");
         assertEquals(1, without.code, without.out + without.err);
         assertTrue(without.err.contains("requires an admin token"), without.err);
-        for (Run r : Arrays.asList(derived, fromEnv, without)) {
+        for (CliRun r : Arrays.asList(derived, fromEnv, without)) {
             assertNoSecret(r.out);
             assertNoSecret(r.err);
         }
@@ -273,28 +272,12 @@ class AdminAuthenticationTest {
         return AdminJson.tree(r.body()).get("error").asText();
     }
 
-    /** One CLI run's exit code and output. */
-    private static final class Run {
-        final int code;
-        final String out;
-        final String err;
-
-        Run(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-    }
-
-    private static Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = EstuaryCli.run(args, new PrintStream(out, true), new PrintStream(err, true));
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CliRun cli(String... args) {
+        return CliRun.of(args);
     }
 
     /** bin/estuary as an operator runs it, with {@code env} added to this JVM's environment. */
-    private Run script(Map<String, String> env, String... args) throws Exception {
+    private CliRun script(Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(
                 Arrays.asList("bash", repo().resolve("bin/estuary").toString(), "--master", master));
         cmd.addAll(Arrays.asList(args));
@@ -318,7 +301,7 @@ class AdminAuthenticationTest {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         drain.join();
-        return new Run(p.exitValue(), out, err.toString(StandardCharsets.UTF_8));
+        return new CliRun(p.exitValue(), out, err.toString(StandardCharsets.UTF_8));
     }
 
     private static Path repo() {

@@ -3,7 +3,6 @@ package io.estuary.tests;
 import static io.estuary.testing.Waits.waitFor;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.estuary.cli.EstuaryCli;
 import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.TlsConfig;
@@ -13,9 +12,7 @@ import io.estuary.server.admin.AdminToken;
 import io.estuary.testing.TestCertificates;
 import io.estuary.worker.MiniCluster;
 import io.netty.handler.ssl.JdkSslContext;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -133,33 +130,34 @@ class AdminHttpsTest {
     @Test
     void theCliTalksHttpsAndNamesAMismatch() throws Exception {
         String trust = ca.trustFile().toString();
-        Run ok = cli("--master", master, "--token-file", tokenFile.toString(), "--trust-file", trust, "workers");
+        CliRun ok = cli("--master", master, "--token-file", tokenFile.toString(), "--trust-file", trust, "workers");
         assertEquals(0, ok.code, ok.err);
         assertTrue(ok.out.contains("127.0.0.1"), ok.out);
-        Run ex = cli("--master", master, "--token-file", tokenFile.toString(), "--trust-file", trust, "exclude", id());
+        CliRun ex =
+                cli("--master", master, "--token-file", tokenFile.toString(), "--trust-file", trust, "exclude", id());
         assertEquals(0, ex.code, ex.err);
-        Run act =
+        CliRun act =
                 cli("--master", master, "--token-file", tokenFile.toString(), "--trust-file", trust, "activate", id());
         assertEquals(0, act.code, act.err);
 
         // The token is still required over HTTPS.
-        Run noToken = cli("--master", master, "--trust-file", trust, "workers");
+        CliRun noToken = cli("--master", master, "--trust-file", trust, "workers");
         assertEquals(1, noToken.code, noToken.err);
         assertTrue(noToken.err.contains("requires an admin token"), noToken.err);
 
         // Plain CLI, HTTPS master.
-        Run plain = cli("--master", master, "--token-file", tokenFile.toString(), "workers");
+        CliRun plain = cli("--master", master, "--token-file", tokenFile.toString(), "workers");
         assertEquals(3, plain.code, plain.err);
         assertTrue(plain.err.contains("speaks HTTPS") && plain.err.contains("--tls"), plain.err);
 
         // HTTPS CLI, a CA that did not sign the master's certificate (--tls alone: the JVM's trust store).
-        Run untrusted = cli("--master", master, "--token-file", tokenFile.toString(), "--tls", "workers");
+        CliRun untrusted = cli("--master", master, "--token-file", tokenFile.toString(), "--tls", "workers");
         assertEquals(3, untrusted.code, untrusted.err);
         assertTrue(untrusted.err.contains("signed by no CA in the JVM's default trust store"), untrusted.err);
 
         // HTTPS CLI, plain port.
         try (AdminHttpServer plainServer = AdminHttpServer.builder("plain").start("127.0.0.1", 0)) {
-            Run reverse = cli("--master", "127.0.0.1:" + plainServer.port(), "--trust-file", trust, "workers");
+            CliRun reverse = cli("--master", "127.0.0.1:" + plainServer.port(), "--trust-file", trust, "workers");
             assertEquals(3, reverse.code, reverse.err);
             assertTrue(reverse.err.contains("speaks plain HTTP"), reverse.err);
         }
@@ -171,7 +169,7 @@ class AdminHttpsTest {
                 ("estuary.auth.enabled=true\nestuary.auth.cluster.secretFile=" + secretFile + "\n"
                                 + "estuary.tls.admin.enabled=true\nestuary.tls.admin.trustFile=" + trust + "\n")
                         .getBytes(StandardCharsets.UTF_8));
-        Run script = script(conf, "--json", "masters");
+        CliRun script = script(conf, "--json", "masters");
         assertEquals(0, script.code, script.err);
         assertTrue(script.out.contains("\"masters\""), script.out);
     }
@@ -229,27 +227,12 @@ class AdminHttpsTest {
         return f;
     }
 
-    private static final class Run {
-        final int code;
-        final String out;
-        final String err;
-
-        Run(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-    }
-
-    private static Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = EstuaryCli.run(args, new PrintStream(out, true), new PrintStream(err, true));
-        return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CliRun cli(String... args) {
+        return CliRun.of(args);
     }
 
     /** bin/estuary as an operator runs it, its configuration in {@code confDir}. */
-    private Run script(Path confDir, String... args) throws Exception {
+    private CliRun script(Path confDir, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(
                 Arrays.asList("bash", repo().resolve("bin/estuary").toString(), "--master", master));
         cmd.addAll(Arrays.asList(args));
@@ -264,7 +247,7 @@ class AdminHttpsTest {
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        return new Run(p.exitValue(), out, Files.readString(dir.resolve("script.err")));
+        return new CliRun(p.exitValue(), out, Files.readString(dir.resolve("script.err")));
     }
 
     private static Path repo() {

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.estuary.cli.CliViews;
-import io.estuary.cli.EstuaryCli;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
 import io.estuary.common.config.NetworkConfig;
@@ -22,9 +21,7 @@ import io.estuary.server.admin.AdminViews;
 import io.estuary.testing.process.FreePorts;
 import io.estuary.worker.MiniCluster;
 import io.estuary.worker.Worker;
-import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -169,7 +166,7 @@ class OperationsTest {
         int leaderIndex = cluster.awaitLeader();
 
         // status: table and JSON; the fourth worker runs another version.
-        Run status = cli("status");
+        CliRun status = cli("status");
         assertEquals(0, status.code, status.err);
         assertTrue(status.out.contains("leader:       m" + leaderIndex), status.out);
         assertTrue(status.out.contains("WARNING: nodes run different versions"), status.out);
@@ -181,7 +178,7 @@ class OperationsTest {
         assertEquals(1, st.applications());
 
         // masters: every master with its role, term and version.
-        Run ms = cli("masters");
+        CliRun ms = cli("masters");
         assertEquals(0, ms.code, ms.err);
         assertTrue(ms.out.startsWith("ID"), ms.out);
         List<CliViews.MasterRow> masterRows =
@@ -197,7 +194,7 @@ class OperationsTest {
         assertEquals(1, leaders);
 
         // workers: with disks and versions; the table warns about the mixed versions.
-        Run ws = cli("workers");
+        CliRun ws = cli("workers");
         assertEquals(0, ws.code, ws.err);
         assertTrue(ws.out.contains("DISK STATUS") && ws.out.contains("HEALTHY"), ws.out);
         assertTrue(ws.out.contains("WARNING: nodes run different versions"), ws.out);
@@ -212,7 +209,7 @@ class OperationsTest {
         assertEquals(new HashSet<>(Arrays.asList(leader.version(), NEXT_VERSION)), versions);
 
         // apps and shuffles.
-        Run apps = cli("apps");
+        CliRun apps = cli("apps");
         assertTrue(apps.out.contains(app), apps.out);
         assertEquals(
                 app,
@@ -220,7 +217,7 @@ class OperationsTest {
                         .applications()
                         .get(0)
                         .id());
-        Run sh = cli("shuffles", app);
+        CliRun sh = cli("shuffles", app);
         assertEquals(0, sh.code, sh.err);
         assertTrue(sh.out.contains("PARTITIONS"), sh.out);
         AdminViews.ShuffleDetail shuffle = view(cli("--json", "shuffles", app).out, AdminViews.Shuffles.class)
@@ -236,7 +233,7 @@ class OperationsTest {
         // exclude (by host:rpcPort) on the leader, whatever master the list names first; the worker gets no new slots.
         Worker w0 = cluster.workers().get(0);
         String w0id = workerId(w0);
-        Run ex = cli(
+        CliRun ex = cli(
                 "--master", reversed(), "exclude", "127.0.0.1:" + w0.address().getRpcPort());
         assertEquals(0, ex.code, ex.err);
         assertTrue(ex.out.contains(w0id + " is now EXCLUDED"), ex.out);
@@ -253,7 +250,7 @@ class OperationsTest {
             assertNotEquals(w0id, io.estuary.master.state.WorkerId.of(l.getWorker()), "an excluded worker got a slot");
         }
         assertTrue(cli("workers").out.contains("EXCLUDED"));
-        Run act = cli("--json", "activate", w0id);
+        CliRun act = cli("--json", "activate", w0id);
         assertEquals(0, act.code, act.err);
         assertEquals("ACTIVE", view(act.out, AdminViews.WorkerStateSet.class).state());
         assertEquals(WorkerState.WORKER_ACTIVE, cluster.master().state(s -> s.workerState(w0id)));
@@ -265,38 +262,38 @@ class OperationsTest {
 
         // decommission through the master: the worker learns it at its next heartbeat and drains.
         Worker w2 = cluster.workers().get(2);
-        Run dec = cli("decommission", workerId(w2));
+        CliRun dec = cli("decommission", workerId(w2));
         assertEquals(0, dec.code, dec.err);
         assertTrue(dec.out.contains("is now DECOMMISSIONING"), dec.out);
         waitFor(() -> w2.state() == WorkerState.WORKER_DECOMMISSIONING, "the worker drains");
 
         // leadership transfer, then the CLI follows the new leader.
         int next = (leaderIndex + 1) % 3;
-        Run tr = cli("transfer-leadership", "m" + next);
+        CliRun tr = cli("transfer-leadership", "m" + next);
         assertEquals(0, tr.code, tr.err);
         assertTrue(tr.out.contains("m" + next + " leads now"), tr.out);
         assertTrue(cluster.master(next).isLeader());
         assertEquals(
                 "m" + next,
                 view(cli("--json", "status").out, CliViews.ClusterStatus.class).leader());
-        Run ex2 = cli("exclude", workerId(cluster.workers().get(1)));
+        CliRun ex2 = cli("exclude", workerId(cluster.workers().get(1)));
         assertEquals(0, ex2.code, ex2.err);
         assertEquals(0, cli("activate", workerId(cluster.workers().get(1))).code);
 
         // failures: a clear message and a non-zero exit.
-        Run unknown = cli("exclude", "10.9.9.9:1");
+        CliRun unknown = cli("exclude", "10.9.9.9:1");
         assertEquals(1, unknown.code);
         assertTrue(unknown.err.contains("unknown worker '10.9.9.9:1'"), unknown.err);
-        Run noApp = cli("shuffles", "no-such-app");
+        CliRun noApp = cli("shuffles", "no-such-app");
         assertEquals(1, noApp.code);
         assertTrue(noApp.err.contains("no registered application no-such-app"), noApp.err);
-        Run noMaster = cli("transfer-leadership", "m9");
+        CliRun noMaster = cli("transfer-leadership", "m9");
         assertEquals(1, noMaster.code);
         assertTrue(noMaster.err.contains("no master 'm9'"), noMaster.err);
-        Run usage = cli("frobnicate");
+        CliRun usage = cli("frobnicate");
         assertEquals(2, usage.code);
         assertTrue(usage.err.contains("unknown command 'frobnicate'") && usage.err.contains("usage:"), usage.err);
-        Run down = cli("--master", "127.0.0.1:" + FreePorts.take(1)[0], "workers");
+        CliRun down = cli("--master", "127.0.0.1:" + FreePorts.take(1)[0], "workers");
         assertEquals(3, down.code);
         assertTrue(down.err.contains("no master answered"), down.err);
 
@@ -342,32 +339,14 @@ class OperationsTest {
 
     // ---- helpers ----
 
-    /** One CLI run's exit code and output. */
-    private static final class Run {
-        final int code;
-        final String out;
-        final String err;
-
-        Run(int code, String out, String err) {
-            this.code = code;
-            this.out = out;
-            this.err = err;
-        }
-    }
-
-    private Run cli(String... args) {
+    private CliRun cli(String... args) {
         List<String> all = new ArrayList<>(Arrays.asList("--token-file", tokenFile.toString()));
         if (!Arrays.asList(args).contains("--master")) {
             all.add("--master");
             all.add(masters);
         }
         all.addAll(Arrays.asList(args));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = EstuaryCli.run(all.toArray(new String[0]), new PrintStream(out, true), new PrintStream(err, true));
-        Run r = new Run(code, out.toString(), err.toString());
-        System.out.println("$ estuary " + String.join(" ", args) + "  (exit " + code + ")\n" + r.out + r.err);
-        return r;
+        return CliRun.logged(all.toArray(new String[0]));
     }
 
     /** The masters' HTTP addresses, last first, so the first one asked is usually not the leader. */

@@ -141,6 +141,26 @@ final class MasterHeartbeater {
         return this;
     }
 
+    /** Each application's push rate into this worker, reported with every heartbeat for the masters' quotas. */
+    private volatile Supplier<java.util.Map<String, Long>> pushRates = java.util.Collections::emptyMap;
+
+    /** Sets where push rates are read from; returns this. */
+    MasterHeartbeater withPushRates(Supplier<java.util.Map<String, Long>> rates) {
+        this.pushRates = rates;
+        return this;
+    }
+
+    /** What this worker holds of each shuffle and how fast each application pushes, for the masters' quotas. */
+    private WorkerHeartbeatRequest.Builder withUsage(WorkerHeartbeatRequest.Builder b) {
+        b.addAllUsage(registry.usage());
+        for (java.util.Map.Entry<String, Long> e : pushRates.get().entrySet()) {
+            b.addPushRates(io.estuary.common.protocol.ApplicationPushRate.newBuilder()
+                    .setAppId(e.getKey())
+                    .setBytesPerSecond(e.getValue()));
+        }
+        return b;
+    }
+
     /** One report; true if the master answered. */
     private boolean beat() {
         try {
@@ -162,11 +182,11 @@ final class MasterHeartbeater {
             }
             WorkerHeartbeatResponse r = master.ask(
                     Request.newBuilder()
-                            .setWorkerHeartbeat(WorkerHeartbeatRequest.newBuilder()
+                            .setWorkerHeartbeat(withUsage(WorkerHeartbeatRequest.newBuilder()
                                     .setWorker(self.get())
                                     .addAllShuffleKeys(reportableKeys())
                                     .setState(mine)
-                                    .addAllTags(tags)),
+                                    .addAllTags(tags))),
                     WorkerHeartbeatResponse.parser(),
                     intervalMs);
             answered.incrementAndGet();

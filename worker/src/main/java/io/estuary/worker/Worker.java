@@ -239,7 +239,8 @@ public final class Worker implements Closeable {
                         masterClient, this::info, registry, heartbeatMs, state::get, this::decommission, app -> {
                             if (cache != null) cache.forget(app);
                         })
-                .withTags(conf.get(WorkerConfig.TAGS));
+                .withTags(conf.get(WorkerConfig.TAGS))
+                .withPushRates(congestion::pushRates);
         this.decommission = new Decommission(
                 registry::shuffleKeys,
                 () -> heartbeater.beatNow(heartbeatMs),

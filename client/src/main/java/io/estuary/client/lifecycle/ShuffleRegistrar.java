@@ -179,6 +179,33 @@ final class ShuffleRegistrar {
         return null;
     }
 
+    /** How long the shuffle has waited for admission under a quota so far; 0 when it is not waiting. */
+    private static long admissionWaitedMs(ShuffleState s) {
+        long since = s.admissionWaitSince;
+        return since == 0 ? 0 : java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
+    }
+
+    /**
+     * Whether the master answered under a quota: refused (QUOTA_EXCEEDED, the job fails with its message) or told to
+     * wait (ADMISSION_WAIT: the registration fails with it, and whoever asked asks again after a pause, saying how
+     * long the shuffle has waited).
+     */
+    private boolean quotaAnswer(ShuffleState s, RemoteException e) {
+        if (e.status() == StatusCode.ADMISSION_WAIT) {
+            if (s.admissionWaitSince == 0) {
+                s.admissionWaitSince = System.nanoTime() | 1; // never 0
+                LOG.warn("{} of {} waits for admission: {}", s, appId, e.getMessage());
+            }
+            return true;
+        }
+        if (e.status() == StatusCode.QUOTA_EXCEEDED) {
+            s.admissionWaitSince = 0;
+            LOG.error("{} of {} is refused: {}", s, appId, e.getMessage());
+            return true;
+        }
+        return false;
+    }
+
     private void warnIfSingleCopy(List<PartitionLocation> locations) {
         if (replicate
                 && !locations.isEmpty()
@@ -209,13 +236,15 @@ final class ShuffleRegistrar {
                                         .setNumPartitions(s.numPartitions)
                                         .setReplicate(replicate)
                                         .addAllExcludedWorkers(avoid)
-                                        .setTags(tags)),
+                                        .setTags(tags)
+                                        .setAdmissionWaitedMs(admissionWaitedMs(s))),
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();
                 reserver.sealsFrom(r);
+                s.admissionWaitSince = 0;
             } catch (RemoteException e) {
-                if (avoid.isEmpty() || EpochAllocator.noMasterAnswers(e)) {
+                if (quotaAnswer(s, e) || avoid.isEmpty() || EpochAllocator.noMasterAnswers(e)) {
                     throw new EstuaryException("cannot register " + s + " of " + appId + ": " + e.getMessage(), e);
                 }
                 // The workers this application saw fail may be all the master has (one worker that dropped a

@@ -37,6 +37,11 @@ final class ShuffleState {
     volatile CompletableFuture<Void> recorded;
     /** The engine forgot the shuffle: a registration not yet started never starts. */
     volatile boolean forgotten;
+    /**
+     * When the master first told this shuffle to wait for admission under a quota (System.nanoTime), 0 while it is
+     * not waiting: each ask says how long it has waited, so the master ends the wait its quota allows.
+     */
+    volatile long admissionWaitSince;
     /** For each map, the attempt that ended first, or -1. */
     private final int[] mapAttempts;
     /** What the winning attempts wrote, summed per partition as maps end. */

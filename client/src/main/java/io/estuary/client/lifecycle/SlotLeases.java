@@ -83,6 +83,7 @@ final class SlotLeases {
         long now = clock.nanos();
         if (lease != null && lease.usable(now, avoid)) return lease;
         lease = null;
+        if (noLeaseUntil != 0 && now - noLeaseUntil < 0) return null;
         try {
             LeaseSlotsResponse r = master.ask(
                     Request.newBuilder()
@@ -93,7 +94,11 @@ final class SlotLeases {
                                     .setTags(tags)),
                     LeaseSlotsResponse.parser(),
                     masterWaitMs);
-            if (r.getPatternCount() == 0) return null;
+            if (r.getPatternCount() == 0) {
+                // None for this long (a quota limits the application: the master admits each shuffle itself).
+                if (r.getValidMs() > 0) noLeaseUntil = now + TimeUnit.MILLISECONDS.toNanos(r.getValidMs()) | 1;
+                return null;
+            }
             SlotLease l = new SlotLease(
                     r.getPatternList(),
                     now + TimeUnit.MILLISECONDS.toNanos(r.getValidMs()),
@@ -116,6 +121,9 @@ final class SlotLeases {
             return null;
         }
     }
+
+    /** Until when (clock nanos) the master said it grants no lease; 0: no such answer. Guarded by this. */
+    private long noLeaseUntil;
 
     /** A worker of the current lease refused a reservation: the next shuffle is placed by a new lease. */
     synchronized void drop(SlotLease refused) {

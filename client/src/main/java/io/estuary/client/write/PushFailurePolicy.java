@@ -51,6 +51,8 @@ public final class PushFailurePolicy {
         row(StatusCode.STALE_ATTEMPT, GIVE_UP, GIVE_UP);
         row(StatusCode.UNAUTHENTICATED, GIVE_UP, GIVE_UP); // the same credentials fail the same way again
         row(StatusCode.FORBIDDEN, GIVE_UP, GIVE_UP);
+        row(StatusCode.QUOTA_EXCEEDED, GIVE_UP, GIVE_UP);
+        row(StatusCode.ADMISSION_WAIT, BACK_OFF, RESEND_AFTER_BACK_OFF); // a registration's, never a push's
     }
 
     private static void row(StatusCode status, PushFailureAction single, PushFailureAction splitPart) {
@@ -106,7 +108,9 @@ public final class PushFailurePolicy {
      * round trip, at the very moment the worker is short of memory.
      */
     public static boolean staysWhole(StatusCode status) {
-        return status == StatusCode.RETRY_LATER || status == StatusCode.CONGESTED;
+        return status == StatusCode.RETRY_LATER
+                || status == StatusCode.CONGESTED
+                || status == StatusCode.ADMISSION_WAIT;
     }
 
     /**

@@ -44,6 +44,8 @@ class PushFailurePolicyTest {
         m.put(StatusCode.STALE_ATTEMPT, new PushFailureAction[] {GIVE_UP, GIVE_UP});
         m.put(StatusCode.UNAUTHENTICATED, new PushFailureAction[] {GIVE_UP, GIVE_UP});
         m.put(StatusCode.FORBIDDEN, new PushFailureAction[] {GIVE_UP, GIVE_UP});
+        m.put(StatusCode.QUOTA_EXCEEDED, new PushFailureAction[] {GIVE_UP, GIVE_UP});
+        m.put(StatusCode.ADMISSION_WAIT, new PushFailureAction[] {BACK_OFF, RESEND_AFTER_BACK_OFF});
         return m;
     }
 
@@ -85,7 +87,7 @@ class PushFailurePolicyTest {
     @Test
     void aMergedPushSplitsOnEveryRetryableFailureExceptTheWorkersOwn() {
         for (StatusCode s : StatusCode.values()) {
-            boolean whole = s == StatusCode.RETRY_LATER || s == StatusCode.CONGESTED;
+            boolean whole = s == StatusCode.RETRY_LATER || s == StatusCode.CONGESTED || s == StatusCode.ADMISSION_WAIT;
             assertEquals(whole, PushFailurePolicy.staysWhole(s), s + ": speaks of the worker as a whole");
             PushFailureAction expected =
                     s == StatusCode.STAGE_ENDED ? STAGE_ENDED : !s.isRetryable() ? GIVE_UP : whole ? BACK_OFF : SPLIT;

@@ -30,7 +30,11 @@ public final class ConfigType<T> {
         });
     }
 
-    T parse(String key, String text) {
+    /**
+     * The typed value of {@code text}, or a {@link ConfigException} naming {@code key} (whatever the text is a value
+     * of: a configuration key, or one part of a value such as a quota's "bytes") and why it is not one.
+     */
+    public T parse(String key, String text) {
         T value;
         try {
             value = parser.apply(text.trim());

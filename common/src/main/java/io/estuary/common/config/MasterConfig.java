@@ -145,6 +145,31 @@ public final class MasterConfig {
                     + "ask for each shuffle's slots).")
             .build();
 
+    private static final String QUOTA_SYNTAX = " Written as name=value parts: bytes, files, shuffles, slots (location "
+            + "copies), pushRate (bytes per second), each 0 or absent for no limit; policy=refuse|wait with maxWait "
+            + "(what a shuffle over the quota does); overBytes=warn|stop (what running applications over the bytes "
+            + "limit meet), e.g. 'bytes=2t,shuffles=200,policy=wait,maxWait=10min'. Empty: no limit. Operators set a "
+            + "scope's own quota at run time (`estuary quota set`, kept in the masters' replicated state), which "
+            + "replaces this default for that scope (docs/tenancy.md). Every master of a group needs the same value.";
+
+    public static final ConfigEntry<String> QUOTA_CLUSTER = ConfigEntry.builder(
+                    "estuary.master.quota.cluster", ConfigType.STRING)
+            .defaultValue("")
+            .doc("The cluster's quota, on what all applications together hold." + QUOTA_SYNTAX)
+            .build();
+
+    public static final ConfigEntry<String> QUOTA_TENANT = ConfigEntry.builder(
+                    "estuary.master.quota.tenant", ConfigType.STRING)
+            .defaultValue("")
+            .doc("Each tenant's quota (estuary.client.tenant), unless operators set one of its own." + QUOTA_SYNTAX)
+            .build();
+
+    public static final ConfigEntry<String> QUOTA_USER = ConfigEntry.builder(
+                    "estuary.master.quota.user", ConfigType.STRING)
+            .defaultValue("")
+            .doc("Each user's quota, unless operators set one of its own." + QUOTA_SYNTAX)
+            .build();
+
     public static final ConfigEntry<java.util.List<String>> RACKS = ConfigEntry.builder(
                     "estuary.master.racks", ConfigType.LIST)
             .defaultValue("")

@@ -69,7 +69,18 @@ public enum StatusCode {
      * The connection proved who it is, but that identity may not do this: another application's shuffle, or a call
      * only servers may make. Fail at once; never retried.
      */
-    FORBIDDEN(19, false);
+    FORBIDDEN(19, false),
+    /**
+     * The application's user, its tenant or the whole cluster is over a quota (the message names the quota, its limit
+     * and what is in use): the shuffle is refused, or was stopped while running. Fail the job with the message; never
+     * retried, and never a silent fall-back to the engine's own shuffle. Older clients read it as {@link #FATAL}.
+     */
+    QUOTA_EXCEEDED(20, false),
+    /**
+     * Over a quota whose policy is to wait for room: ask again after a pause, saying how long the shuffle has waited;
+     * the master answers {@link #QUOTA_EXCEEDED} once the quota's wait is over.
+     */
+    ADMISSION_WAIT(21, true);
 
     private static final StatusCode[] BY_ID = new StatusCode[32];
 

@@ -41,6 +41,9 @@ public interface AdministeredMaster {
         return state(s -> s.principal(app));
     }
 
+    /** The quotas and the usage this master measures them by (usage only while it leads). */
+    io.estuary.master.quota.Admission admission();
+
     /** Sets a worker's state through the log (leader only); returns once committed. */
     void setWorkerState(String workerId, WorkerState state, String reason);
 

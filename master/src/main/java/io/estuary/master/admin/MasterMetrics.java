@@ -43,6 +43,7 @@ public final class MasterMetrics {
     private final Counter authFailures;
     private final Counter admittedUnchecked;
     private final Counter registrationsThrottled;
+    private final QuotaMetrics quotas;
 
     public MasterMetrics(AdministeredMaster master) {
         io.estuary.server.admin.BuildInfo.register(registry, "master", master.version());
@@ -99,6 +100,8 @@ public final class MasterMetrics {
                         "Application registrations refused (RETRY_LATER) because their host registered faster than "
                                 + "estuary.master.registration.ratePerHost.")
                 .register(registry);
+        QuotaAdmin quotaViews = new QuotaAdmin(master, () -> null, () -> null);
+        quotas = new QuotaMetrics(registry, quotaViews::entries);
         new Collector() {
             @Override
             public List<MetricFamilySamples> collect() {
@@ -248,6 +251,18 @@ public final class MasterMetrics {
     /** Records one request refused by authorization (see {@code io.estuary.network.auth.Authorizer}). */
     public void authorizationRefused(String request, io.estuary.common.status.StatusCode status) {
         authorizationRefusals.labels(request, status.name()).inc();
+    }
+
+    /**
+     * Counts a new shuffle not admitted under the quota of {@code scope} ("cluster", "tenant", "user") {@code name},
+     * at its {@code limit}; {@code waiting}: told to wait (ADMISSION_WAIT), else refused (QUOTA_EXCEEDED).
+     */
+    public void quotaRefused(String scope, String name, String limit, boolean waiting) {
+        quotas.refused(scope, name, limit, waiting);
+    }
+
+    public long quotaRefusals(String scope, String name, String limit, boolean waiting) {
+        return quotas.refusals(scope, name, limit, waiting);
     }
 
     public void registrationThrottled() {

@@ -42,6 +42,8 @@ public final class CommandFormats {
         Map<String, Integer> m = new HashMap<>();
         m.put("estuary.ApplicationRegistered.principal", 2);
         m.put("estuary.MasterCommand.application_principal_bound", 2);
+        m.put("estuary.MasterCommand.quota_set", 2);
+        m.put("estuary.MasterCommand.quota_removed", 2);
         return Collections.unmodifiableMap(m);
     }
 

@@ -41,6 +41,9 @@ public final class MasterState {
      * changed (the first one applied stays). Dropped with the application.
      */
     final Map<String, ApplicationPrincipal> principals = new TreeMap<>();
+    /** Operators' quotas, by {@link #quotaKey}. Kept until removed; defaults from the configuration are not here. */
+    final Map<String, io.estuary.master.protocol.Quota> quotas = new TreeMap<>();
+
     /**
      * Applications removed recently, the newest {@link #maxRemovedApps}: workers are told at once to delete their
      * data. One evicted from here is no leak: workers keep reporting its shuffles, which the master knows nothing of,
@@ -128,6 +131,20 @@ public final class MasterState {
     /** The application's bound principal, or null while none is (or the application is unknown). */
     public ApplicationPrincipal principal(String appId) {
         return principals.get(appId);
+    }
+
+    /** The operators' quota of a scope ("" names the cluster), or null when none is set. */
+    public io.estuary.master.protocol.Quota quota(io.estuary.master.protocol.QuotaScope scope, String name) {
+        return quotas.get(quotaKey(scope, name));
+    }
+
+    /** Every quota operators set, by scope then name. */
+    public List<io.estuary.master.protocol.Quota> quotas() {
+        return new ArrayList<>(quotas.values());
+    }
+
+    static String quotaKey(io.estuary.master.protocol.QuotaScope scope, String name) {
+        return scope.getNumber() + "/" + name;
     }
 
     public List<String> applicationIds() {

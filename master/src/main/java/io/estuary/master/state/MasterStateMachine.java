@@ -130,6 +130,16 @@ public final class MasterStateMachine {
                 state.recentlyRemoved.put(c.getAppId(), Boolean.TRUE);
                 break;
             }
+            case QUOTA_SET: {
+                io.estuary.master.protocol.Quota q = command.getQuotaSet().getQuota();
+                state.quotas.put(MasterState.quotaKey(q.getScope(), q.getName()), q);
+                break;
+            }
+            case QUOTA_REMOVED:
+                state.quotas.remove(MasterState.quotaKey(
+                        command.getQuotaRemoved().getScope(),
+                        command.getQuotaRemoved().getName()));
+                break;
             case SLOTS_ALLOCATED:
                 slotsAllocated(command.getSlotsAllocated());
                 break;
@@ -248,6 +258,9 @@ public final class MasterStateMachine {
             b.addApplications(a);
         }
         b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
+        // Format 1 has no quotas; none exist while a master of format 1 is in the group (setting one needs log format
+        // 2).
+        if (format >= 2) b.addAllQuotas(state.quotas.values());
         for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
             UnregisteredShuffles.Builder u = UnregisteredShuffles.newBuilder().setAppId(app);
             ShuffleIdRanges ids = state.unregisteredShuffles.get(app);
@@ -274,6 +287,10 @@ public final class MasterStateMachine {
         state.partialPlacements.clear();
         state.workerStates.clear();
         state.workerStateReasons.clear();
+        state.quotas.clear();
+        for (io.estuary.master.protocol.Quota q : snap.getQuotasList()) {
+            state.quotas.put(MasterState.quotaKey(q.getScope(), q.getName()), q);
+        }
         for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
         for (WorkerStateChanged c : snap.getWorkerStatesList()) {
             state.workerStates.put(WorkerId.of(c.getWorker()), c.getState());

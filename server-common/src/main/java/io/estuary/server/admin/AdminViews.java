@@ -112,6 +112,34 @@ public final class AdminViews {
     /** {@code POST /api/leadership/transfer}: {@code changed} false when the target already led. */
     public record LeadershipTransfer(String leader, boolean changed) {}
 
+    // ---- quotas ----
+
+    /**
+     * A scope's quota (the cluster, a tenant, a user) and what the scope uses. {@code source}: "operator" (set at run
+     * time, kept in the replicated state) or "default" (the configuration's); {@code quota}: its limits and policy as
+     * {@code estuary quota set} takes them, "" for none. Use counts every copy; {@code bytes}, {@code files} and
+     * {@code pushBytesPerSecond} are as the workers last reported them to the leader (null on a follower, which
+     * hears no reports). {@code reached}: the limits the scope is at or over (a new shuffle waits or is refused).
+     */
+    public record QuotaEntry(
+            String scope,
+            String name,
+            String source,
+            String quota,
+            int applications,
+            long shuffles,
+            long slots,
+            Long bytes,
+            Long files,
+            Long pushBytesPerSecond,
+            List<String> reached) {}
+
+    /** {@code GET /api/quotas}: the cluster, every tenant and user with a quota set or a live application. */
+    public record Quotas(ServedBy servedBy, List<QuotaEntry> quotas) {}
+
+    /** {@code POST /api/quotas/(set|remove)}: the scope's quota now ("" once removed: the default applies). */
+    public record QuotaChanged(String scope, String name, String quota) {}
+
     // ---- workers ----
 
     /** Where a worker listens. */

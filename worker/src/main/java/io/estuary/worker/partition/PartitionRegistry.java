@@ -201,6 +201,33 @@ public final class PartitionRegistry {
         return shuffles.containsKey(shuffleKey);
     }
 
+    /**
+     * What this worker holds of each shuffle: bytes written or buffered (a committed file's length, an open writer's
+     * size) and partition files, every location copy counted, for the masters' quotas.
+     */
+    public List<io.estuary.common.protocol.ShuffleUsage> usage() {
+        List<io.estuary.common.protocol.ShuffleUsage> out = new ArrayList<>();
+        for (Map.Entry<String, ShuffleSlots> s : shuffles.entrySet()) {
+            long bytes = 0;
+            int files = 0;
+            for (CommittedFile f : s.getValue().committed.values()) { // recovered ones have no writer
+                bytes += f.length();
+                files++;
+            }
+            for (Map.Entry<Long, PartitionFileWriter> w : s.getValue().writers.entrySet()) {
+                if (s.getValue().committed.containsKey(w.getKey())) continue;
+                bytes += w.getValue().size();
+                files++;
+            }
+            out.add(io.estuary.common.protocol.ShuffleUsage.newBuilder()
+                    .setShuffleKey(s.getKey())
+                    .setBytes(bytes)
+                    .setFiles(files)
+                    .build());
+        }
+        return out;
+    }
+
     public List<String> shuffleKeys() {
         return new ArrayList<>(shuffles.keySet());
     }

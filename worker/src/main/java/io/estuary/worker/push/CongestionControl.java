@@ -132,6 +132,20 @@ public final class CongestionControl {
                 .record(bytes, now);
     }
 
+    /**
+     * Each application's push rate into this worker now, in bytes per second over the window (for the masters'
+     * quotas); empty while congestion control is off, which measures nothing.
+     */
+    public Map<String, Long> pushRates() {
+        long now = nowMs();
+        Map<String, Long> out = new HashMap<>();
+        for (Map.Entry<String, PushRateWindow> e : apps.entrySet()) {
+            long r = e.getValue().rate(now);
+            if (r > 0) out.put(e.getKey(), r);
+        }
+        return out;
+    }
+
     /** Whose rates an application's pushes count in, or null when unknown (for the status page and tests). */
     public String userOf(String appId) {
         return userOf(appId, null);
