@@ -115,9 +115,14 @@ final class ClusterCommands {
             out.println(AdminJson.write(as));
             return;
         }
-        Table t = new Table("APPLICATION", "USER", "TENANT", "SHUFFLES");
+        Table t = new Table("APPLICATION", "USER", "TENANT", "PRIORITY", "SHUFFLES");
         for (AdminViews.Application a : as.applications())
-            t.row(a.id(), a.user(), a.tenant(), a.shuffles().size());
+            t.row(
+                    a.id(),
+                    a.user(),
+                    a.tenant(),
+                    a.highPriority() ? "high" : "normal",
+                    a.shuffles().size());
         t.print(out);
     }
 

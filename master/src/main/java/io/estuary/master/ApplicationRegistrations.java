@@ -52,6 +52,20 @@ final class ApplicationRegistrations {
     private final Map<String, ApplicationPrincipal> unlogged = new ConcurrentHashMap<>();
 
     ApplicationRegistrations(StateLog log, ApplicationSecrets secrets, LivenessTracker appLiveness) {
+        this(
+                log,
+                secrets,
+                appLiveness,
+                app -> io.estuary.common.protocol.ApplicationHeartbeatResponse.getDefaultInstance());
+    }
+
+    /** {@code answers}: what a heartbeat of an application is answered (its quota warnings, shuffles stopped). */
+    ApplicationRegistrations(
+            StateLog log,
+            ApplicationSecrets secrets,
+            LivenessTracker appLiveness,
+            java.util.function.Function<String, io.estuary.common.protocol.ApplicationHeartbeatResponse> answers) {
+        this.answers = answers;
         this.log = log;
         this.secrets = secrets;
         this.appLiveness = appLiveness;
@@ -62,8 +76,10 @@ final class ApplicationRegistrations {
         ApplicationPrincipal claim = r.hasPrincipal() ? checked(r.getPrincipal()) : null;
         appLiveness.touch(app, now);
         CompletableFuture<Void> known = ensureApplication(app);
-        after(claim != null ? known.thenCompose(v -> bind(app, claim)) : known, reply, Empty::getDefaultInstance);
+        after(claim != null ? known.thenCompose(v -> bind(app, claim)) : known, reply, () -> answers.apply(app));
     }
+
+    private final java.util.function.Function<String, io.estuary.common.protocol.ApplicationHeartbeatResponse> answers;
 
     /**
      * Registers an application's secret (sealed by its lifecycle manager for this master's key, see {@link
@@ -87,7 +103,7 @@ final class ApplicationRegistrations {
             return;
         }
         ApplicationPrincipal bound = principalOf(app);
-        if (bound != null && !bound.equals(claim)) throw anotherPrincipal(app, bound, claim); // before any entry
+        if (bound != null && !same(bound, claim)) throw anotherPrincipal(app, bound, claim); // before any entry
         LOG.info("Application {} registered its secret ({})", app, describe(claim));
         ApplicationRegistered.Builder registered =
                 ApplicationRegistered.newBuilder().setAppId(app).setSealedSecret(secrets.sealForLog(app, secret));
@@ -127,7 +143,16 @@ final class ApplicationRegistrations {
         return ApplicationPrincipal.newBuilder()
                 .setUser(claim.getUser())
                 .setTenant(claim.getTenant())
+                .setHighPriority(claim.getHighPriority())
                 .build();
+    }
+
+    /**
+     * Whether a claim names the principal bound: the same user and tenant. Its priority is the one bound first;
+     * a claim of another one is not refused, nor taken.
+     */
+    private static boolean same(ApplicationPrincipal bound, ApplicationPrincipal claim) {
+        return bound.getUser().equals(claim.getUser()) && bound.getTenant().equals(claim.getTenant());
     }
 
     /**
@@ -138,7 +163,7 @@ final class ApplicationRegistrations {
         ApplicationPrincipal logged = log.stateMachine().read(s -> s.principal(app));
         ApplicationPrincipal bound = logged != null ? logged : unlogged.get(app);
         if (bound != null) {
-            if (!bound.equals(claim)) throw anotherPrincipal(app, bound, claim);
+            if (!same(bound, claim)) throw anotherPrincipal(app, bound, claim);
             if (logged == null && loggable()) return logBinding(app, bound);
             return CompletableFuture.completedFuture(null);
         }
@@ -156,7 +181,7 @@ final class ApplicationRegistrations {
                     "this master keeps " + MAX_UNLOGGED + " principals it cannot log yet; try again later");
         }
         ApplicationPrincipal first = unlogged.putIfAbsent(app, claim);
-        if (first != null && !first.equals(claim)) throw anotherPrincipal(app, first, claim);
+        if (first != null && !same(first, claim)) throw anotherPrincipal(app, first, claim);
         if (first == null) LOG.info("Application {} runs as {} (not logged)", app, describe(claim));
         return CompletableFuture.completedFuture(null);
     }
@@ -177,7 +202,7 @@ final class ApplicationRegistrations {
                     unlogged.remove(app);
                     // Of two claims racing for an unbound application the first applied stays: the other is refused.
                     ApplicationPrincipal bound = log.stateMachine().read(s -> s.principal(app));
-                    if (bound != null && !bound.equals(claim)) throw anotherPrincipal(app, bound, claim);
+                    if (bound != null && !same(bound, claim)) throw anotherPrincipal(app, bound, claim);
                     return CompletableFuture.<Void>completedFuture(null);
                 })
                 .thenCompose(f -> f);

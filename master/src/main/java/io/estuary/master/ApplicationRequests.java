@@ -112,6 +112,7 @@ final class ApplicationRequests {
     void unregisterApplication(String app, Reply reply) {
         appLiveness.forget(app);
         registrations.forget(app);
+        admission.enforcer().forget(app);
         LOG.info("Application {} unregistered", app);
         after(
                 log.submit(command(c ->

@@ -329,6 +329,7 @@ public final class Master implements AdministeredMaster, Closeable {
             }
             changes.addAll(failures.readmissions());
             handler.pruneUnknownShuffles(now);
+            changes.addAll(handler.enforceQuotas());
             // Everything one check found goes into the log as one entry.
             if (changes.size() == 1) log.submit(changes.get(0));
             else if (changes.size() > 1) {

@@ -6,6 +6,7 @@ import io.estuary.common.protocol.WorkerInfo;
 import io.estuary.common.status.NotLeader;
 import io.estuary.common.time.Clock;
 import io.estuary.master.admin.MasterMetrics;
+import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.slots.SlotAllocator;
 import io.estuary.master.state.StateLog;
 import io.estuary.network.auth.Authorizer;
@@ -14,6 +15,10 @@ import io.estuary.network.rpc.ControlRpcHandler;
 import io.estuary.network.rpc.RequestLimits;
 import io.estuary.network.rpc.SlotRequestCaps;
 import io.netty.channel.Channel;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Answers workers and drivers. Decisions are made here; state changes go through the {@link StateLog}. Only the
@@ -24,6 +29,7 @@ import io.netty.channel.Channel;
  * cluster's), a worker's need the cluster's. Thread-safe: request threads call it concurrently.
  */
 final class MasterRpcHandler extends ControlRpcHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(MasterRpcHandler.class);
     private final StateLog log;
     private final Clock clock;
     private final WorkerRequests workers;
@@ -33,6 +39,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     private final ApplicationSecrets secrets;
     private final RegistrationRateLimiter registrations;
     private final MasterMetrics metrics;
+    private final io.estuary.master.quota.QuotaEnforcer enforcer;
 
     MasterRpcHandler(
             StateLog log,
@@ -63,7 +70,8 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.registrations = registrations;
         this.metrics = metrics;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs, admission.usage());
-        this.appRegistrations = new ApplicationRegistrations(log, secrets, appLiveness);
+        this.enforcer = admission.enforcer();
+        this.appRegistrations = new ApplicationRegistrations(log, secrets, appLiveness, enforcer::answer);
         this.applications = new ApplicationRequests(
                 log,
                 new SlotPlanner(allocator),
@@ -96,6 +104,25 @@ final class MasterRpcHandler extends ControlRpcHandler {
     void leadershipChanged() {
         workers.leadershipChanged();
         appRegistrations.leadershipChanged();
+        enforcer.clear();
+    }
+
+    /**
+     * Checks running applications against their bytes quotas ({@link io.estuary.master.quota.QuotaEnforcer}): the
+     * shuffles it stops, as unregistrations for the caller to log.
+     */
+    List<MasterCommand> enforceQuotas() {
+        List<MasterCommand> out = new ArrayList<>();
+        for (io.estuary.master.quota.QuotaEnforcer.Stop stop :
+                log.stateMachine().read(s -> enforcer.check(s, appRegistrations::principalOf))) {
+            LOG.warn("Shuffle {} of {} stopped: {}", stop.shuffleId, stop.app, stop.reason);
+            out.add(MasterCommand.newBuilder()
+                    .setShuffleUnregistered(io.estuary.master.protocol.ShuffleUnregistered.newBuilder()
+                            .setAppId(stop.app)
+                            .setShuffleId(stop.shuffleId))
+                    .build());
+        }
+        return out;
     }
 
     /** Who runs {@code app}: logged, or kept by this leader; null when none is bound. */
@@ -106,6 +133,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     /** An application expired (no heartbeat in time): forget what this leader kept of it. */
     void applicationExpired(String app) {
         appRegistrations.forget(app);
+        enforcer.forget(app);
     }
 
     @Override

@@ -123,6 +123,12 @@ class RaftMastersTest {
     void followersRedirectToTheLeaderAndTheStateSurvivesItsLoss() throws Exception {
         int leader = awaitLeader();
         int follower = (leader + 1) % 3;
+        // A follower learns who leads from the leader's first append after the election: wait for it (a loaded machine
+        // may ask before it came, and the follower then rightly names no leader).
+        io.estuary.testing.Waits.waitFor(
+                () -> rpcEndpoints.get(leader).equals(masters[follower].log().leaderEndpoint()),
+                30_000,
+                "the follower knows the leader");
         // A follower refuses, naming the leader.
         RemoteException e = assertThrows(
                 RemoteException.class,

@@ -26,8 +26,10 @@ final class WorkerServers {
             ServerTls internalTls,
             ServerTls dataTls,
             RpcHandler control,
-            RpcHandler pushes,
+            io.estuary.worker.push.PushHandler pushes,
             RpcHandler fetches) {
+        // How long pushes were held to their applications' allowed rates, by user: the push handler's own count.
+        admin.metrics().pushHolds(pushes.throttle()::heldSeconds);
         TransportServer r = null;
         TransportServer p = null;
         try {

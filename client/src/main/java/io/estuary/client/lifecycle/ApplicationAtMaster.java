@@ -147,13 +147,22 @@ final class ApplicationAtMaster {
     }
 
     private void askHeartbeat() throws RemoteException {
-        master.ask(
+        answers.accept(master.ask(
                 Request.newBuilder()
                         .setApplicationHeartbeat(ApplicationHeartbeatRequest.newBuilder()
                                 .setAppId(appId)
                                 .setPrincipal(principal)),
-                Empty.parser(),
-                masterWaitMs);
+                io.estuary.common.protocol.ApplicationHeartbeatResponse.parser(),
+                masterWaitMs));
+    }
+
+    /** Who is told each heartbeat's answer (quota warnings, stopped shuffles). */
+    private volatile java.util.function.Consumer<io.estuary.common.protocol.ApplicationHeartbeatResponse> answers =
+            r -> {};
+
+    /** Hands every heartbeat's answer to {@code to} from now on. */
+    void onHeartbeatAnswer(java.util.function.Consumer<io.estuary.common.protocol.ApplicationHeartbeatResponse> to) {
+        this.answers = to;
     }
 
     void reportFailedWorkers(List<WorkerAddress> workers) {

@@ -47,6 +47,9 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
 
         /** The generation cannot be read (already marked lost): the engine reruns its maps, the master drops it. */
         void lost(ShuffleState s);
+
+        /** Throws QUOTA_EXCEEDED when the master stopped the engine shuffle over a quota. */
+        default void checkRunning(int engineShuffleId) {}
     }
 
     private final String appId;
@@ -88,6 +91,7 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
         switch (request.getPayloadCase()) {
             case REGISTER_SHUFFLE: {
                 RegisterShuffleRequest r = request.getRegisterShuffle();
+                driver.checkRunning(r.getShuffleId());
                 ShuffleState s = generations.forWriter(
                         r.getShuffleId(),
                         r.getStageId(),
@@ -135,6 +139,7 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
             throw new StatusException(
                     StatusCode.UNKNOWN_SHUFFLE, "unknown shuffle generation " + r.getShuffleId() + " of " + appId);
         }
+        driver.checkRunning(s.engineShuffleId);
         CompletableFuture<EpochTable> slots;
         synchronized (s) {
             slots = s.slots;
@@ -191,6 +196,7 @@ final class ExecutorRequestHandler extends ControlRpcHandler {
     }
 
     private void fileGroup(GetReducerFileGroupRequest r, Reply reply) {
+        driver.checkRunning(r.getShuffleId());
         ShuffleState s = generations.newest(r.getShuffleId());
         if (s == null && r.getNumMappers() == 0) {
             s = generations.forWriter(r.getShuffleId(), 0, 0, false, 0, r.getNumPartitions());

@@ -90,6 +90,7 @@ public final class LifecycleManager implements Closeable {
     private final ShuffleCommitter committer;
     private final EpochAllocator epochs;
     private final boolean registerAtDeclaration;
+    private final QuotaNotices quotas;
     private volatile IntConsumer shuffleLostListener = id -> {};
 
     /**
@@ -133,11 +134,14 @@ public final class LifecycleManager implements Closeable {
         ApplicationPrincipal principal = ApplicationPrincipal.newBuilder()
                 .setUser(user)
                 .setTenant(conf.get(ClientConfig.TENANT))
+                .setHighPriority(conf.get(ClientConfig.HIGH_PRIORITY))
                 .build();
         String problem = RequestIds.principalProblem("estuary.client.user/tenant", principal);
         if (problem != null) throw new IllegalArgumentException(problem);
         this.atMaster =
                 new ApplicationAtMaster(appId, conf, internalTls, master, masterWaitMs, secret, principal, clock, work);
+        QuotaNotices quotas = this.quotas = new QuotaNotices(appId, generations);
+        atMaster.onHeartbeatAnswer(quotas::accept);
         this.failedWorkers = new FailedWorkers(clock::millis);
         String tags = TagExpression.parse(conf.get(ClientConfig.TAGS)).toString();
         SlotReserver reserver = new SlotReserver(connections, appId, user);
@@ -218,6 +222,11 @@ public final class LifecycleManager implements Closeable {
                         shuffleLostListener.accept(s.engineShuffleId);
                         atMaster.unregisterShuffle(s.shuffleId);
                     }
+
+                    @Override
+                    public void checkRunning(int engineShuffleId) {
+                        quotas.checkRunning(engineShuffleId);
+                    }
                 }),
                 TransportServer.Options.defaults()
                         .clock(clock)
@@ -230,6 +239,11 @@ public final class LifecycleManager implements Closeable {
     /** Eight random hex digits: two drivers of one engine application never draw the same in practice. */
     private static String instanceSuffix() {
         return String.format("%08x", new java.security.SecureRandom().nextInt());
+    }
+
+    /** What the master's newest heartbeat answer says of quotas this application's user, tenant or cluster passed. */
+    public java.util.List<String> quotaWarnings() {
+        return quotas.warnings();
     }
 
     public String host() {

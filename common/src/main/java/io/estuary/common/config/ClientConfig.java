@@ -22,6 +22,15 @@ public final class ClientConfig {
             .doc("The team or tenant the application runs for, bound with its user when it registers. Empty: none.")
             .build();
 
+    public static final ConfigEntry<Boolean> HIGH_PRIORITY = ConfigEntry.builder(
+                    "estuary.client.highPriority", ConfigType.BOOLEAN)
+            .defaultValue("false")
+            .scope(CLIENT)
+            .doc("Marks the application high priority, bound with its user when it registers: a quota whose "
+                    + "overBytes policy stops the largest shuffles of applications over it never stops this one's "
+                    + "(they are told, as the others are). Shown in estuary apps.")
+            .build();
+
     public static final ConfigEntry<String> TAGS = ConfigEntry.builder("estuary.client.tags", ConfigType.STRING)
             .defaultValue("")
             .check(io.estuary.common.tags.TagExpression::problem)

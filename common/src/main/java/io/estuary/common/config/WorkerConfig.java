@@ -230,6 +230,23 @@ public final class WorkerConfig {
                     + "than this many times the average of the others pushing is told to slow down.")
             .build();
 
+    public static final ConfigEntry<Boolean> CONGESTION_ENFORCE = ConfigEntry.builder(
+                    "estuary.worker.congestion.enforce", ConfigType.BOOLEAN)
+            .defaultValue("true")
+            .doc("Enforce the rate an application told to slow down may push (the cap or its fair share): its "
+                    + "connections are not read until its pushes fit that rate, so a client that ignores CONGESTED is "
+                    + "slowed by the worker instead of trusted to slow itself. Connections carrying replicas between "
+                    + "workers are never held.")
+            .build();
+
+    public static final ConfigEntry<Long> CONGESTION_MAX_HOLD = ConfigEntry.builder(
+                    "estuary.worker.congestion.maxHold", ConfigType.DURATION_MS)
+            .defaultValue("2s")
+            .check(ConfigType.positive())
+            .doc("The longest an enforced application's connection is left unread at a time (and the most pushing "
+                    + "debt it carries): well below the clients' push timeout, so a held push is late, never failed.")
+            .build();
+
     public static final ConfigEntry<Long> DISK_RESERVE = ConfigEntry.builder(
                     "estuary.worker.disk.reserve", ConfigType.BYTES)
             .defaultValue("1g")

@@ -230,14 +230,18 @@ public final class MasterAdminEndpoint implements Closeable {
                     shuffles.add(new ShuffleSummary(
                             d.id(), d.partitions(), d.locations(), d.workers().size()));
                 }
-                out.add(new Application(app, "", "", shuffles));
+                out.add(new Application(app, "", "", false, shuffles));
             }
             return out;
         });
         List<Application> named = new ArrayList<>(apps.size());
         for (Application a : apps) {
             io.estuary.common.protocol.ApplicationPrincipal who = master.principalOf(a.id());
-            named.add(who == null ? a : new Application(a.id(), who.getUser(), who.getTenant(), a.shuffles()));
+            named.add(
+                    who == null
+                            ? a
+                            : new Application(
+                                    a.id(), who.getUser(), who.getTenant(), who.getHighPriority(), a.shuffles()));
         }
         return named;
     }

@@ -50,9 +50,9 @@ final class QuotaAdmin {
     List<AdminViews.QuotaEntry> entries() {
         Admission admission = master.admission();
         boolean reports = master.isLeader();
-        Map<String, QuotaUsage.ApplicationUse> reported =
-                reports ? admission.usage().byApplication() : Collections.emptyMap();
         return master.state(s -> {
+            Map<String, QuotaUsage.ApplicationUse> reported =
+                    reports ? admission.usage().byApplication(s) : Collections.emptyMap();
             TreeSet<String> tenants = new TreeSet<>();
             TreeSet<String> users = new TreeSet<>();
             for (Quota q : s.quotas()) {

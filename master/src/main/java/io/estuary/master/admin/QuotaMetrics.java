@@ -30,6 +30,11 @@ final class QuotaMetrics {
                                 + "(QUOTA_EXCEEDED) or waiting (ADMISSION_WAIT, counted at each ask).")
                 .labelNames("scope", "name", "limit", "outcome")
                 .register(registry);
+        // The cluster's series exist from the start, so a dashboard finds them on a cluster that refused nothing yet.
+        for (String l : new String[] {"bytes", "files", "shuffles", "slots", "pushRate"}) {
+            refusals.labels("cluster", "", l, "refused");
+            refusals.labels("cluster", "", l, "waiting");
+        }
         new Collector() {
             @Override
             public List<MetricFamilySamples> collect() {
@@ -42,7 +47,7 @@ final class QuotaMetrics {
                         Arrays.asList("scope", "name", "measure"));
                 GaugeMetricFamily limit = new GaugeMetricFamily(
                         "estuary_master_quota_limit",
-                        "Each scope's quota (the operators' or the configured default), by measure; absent: no limit.",
+                        "Each scope's quota (the operators' or the configured default), by measure; 0: no limit.",
                         Arrays.asList("scope", "name", "measure"));
                 java.util.Set<String> shown = new java.util.HashSet<>();
                 for (AdminViews.QuotaEntry e : entries.get()) {
@@ -54,11 +59,16 @@ final class QuotaMetrics {
                     add(use, e, name, "bytes", e.bytes());
                     add(use, e, name, "files", e.files());
                     add(use, e, name, "push_bytes_per_second", e.pushBytesPerSecond());
+                    java.util.Map<String, Long> limits = new java.util.LinkedHashMap<>();
+                    for (String m : MEASURES) limits.put(m, 0L);
                     for (String part :
                             e.quota().isEmpty() ? new String[0] : e.quota().split(",")) {
                         String[] kv = part.split("=", 2);
                         String measure = measureOf(kv[0]);
-                        if (measure != null) add(limit, e, name, measure, Long.parseLong(kv[1]));
+                        if (measure != null) limits.put(measure, Long.parseLong(kv[1]));
+                    }
+                    for (java.util.Map.Entry<String, Long> l : limits.entrySet()) {
+                        add(limit, e, name, l.getKey(), l.getValue());
                     }
                 }
                 List<MetricFamilySamples> out = new ArrayList<>();
@@ -68,6 +78,8 @@ final class QuotaMetrics {
             }
         }.register(registry);
     }
+
+    private static final String[] MEASURES = {"bytes", "files", "shuffles", "slots", "push_bytes_per_second"};
 
     /** The measure a quota part limits, as a label; null for parts that are policy, not limits. */
     private static String measureOf(String part) {

@@ -22,6 +22,14 @@ public final class Admission {
     public Admission(QuotaBook book, QuotaUsage usage) {
         this.book = book;
         this.usage = usage;
+        this.enforcer = new QuotaEnforcer(book, usage);
+    }
+
+    private final QuotaEnforcer enforcer;
+
+    /** Running applications against the same quotas. */
+    public QuotaEnforcer enforcer() {
+        return enforcer;
     }
 
     /** The quotas and the usage they are measured against. */
@@ -90,7 +98,7 @@ public final class Admission {
             Function<String, ApplicationPrincipal> principalOf) {
         List<Quota> quotas = book.applicable(s, principalOf.apply(app));
         if (quotas.isEmpty()) return null;
-        java.util.Map<String, QuotaUsage.ApplicationUse> reported = usage.byApplication();
+        java.util.Map<String, QuotaUsage.ApplicationUse> reported = usage.byApplication(s);
         for (Quota q : quotas) {
             QuotaBook.Use use = QuotaBook.useOf(q, s, reported, principalOf);
             for (java.util.Map.Entry<String, Long> p : pending.entrySet()) {

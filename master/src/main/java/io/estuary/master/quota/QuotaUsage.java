@@ -47,11 +47,16 @@ public final class QuotaUsage {
         public long pushBytesPerSecond;
     }
 
-    /** Every application any worker reported, with what it holds over all workers. */
-    public Map<String, ApplicationUse> byApplication() {
+    /**
+     * Every application any worker reported, with what it holds over all workers of the shuffles {@code s} knows placed:
+     * a shuffle unregistered (by its driver, or stopped over a quota) no longer counts while workers delete it.
+     */
+    public Map<String, ApplicationUse> byApplication(io.estuary.master.state.MasterState s) {
         Map<String, ApplicationUse> out = new HashMap<>();
         for (Report r : byWorker.values()) {
             for (ShuffleUsage u : r.shuffles.values()) {
+                String key = u.getShuffleKey();
+                if (!s.isShufflePlaced(ShuffleKey.appId(key), ShuffleKey.shuffleId(key))) continue;
                 ApplicationUse a = out.computeIfAbsent(ShuffleKey.appId(u.getShuffleKey()), k -> new ApplicationUse());
                 a.bytes += Math.max(0, u.getBytes());
                 a.files += Math.max(0, u.getFiles());

@@ -43,6 +43,7 @@ public final class CommandFormats {
         m.put("estuary.ApplicationRegistered.principal", 2);
         m.put("estuary.MasterCommand.application_principal_bound", 2);
         m.put("estuary.MasterCommand.quota_set", 2);
+        m.put("estuary.ApplicationPrincipal.high_priority", 2);
         m.put("estuary.MasterCommand.quota_removed", 2);
         return Collections.unmodifiableMap(m);
     }

@@ -65,7 +65,8 @@ public final class AdminViews {
      * An application in {@code /api/applications}: {@code user} and {@code tenant} are who runs it, bound when it
      * registered (empty while none is bound in the masters' state).
      */
-    public record Application(String id, String user, String tenant, List<ShuffleSummary> shuffles) {}
+    public record Application(
+            String id, String user, String tenant, boolean highPriority, List<ShuffleSummary> shuffles) {}
 
     public record ApplicationShuffles(String id, List<ShuffleDetail> shuffles) {}
 

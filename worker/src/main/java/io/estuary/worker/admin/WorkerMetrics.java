@@ -279,6 +279,11 @@ public final class WorkerMetrics {
         return out;
     }
 
+    /** Exports how long pushes were held to their applications' allowed rates ({@link PushHoldMetrics}). */
+    public void pushHolds(java.util.function.Supplier<java.util.Map<String, Double>> held) {
+        PushHoldMetrics.register(registry, held);
+    }
+
     /** Whether the worker has paused reading pushes (any memory pressure level above NORMAL). */
     boolean paused() {
         return memory.paused();

@@ -46,6 +46,16 @@ public final class CongestionControl {
     private final long forgetUserMs;
 
     private volatile Set<String> congestedApps = Collections.emptySet();
+    /**
+     * The rate (bytes per second) each congested application may push now: the cap it passed, its share of its user's
+     * cap, or its fair share. Published with {@link #congestedApps}; empty while enforcement is off.
+     */
+    private volatile Map<String, Long> allowedRates = Collections.emptyMap();
+    /** Per enforced application: when (clock nanos) its pushes so far have been paid for at its allowed rate. */
+    private final Map<String, java.util.concurrent.atomic.AtomicLong> paidUntil = new ConcurrentHashMap<>();
+
+    private final boolean enforce;
+    private final long maxHoldNanos;
     private final java.util.concurrent.ScheduledExecutorService timer;
 
     private final io.estuary.common.time.Clock clock;
@@ -63,6 +73,9 @@ public final class CongestionControl {
         this.userMaxRate = conf.get(WorkerConfig.CONGESTION_USER_MAX_RATE);
         this.fairShare = conf.get(WorkerConfig.CONGESTION_FAIR_SHARE);
         this.forgetUserMs = conf.get(WorkerConfig.CONGESTION_FORGET_IDLE_APPLICATION);
+        this.enforce = conf.get(WorkerConfig.CONGESTION_ENFORCE);
+        this.maxHoldNanos =
+                java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(conf.get(WorkerConfig.CONGESTION_MAX_HOLD));
         this.memory = memory;
         this.timer = enabled ? new io.estuary.common.util.GuardedScheduledExecutor("worker-congestion") : null;
         if (timer != null) {
@@ -185,11 +198,17 @@ public final class CongestionControl {
         Map<String, Long> appRates = rates(apps, now);
         Map<String, Long> userRates = rates(users, now);
         boolean loaded = memory.held() >= memory.watermarks().resume();
-        Set<String> hotUsers = over(userRates, userMaxRate, loaded);
-        Set<String> next = over(appRates, appMaxRate, loaded);
-        for (String app : appRates.keySet()) {
-            if (hotUsers.contains(userOf(app, UNKNOWN_USER))) next.add(app);
+        Map<String, Long> hotUsers = over(userRates, userMaxRate, loaded);
+        Map<String, Long> allowed = over(appRates, appMaxRate, loaded);
+        for (Map.Entry<String, Long> a : appRates.entrySet()) {
+            String user = userOf(a.getKey(), UNKNOWN_USER);
+            Long userAllowed = hotUsers.get(user);
+            if (userAllowed == null) continue;
+            // Its part of what the user may push, in proportion to what it pushes of the user's total.
+            long share = Math.max(1, (long) ((double) userAllowed * a.getValue() / Math.max(1, userRates.get(user))));
+            allowed.merge(a.getKey(), share, Math::min);
         }
+        Set<String> next = new HashSet<>(allowed.keySet());
         for (String app : next) {
             if (!congestedApps.contains(app)) {
                 LOG.info(
@@ -203,6 +222,28 @@ public final class CongestionControl {
             if (!next.contains(app)) LOG.info("Application {} may push at full speed again", app);
         }
         congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
+        allowedRates = !enforce || allowed.isEmpty() ? Collections.<String, Long>emptyMap() : allowed;
+        paidUntil.keySet().retainAll(allowed.keySet());
+    }
+
+    /**
+     * How long (nanoseconds) the connection that just brought {@code bytes} of the shuffle's application should go
+     * unread so that the application's pushes fit the rate it is allowed now: 0 when it is not congested (or
+     * enforcement is off). The application's connections share one schedule, so holding each until its own push is
+     * paid for keeps their sum to the allowed rate; the debt is capped at {@code maxHold}.
+     */
+    public long holdNanos(String shuffleKey, long bytes) {
+        Map<String, Long> rates = allowedRates;
+        if (rates.isEmpty()) return 0;
+        String app = ShuffleKey.appId(shuffleKey);
+        Long rate = rates.get(app);
+        if (rate == null) return 0;
+        long now = clock.nanos();
+        long cost = (long) (bytes * 1e9 / rate);
+        java.util.concurrent.atomic.AtomicLong paid =
+                paidUntil.computeIfAbsent(app, a -> new java.util.concurrent.atomic.AtomicLong(now));
+        long until = paid.accumulateAndGet(cost, (was, c) -> Math.min(Math.max(was, now) + c, now + maxHoldNanos));
+        return Math.max(0, until - now);
     }
 
     private static Map<String, Long> rates(Map<String, PushRateWindow> windows, long now) {
@@ -216,8 +257,9 @@ public final class CongestionControl {
         return out;
     }
 
-    private Set<String> over(Map<String, Long> rates, long maxRate, boolean loaded) {
-        Set<String> out = new HashSet<>();
+    /** The keys over their cap or (under memory load) their fair share, each with the rate it is allowed. */
+    private Map<String, Long> over(Map<String, Long> rates, long maxRate, boolean loaded) {
+        Map<String, Long> out = new HashMap<>();
         long total = 0;
         for (long r : rates.values()) total += r;
         boolean share = loaded && rates.size() >= 2;
@@ -225,7 +267,10 @@ public final class CongestionControl {
             long r = e.getValue();
             // Compared with the others' average: with two, one can never pass a multiple of an average it is part of.
             double othersAverage = (double) (total - r) / (rates.size() - 1);
-            if ((maxRate > 0 && r > maxRate) || (share && r > fairShare * othersAverage)) out.add(e.getKey());
+            long allowed = Long.MAX_VALUE;
+            if (maxRate > 0 && r > maxRate) allowed = maxRate;
+            if (share && r > fairShare * othersAverage) allowed = Math.min(allowed, (long) (fairShare * othersAverage));
+            if (allowed != Long.MAX_VALUE) out.put(e.getKey(), Math.max(1, allowed));
         }
         return out;
     }

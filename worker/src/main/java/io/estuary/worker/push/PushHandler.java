@@ -170,6 +170,13 @@ public final class PushHandler implements RpcHandler {
         if (watch != null) watch.stop();
     }
 
+    /** Holds a client's connection while its application pushes over the rate it is allowed (never a replica's). */
+    private void enforce(Channel channel, String shuffleKey, long bytes, boolean forwarded) {
+        if (forwarded) return;
+        long hold = congestion.holdNanos(shuffleKey, bytes);
+        if (hold > 0) throttle.hold(channel, hold, congestion.userOf(ShuffleKey.appId(shuffleKey)));
+    }
+
     @Override
     public void receivePush(Channel channel, PushData push, ResponseCallback callback) {
         if (!authorized(channel, push.shuffleKey, push.forwarded, "push", callback)) {
@@ -252,6 +259,7 @@ public final class PushHandler implements RpcHandler {
             body.release();
         }
         congestion.recordPush(push.shuffleKey, bytes);
+        enforce(channel, push.shuffleKey, bytes, push.forwarded);
         byte status = w.size() >= softSplit
                 ? StatusCode.SOFT_SPLIT.id()
                 : congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
@@ -289,6 +297,7 @@ public final class PushHandler implements RpcHandler {
             List<CompletableFuture<Void>> forwards = forwarder.forwardMerged(push, body);
             byte[] statuses = new byte[n];
             congestion.recordPush(push.shuffleKey, bodyLen);
+            enforce(channel, push.shuffleKey, bodyLen, push.forwarded);
             byte otherwise = congestion.congested(push.shuffleKey) ? StatusCode.CONGESTED.id() : StatusCode.OK.id();
             for (int i = 0; i < n; i++) {
                 int start = push.offsets[i];

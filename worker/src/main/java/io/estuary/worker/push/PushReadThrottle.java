@@ -39,6 +39,8 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
         long unfinished;
         /** Read on while paused: it holds a frame started before (or while) it was paused. */
         volatile boolean finishing;
+        /** Not read before this (System.nanoTime), its application's pushes being over their allowed rate. */
+        long heldUntil;
     }
 
     public PushReadThrottle(MemoryTracker memory) {
@@ -79,6 +81,45 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
         channels.remove(ch);
     }
 
+    /**
+     * Leaves a client's connection unread for {@code nanos} (congestion control's {@code holdNanos}: its application
+     * pushes faster than it may), counting the time against {@code who} (a user, for metrics). Never a connection
+     * that carries replicas, which serves every application of the worker that forwards them.
+     */
+    public void hold(Channel ch, long nanos, String who) {
+        Connection c = channels.get(ch);
+        if (c == null || nanos <= 0 || c.replication) return;
+        long until = System.nanoTime() + nanos;
+        synchronized (ch) {
+            if (until - c.heldUntil <= 0) return;
+            c.heldUntil = until;
+            apply(ch, true);
+        }
+        heldNanos
+                .computeIfAbsent(heldLabel(who), k -> new java.util.concurrent.atomic.LongAdder())
+                .add(nanos);
+        ch.eventLoop().schedule(() -> apply(ch), nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** Users with a series of their own in {@link #heldSeconds}; the rest count under {@code _other}. */
+    static final int MAX_HELD_USERS = 200;
+
+    private final Map<String, java.util.concurrent.atomic.LongAdder> heldNanos = new ConcurrentHashMap<>();
+
+    private String heldLabel(String who) {
+        String label = who == null || who.isEmpty() ? "_unknown" : who.startsWith("_") ? "_" + who : who;
+        return heldNanos.containsKey(label) || heldNanos.size() < MAX_HELD_USERS ? label : "_other";
+    }
+
+    /** Seconds connections went unread to hold their applications to their allowed rate, by user. */
+    public Map<String, Double> heldSeconds() {
+        Map<String, Double> out = new java.util.TreeMap<>();
+        for (Map.Entry<String, java.util.concurrent.atomic.LongAdder> e : heldNanos.entrySet()) {
+            out.put(e.getKey(), e.getValue().sum() / 1e9);
+        }
+        return out;
+    }
+
     @Override
     public void onPressure(MemoryPressure level) {
         for (Channel ch : channels.keySet()) apply(ch);
@@ -93,7 +134,7 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
         synchronized (ch) {
             Connection c = channels.get(ch);
             if (c == null) return; // closed
-            boolean allowed = memory.level().reads(c.replication);
+            boolean allowed = memory.level().reads(c.replication) && System.nanoTime() - c.heldUntil >= 0;
             // Stopping now would strand part of a frame: finish it first.
             if (levelCheck && !allowed && ch.config().isAutoRead() && c.unfinished > 0) c.finishing = true;
             if (allowed) c.finishing = false;

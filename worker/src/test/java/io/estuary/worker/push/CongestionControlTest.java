@@ -67,6 +67,56 @@ class CongestionControlTest {
         }
     }
 
+    /**
+     * Enforced: a congested application's pushes are paid for at the rate it is allowed (its cap, its part of its
+     * user's cap, or its fair share), on one schedule its connections share, the debt capped; others are never held.
+     */
+    @Test
+    void aCongestedApplicationIsHeldToItsAllowedRateWhateverItsClientDoes() {
+        MemoryTracker memory = new MemoryTracker(1L << 30);
+        CongestionControl c = new CongestionControl(
+                conf().set(WorkerConfig.CONGESTION_APP_MAX_RATE, "1m")
+                        .set(WorkerConfig.CONGESTION_USER_MAX_RATE, "2m")
+                        .set(WorkerConfig.CONGESTION_MAX_HOLD, "3s"),
+                memory,
+                clock);
+        try {
+            c.applicationUser("flood", "alice");
+            c.applicationUser("b", "bob");
+            c.applicationUser("c", "bob");
+            c.recordPush("flood-1", 8 << 20); // 4 MiB/s over 2 s: four times its cap
+            c.recordPush("b-1", 3 << 20); // bob: 1.5 + 0.75 MiB/s; b alone passes the application cap too
+            c.recordPush("c-1", (3 << 20) / 2);
+            c.recordPush("calm-1", 1 << 19);
+            c.evaluate();
+            assertEquals(Set.of("flood", "b", "c"), c.congestedApplications());
+            long ms = 1_000_000;
+            // 512 KiB at 1 MiB/s: half a second each, on one schedule for all its connections, capped at 3 s.
+            assertEquals(500 * ms, c.holdNanos("flood-1", 1 << 19));
+            assertEquals(1000 * ms, c.holdNanos("flood-2", 1 << 19), "a second connection pays after the first");
+            assertEquals(3000 * ms, c.holdNanos("flood-1", 8 << 20), "the debt is capped at maxHold");
+            clock.advanceMillis(2500);
+            assertEquals(1000 * ms, c.holdNanos("flood-1", 1 << 19), "what is left of the debt, and this push");
+            // c's part of bob's 2 MiB/s cap: a third (it pushes a third of bob's bytes), 512 KiB in 0.75 s.
+            assertEquals(750 * ms, c.holdNanos("c-1", 1 << 19), 2 * ms);
+            assertEquals(0, c.holdNanos("calm-1", 10 << 20), "an application within bounds is never held");
+        } finally {
+            c.close();
+        }
+        CongestionControl advisory = new CongestionControl(
+                conf().set(WorkerConfig.CONGESTION_APP_MAX_RATE, "1m").set(WorkerConfig.CONGESTION_ENFORCE, "false"),
+                memory,
+                clock);
+        try {
+            advisory.recordPush("flood-1", 8 << 20);
+            advisory.evaluate();
+            assertTrue(advisory.congested("flood-1"), "still told to slow down");
+            assertEquals(0, advisory.holdNanos("flood-1", 1 << 20), "but not held");
+        } finally {
+            advisory.close();
+        }
+    }
+
     @Test
     void equalPushersAreNeverCongested() {
         MemoryTracker memory = new MemoryTracker(100 << 20);

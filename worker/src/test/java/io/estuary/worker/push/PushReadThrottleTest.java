@@ -48,6 +48,34 @@ class PushReadThrottleTest {
         for (EmbeddedChannel c : new EmbeddedChannel[] {client, peer, late}) c.finishAndReleaseAll();
     }
 
+    /** A held client's connection is unread until its hold ends; replication is never held; holds are counted. */
+    @Test
+    void aHeldConnectionResumesWhenItsHoldEndsAndReplicationIsNeverHeld() throws Exception {
+        MemoryTracker m = new MemoryTracker(1000);
+        PushReadThrottle t = new PushReadThrottle(m);
+        EmbeddedChannel client = new EmbeddedChannel();
+        EmbeddedChannel peer = new EmbeddedChannel();
+        t.opened(client);
+        t.opened(peer);
+        t.carriesReplicas(peer);
+        t.hold(client, 40_000_000L, "alice");
+        t.hold(peer, 40_000_000L, "alice");
+        assertFalse(client.config().isAutoRead(), "held");
+        assertTrue(peer.config().isAutoRead(), "replicas serve every application: never held");
+        m.add(860);
+        m.release(860); // a memory level change in between does not end the hold
+        assertFalse(client.config().isAutoRead());
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!client.config().isAutoRead() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+            client.runScheduledPendingTasks();
+        }
+        assertTrue(client.config().isAutoRead(), "read again once the hold is over");
+        assertEquals(0.04, t.heldSeconds().get("alice"), 1e-9);
+        assertNull(t.heldSeconds().get("_unknown"));
+        for (EmbeddedChannel c : new EmbeddedChannel[] {client, peer}) c.finishAndReleaseAll();
+    }
+
     @Test
     void aTickRepairsAConnectionPausedBehindItsBack() {
         MemoryTracker m = new MemoryTracker(1000);
