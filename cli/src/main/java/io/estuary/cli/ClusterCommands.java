@@ -174,7 +174,7 @@ final class ClusterCommands {
     // ---- helpers ----
 
     /** The worker's full id from a full id or an unambiguous prefix (host:rpcPort). */
-    private String resolveWorker(String given) throws CliException {
+    String resolveWorker(String given) throws CliException {
         List<String> ids = new ArrayList<>();
         for (Worker w : masters.read("/api/workers", AdminViews.Workers.class).workers()) ids.add(w.id());
         if (ids.contains(given)) return given;

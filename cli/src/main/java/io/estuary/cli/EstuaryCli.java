@@ -38,6 +38,7 @@ public final class EstuaryCli {
             "  decommission <worker>          drain a worker: no new slots, it exits once its shuffles are gone",
             "  transfer-leadership <masterId> hand leadership to another master",
             QuotaCommands.USAGE,
+            TagCommands.USAGE,
             "  secret generate                print a new cluster secret (for estuary.auth.cluster.secretFile:",
             "                                 `estuary secret generate > FILE && chmod 600 FILE`)",
             "A worker is host:rpcPort:pushPort:fetchPort, or host:rpcPort when that is unambiguous.",
@@ -157,6 +158,9 @@ public final class EstuaryCli {
             case "quota":
             case "quotas":
                 new QuotaCommands(masters, json, out).run(rest);
+                break;
+            case "tags":
+                new TagCommands(masters, commands, json, out).run(rest);
                 break;
             case "transfer-leadership":
                 args(cmd, rest, 1, 1);

@@ -32,11 +32,26 @@ import org.junit.jupiter.api.Test;
 class EnforcedFairShareTest {
     /** What one application wrote: {count, checksum}. */
     private static long[] write(ShuffleClient client, ShuffleSpec spec, int records, int size) throws Exception {
+        return write(client, spec, records, size, 0);
+    }
+
+    /**
+     * As {@link #write(ShuffleClient, ShuffleSpec, int, int)}; with {@code afterCongested} > 0 each map writes on until
+     * the worker has told it to slow down, then that many records more: pushes that arrive while the worker deems the
+     * application congested, however fast or slow this machine runs.
+     */
+    private static long[] write(ShuffleClient client, ShuffleSpec spec, int records, int size, int afterCongested)
+            throws Exception {
         long count = 0;
         long sum = 0;
         for (int m = 0; m < spec.numMappers; m++) {
             MapOutputWriter w = client.openWriter(spec, m, 0);
-            for (int i = 0; i < records; i++) {
+            int more = -1;
+            for (int i = 0; i < records || (afterCongested > 0 && more != 0 && i < 100 * records); i++) {
+                if (i >= records && afterCongested > 0) {
+                    if (more < 0 && w.congestedAcks() > 0) more = afterCongested;
+                    if (more > 0) more--;
+                }
                 byte[] rec = FramedRecords.framed(spec.shuffleId * 7 + m, i, size);
                 w.write(Math.floorMod(i * 5 + m, spec.numPartitions), rec, 0, rec.length);
                 count++;
@@ -67,9 +82,10 @@ class EnforcedFairShareTest {
             ExecutorService pool = Executors.newFixedThreadPool(2);
             try (ShuffleClient flooding = new ShuffleClient(executorConf(flooderConf, flooder));
                     ShuffleClient steady = new ShuffleClient(executorConf(calmConf, calm))) {
-                ShuffleSpec flood = new ShuffleSpec(flooder.appId(), 0, 4, 8, "127.0.0.1", flooder.port());
-                // 4 maps of 10,000 records of 1 KiB: 40 MiB, five times what its cap lets through in a second.
-                Future<long[]> flooded = pool.submit(() -> write(flooding, flood, 10_000, 1024));
+                ShuffleSpec flood = new ShuffleSpec(flooder.appId(), 0, 2, 8, "127.0.0.1", flooder.port());
+                // 2 maps of at least 10,000 records of 1 KiB, each writing on until told to slow down and then 4 MiB
+                // more: 8 MiB pushed while congested, a second's worth at its cap.
+                Future<long[]> flooded = pool.submit(() -> write(flooding, flood, 10_000, 1024, 4096));
                 Future<long[]> normally = pool.submit(() -> {
                     long[] total = new long[2];
                     for (int round = 0; round < 4; round++) { // a little at a time while the flood runs

@@ -61,6 +61,9 @@ final class ApplicationRequests {
     private final MasterMetrics metrics;
     private final ApplicationSecrets secrets;
     private final ApplicationRegistrations registrations;
+    /** The workers each placement may use (tags, defaults, exclusions). */
+    private final PlacementCandidates candidates;
+
     /** Whether a new shuffle fits its user's, tenant's and the cluster's quotas. */
     private final Admission admission;
 
@@ -83,6 +86,7 @@ final class ApplicationRequests {
             long leaseMs,
             Admission admission) {
         this.admission = admission;
+        this.candidates = new PlacementCandidates(log, workers, registrations);
         this.secrets = secrets;
         this.registrations = registrations;
         this.leaseMs = leaseMs;
@@ -186,7 +190,7 @@ final class ApplicationRequests {
             throw new EstuaryException("shuffle " + r.getShuffleId() + " of " + r.getAppId() + " already has "
                     + existing.size() + " partitions, not " + r.getNumPartitions());
         }
-        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
+        List<WorkerInfo> usable = candidates.of(r.getAppId(), r.getExcludedWorkersList(), r.getTags());
         List<PartitionLocation> chosen;
         if (existing == null) {
             admit(r);
@@ -260,7 +264,7 @@ final class ApplicationRequests {
         appLiveness.touch(r.getAppId(), now);
         ByteString sealedSecret = secrets.sealedForReservations(r.getAppId(), who);
         ByteString sealedPrincipal = registrations.sealedPrincipal(r.getAppId(), who);
-        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
+        List<WorkerInfo> usable = candidates.of(r.getAppId(), r.getExcludedWorkersList(), r.getTags());
         if (underQuota(r.getAppId())) {
             // Every new shuffle of it is admitted by this master: no lease, and none asked for its duration.
             reply.ok(LeaseSlotsResponse.newBuilder().setValidMs(leaseMs).build());
@@ -345,7 +349,7 @@ final class ApplicationRequests {
             return;
         }
         appLiveness.touch(r.getAppId(), now);
-        List<WorkerInfo> usable = usable(r.getExcludedWorkersList(), r.getTags());
+        List<WorkerInfo> usable = candidates.of(r.getAppId(), r.getExcludedWorkersList(), r.getTags());
         List<PartitionLocation> locs = planner.place(
                 r.getAppId(),
                 r.getShuffleId(),
@@ -359,17 +363,6 @@ final class ApplicationRequests {
                 .setSealedSecret(secrets.sealedForReservations(r.getAppId(), who))
                 .setSealedPrincipal(registrations.sealedPrincipal(r.getAppId(), who))
                 .build());
-    }
-
-    /**
-     * The workers a placement may use: active, not excluded by the driver, and matching the request's tag expression
-     * ({@link WorkerTags#matching}: a refusal when none does).
-     */
-    private List<WorkerInfo> usable(List<String> excluded, String tagExpression) {
-        return workers.tags()
-                .matching(
-                        SlotPlanner.usable(workers.placementView(), SlotPlanner.excludedBy(excluded)),
-                        WorkerTags.parse(tagExpression));
     }
 
     /** Whether a quota limits the application (then its shuffles are placed here, one admission each). */

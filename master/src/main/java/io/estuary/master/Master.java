@@ -251,6 +251,12 @@ public final class Master implements AdministeredMaster, Closeable {
         return admission;
     }
 
+    @Override
+    public List<String> declaredTags(String workerId) {
+        MasterRpcHandler h = handler;
+        return h == null || !log.isLeader() ? null : h.declaredTags(workerId);
+    }
+
     /** Hands leadership to master {@code targetId}; only the leader can. */
     @Override
     public void transferLeadership(String targetId) throws IOException {

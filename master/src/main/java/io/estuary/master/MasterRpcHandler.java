@@ -125,6 +125,11 @@ final class MasterRpcHandler extends ControlRpcHandler {
         return out;
     }
 
+    /** The tags a worker declared to this leader, or null when it has not (yet). */
+    List<String> declaredTags(String workerId) {
+        return workers.tags().declared(workerId);
+    }
+
     /** Who runs {@code app}: logged, or kept by this leader; null when none is bound. */
     io.estuary.common.protocol.ApplicationPrincipal principalOf(String app) {
         return appRegistrations.principalOf(app);

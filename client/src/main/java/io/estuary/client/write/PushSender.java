@@ -169,13 +169,13 @@ final class PushSender {
         } finally {
             ack.release();
         }
+        if (congested) congestedAcks.incrementAndGet(); // counted even when ignored (congestionMaxDelay 0)
         if (!congested || congestionMaxDelayMs == 0) {
             congestionDelayMs.set(0);
             resolved(push, null);
             return;
         }
         // Slow down: this push keeps its permits a while, so the task's next pushes wait; longer while it lasts.
-        congestedAcks.incrementAndGet();
         long delay = congestionDelayMs.updateAndGet(d -> Math.min(congestionMaxDelayMs, Math.max(50, d * 2)));
         congestionHeldMs.addAndGet(delay);
         Runnable release = () -> resolved(push, null);

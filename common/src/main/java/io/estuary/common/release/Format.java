@@ -29,7 +29,7 @@ public enum Format {
                     + "(which 0.1.0 does not have): while a member applies only format 1 (a 0.1.0 master, or one that "
                     + "has not answered), and always without authentication, the leader keeps principals in memory, so "
                     + "a cluster without authentication can still go back to 0.1.0. Format 2 also keeps operators' quotas "
-                    + "(`QuotaSet`, `QuotaRemoved`), refused while a member applies only format 1; once one is logged, "
+                    + "(`QuotaSet`, `QuotaRemoved`) and tags (`WorkerTagsChanged`, `DefaultTagsSet`), refused while a member applies only format 1; once one is logged, "
                     + "going back to 0.1.0 waits until a snapshot has purged the log past it."),
     RAFT_SNAPSHOT(
             "Raft snapshot",
@@ -44,7 +44,8 @@ public enum Format {
                     + "through the unknown-shuffle grace instead of at once: a downgrade stays safe. 0.2.0 also keeps "
                     + "each application's secret, sealed under the cluster-derived key "
                     + "(`ApplicationSlots.sealed_secret`), when authentication is on; a 0.1.0 master ignores it (its "
-                    + "applications then cannot authenticate), and operators' quotas (`MasterSnapshot.quotas`), which "
+                    + "applications then cannot authenticate), and operators' quotas and tags (`MasterSnapshot.quotas`, "
+                    + "`worker_tags`, `default_tags`), which "
                     + "format 1 leaves out (none exist while a 0.1.0 master is in the group)."),
     WORKER_METADATA(
             "Worker metadata",

@@ -41,6 +41,9 @@ public interface AdministeredMaster {
         return state(s -> s.principal(app));
     }
 
+    /** The tags a worker declares (estuary.worker.tags) as it told this leader; null on a follower or before it did. */
+    java.util.List<String> declaredTags(String workerId);
+
     /** The quotas and the usage this master measures them by (usage only while it leads). */
     io.estuary.master.quota.Admission admission();
 

@@ -30,9 +30,9 @@ import java.util.TreeSet;
 /**
  * The master's admin endpoint, on its own port (served by the shared {@link AdminHttpServer}); docs/rest-api.md
  * documents every route. {@code GET /health} answers 200 while the master serves (liveness and readiness probes). Reads ({@code GET /api/status, /api/masters, /api/workers, /api/applications,
- * /api/shuffles, /api/quotas}) are answered by any master from its replicated state, and say which master answered and its
+ * /api/shuffles, /api/quotas, /api/tags}) are answered by any master from its replicated state, and say which master answered and its
  * role. Changes ({@code POST /api/workers/(exclude|activate|decommission)}, {@code POST /api/leadership/transfer},
- * {@code POST /api/quotas/(set|remove)}: {@link QuotaAdmin})
+ * {@code POST /api/quotas/(set|remove)}: {@link QuotaAdmin}; {@code POST /api/tags/(worker|default)}: {@link TagAdmin})
  * only the leader makes: a follower answers 421 naming the leader's id and RPC endpoint, and the caller asks the
  * leader. With authentication on, changes (and by configuration reads) need the admin token: 401 without it
  * ({@link AdminAuth}). Bad input gets 400, an unknown worker, master or application 404, a change that cannot be made 409.
@@ -57,6 +57,7 @@ public final class MasterAdminEndpoint implements Closeable {
             throws IOException {
         this.master = master;
         QuotaAdmin quotas = new QuotaAdmin(master, this::servedBy, this::notLeader);
+        TagAdmin tags = new TagAdmin(master, this::servedBy, this::notLeader);
         AdminHttpServer.Builder b = AdminHttpServer.builder("master");
         if (tls != null) b.https(tls.sslContext(), tls::sslParameters);
         this.http = b.auth(auth)
@@ -74,6 +75,9 @@ public final class MasterAdminEndpoint implements Closeable {
                 .get("/api/quotas", quotas::list)
                 .post("/api/quotas/set", quotas::set)
                 .post("/api/quotas/remove", quotas::remove)
+                .get("/api/tags", tags::list)
+                .post("/api/tags/worker", tags::worker)
+                .post("/api/tags/default", tags::defaults)
                 .post("/api/leadership/transfer", this::transferLeadership)
                 .postPrefix("/api/workers/", this::setWorkerState)
                 .metrics(metrics.registry())

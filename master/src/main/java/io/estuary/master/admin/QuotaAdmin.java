@@ -159,7 +159,8 @@ final class QuotaAdmin {
         }
     }
 
-    private static String name(QuotaScope scope, String name) {
+    /** A scope's name as given: none for the cluster, a valid user or tenant name otherwise. */
+    static String name(QuotaScope scope, String name) {
         String n = name == null ? "" : name.trim();
         if (scope == QuotaScope.QUOTA_CLUSTER) {
             if (!n.isEmpty()) throw new ConfigException("name: the cluster's quota takes no name (got '" + n + "')");

@@ -45,6 +45,8 @@ public final class CommandFormats {
         m.put("estuary.MasterCommand.quota_set", 2);
         m.put("estuary.ApplicationPrincipal.high_priority", 2);
         m.put("estuary.MasterCommand.quota_removed", 2);
+        m.put("estuary.MasterCommand.worker_tags_changed", 2);
+        m.put("estuary.MasterCommand.default_tags_set", 2);
         return Collections.unmodifiableMap(m);
     }
 

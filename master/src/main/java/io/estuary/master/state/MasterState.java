@@ -41,6 +41,11 @@ public final class MasterState {
      * changed (the first one applied stays). Dropped with the application.
      */
     final Map<String, ApplicationPrincipal> principals = new TreeMap<>();
+    /** Operators' tags on workers, by WorkerId; kept while the worker is away (its id stays the same). */
+    final Map<String, io.estuary.master.protocol.WorkerTagsChanged> workerTags = new TreeMap<>();
+    /** Default tag expressions of users, tenants and the cluster, by {@link #quotaKey}. */
+    final Map<String, io.estuary.master.protocol.DefaultTagsSet> defaultTags = new TreeMap<>();
+
     /** Operators' quotas, by {@link #quotaKey}. Kept until removed; defaults from the configuration are not here. */
     final Map<String, io.estuary.master.protocol.Quota> quotas = new TreeMap<>();
 
@@ -136,6 +141,27 @@ public final class MasterState {
     /** The operators' quota of a scope ("" names the cluster), or null when none is set. */
     public io.estuary.master.protocol.Quota quota(io.estuary.master.protocol.QuotaScope scope, String name) {
         return quotas.get(quotaKey(scope, name));
+    }
+
+    /** An operator's tags on a worker, or null when none changed them. */
+    public io.estuary.master.protocol.WorkerTagsChanged workerTags(String workerId) {
+        return workerTags.get(workerId);
+    }
+
+    /** Every worker's tags as operators changed them. */
+    public List<io.estuary.master.protocol.WorkerTagsChanged> workerTagChanges() {
+        return new ArrayList<>(workerTags.values());
+    }
+
+    /** The default expression of a scope ("" when none is set). */
+    public String defaultTags(io.estuary.master.protocol.QuotaScope scope, String name) {
+        io.estuary.master.protocol.DefaultTagsSet d = defaultTags.get(quotaKey(scope, name));
+        return d == null ? "" : d.getExpression();
+    }
+
+    /** Every default expression, by scope then name. */
+    public List<io.estuary.master.protocol.DefaultTagsSet> defaultTagSets() {
+        return new ArrayList<>(defaultTags.values());
     }
 
     /** Every quota operators set, by scope then name. */

@@ -140,6 +140,19 @@ public final class MasterStateMachine {
                         command.getQuotaRemoved().getScope(),
                         command.getQuotaRemoved().getName()));
                 break;
+            case WORKER_TAGS_CHANGED: {
+                io.estuary.master.protocol.WorkerTagsChanged c = command.getWorkerTagsChanged();
+                if (c.getAddedCount() == 0 && c.getRemovedCount() == 0) state.workerTags.remove(c.getWorkerId());
+                else state.workerTags.put(c.getWorkerId(), c);
+                break;
+            }
+            case DEFAULT_TAGS_SET: {
+                io.estuary.master.protocol.DefaultTagsSet c = command.getDefaultTagsSet();
+                String key = MasterState.quotaKey(c.getScope(), c.getName());
+                if (c.getExpression().isEmpty()) state.defaultTags.remove(key);
+                else state.defaultTags.put(key, c);
+                break;
+            }
             case SLOTS_ALLOCATED:
                 slotsAllocated(command.getSlotsAllocated());
                 break;
@@ -260,7 +273,11 @@ public final class MasterStateMachine {
         b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
         // Format 1 has no quotas; none exist while a master of format 1 is in the group (setting one needs log format
         // 2).
-        if (format >= 2) b.addAllQuotas(state.quotas.values());
+        if (format >= 2) {
+            b.addAllQuotas(state.quotas.values());
+            b.addAllWorkerTags(state.workerTags.values());
+            b.addAllDefaultTags(state.defaultTags.values());
+        }
         for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
             UnregisteredShuffles.Builder u = UnregisteredShuffles.newBuilder().setAppId(app);
             ShuffleIdRanges ids = state.unregisteredShuffles.get(app);
@@ -290,6 +307,14 @@ public final class MasterStateMachine {
         state.quotas.clear();
         for (io.estuary.master.protocol.Quota q : snap.getQuotasList()) {
             state.quotas.put(MasterState.quotaKey(q.getScope(), q.getName()), q);
+        }
+        state.workerTags.clear();
+        for (io.estuary.master.protocol.WorkerTagsChanged c : snap.getWorkerTagsList()) {
+            state.workerTags.put(c.getWorkerId(), c);
+        }
+        state.defaultTags.clear();
+        for (io.estuary.master.protocol.DefaultTagsSet d : snap.getDefaultTagsList()) {
+            state.defaultTags.put(MasterState.quotaKey(d.getScope(), d.getName()), d);
         }
         for (WorkerInfo w : snap.getWorkersList()) state.workers.put(WorkerId.of(w.getAddress()), w);
         for (WorkerStateChanged c : snap.getWorkerStatesList()) {

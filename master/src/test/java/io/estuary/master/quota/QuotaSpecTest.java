@@ -103,4 +103,46 @@ class QuotaSpecTest {
         assertNull(sm.read(s -> s.quota(QuotaScope.QUOTA_USER, "alice")));
         assertEquals(etl, sm.read(s -> s.quota(QuotaScope.QUOTA_TENANT, "etl")));
     }
+
+    @Test
+    void operatorsTagsAndDefaultExpressionsAreKeptInSnapshotsOfFormat2Only() {
+        MasterStateMachine sm = new MasterStateMachine();
+        io.estuary.master.protocol.WorkerTagsChanged w = io.estuary.master.protocol.WorkerTagsChanged.newBuilder()
+                .setWorkerId("h1:1:2:3")
+                .addAdded("release=canary")
+                .addRemoved("ssd")
+                .build();
+        sm.apply(MasterCommand.newBuilder().setWorkerTagsChanged(w).build());
+        sm.apply(MasterCommand.newBuilder()
+                .setDefaultTagsSet(io.estuary.master.protocol.DefaultTagsSet.newBuilder()
+                        .setScope(QuotaScope.QUOTA_TENANT)
+                        .setName("etl")
+                        .setExpression("team=etl"))
+                .build());
+        assertEquals(w, sm.read(s -> s.workerTags("h1:1:2:3")));
+        assertEquals("team=etl", sm.read(s -> s.defaultTags(QuotaScope.QUOTA_TENANT, "etl")));
+        assertEquals("", sm.read(s -> s.defaultTags(QuotaScope.QUOTA_USER, "etl")), "a tenant's is not a user's");
+
+        MasterStateMachine restored = new MasterStateMachine();
+        restored.restore(sm.snapshot(2));
+        assertEquals(w, restored.read(s -> s.workerTags("h1:1:2:3")));
+        assertEquals("team=etl", restored.read(s -> s.defaultTags(QuotaScope.QUOTA_TENANT, "etl")));
+        MasterStateMachine old = new MasterStateMachine();
+        old.restore(sm.snapshot(1));
+        assertNull(old.read(s -> s.workerTags("h1:1:2:3")), "format 1 (0.1.0) has no operators' tags");
+
+        // Both lists empty drops the worker's change; an empty expression the default.
+        sm.apply(MasterCommand.newBuilder()
+                .setWorkerTagsChanged(io.estuary.master.protocol.WorkerTagsChanged.newBuilder()
+                        .setWorkerId("h1:1:2:3"))
+                .build());
+        sm.apply(MasterCommand.newBuilder()
+                .setDefaultTagsSet(io.estuary.master.protocol.DefaultTagsSet.newBuilder()
+                        .setScope(QuotaScope.QUOTA_TENANT)
+                        .setName("etl"))
+                .build());
+        assertNull(sm.read(s -> s.workerTags("h1:1:2:3")));
+        java.util.List<io.estuary.master.protocol.DefaultTagsSet> left = sm.read(s -> s.defaultTagSets());
+        assertTrue(left.isEmpty());
+    }
 }

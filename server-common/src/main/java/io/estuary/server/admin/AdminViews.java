@@ -141,6 +141,28 @@ public final class AdminViews {
     /** {@code POST /api/quotas/(set|remove)}: the scope's quota now ("" once removed: the default applies). */
     public record QuotaChanged(String scope, String name, String quota) {}
 
+    // ---- tags ----
+
+    /**
+     * A worker's tags: {@code declared} in its configuration (as it told the leader; null when a follower answers, or
+     * before it did), {@code added} and {@code removed} by operators (replicated), and the {@code tags} placements match,
+     * the declared ones without the removed, with the added (null when the declared are unknown).
+     */
+    public record WorkerTagsEntry(
+            String worker, List<String> declared, List<String> added, List<String> removed, List<String> tags) {}
+
+    /** The tag expression every application of a scope (user, tenant or cluster) is held to. */
+    public record DefaultTagsEntry(String scope, String name, String expression) {}
+
+    /** {@code GET /api/tags}: every registered worker's tags, and the default expressions. */
+    public record Tags(ServedBy servedBy, List<WorkerTagsEntry> workers, List<DefaultTagsEntry> defaults) {}
+
+    /** {@code POST /api/tags/worker}: the worker's operator changes and tags now. */
+    public record WorkerTagsSet(String worker, List<String> added, List<String> removed) {}
+
+    /** {@code POST /api/tags/default}: the scope's default expression now ("" once cleared). */
+    public record DefaultTagsChanged(String scope, String name, String expression) {}
+
     // ---- workers ----
 
     /** Where a worker listens. */

@@ -221,16 +221,17 @@ public final class CongestionControl {
         for (String app : congestedApps) {
             if (!next.contains(app)) LOG.info("Application {} may push at full speed again", app);
         }
-        congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
+        // The rates first: a push told CONGESTED is held from then on.
         allowedRates = !enforce || allowed.isEmpty() ? Collections.<String, Long>emptyMap() : allowed;
         paidUntil.keySet().retainAll(allowed.keySet());
+        congestedApps = next.isEmpty() ? Collections.<String>emptySet() : Collections.unmodifiableSet(next);
     }
 
     /**
      * How long (nanoseconds) the connection that just brought {@code bytes} of the shuffle's application should go
      * unread so that the application's pushes fit the rate it is allowed now: 0 when it is not congested (or
      * enforcement is off). The application's connections share one schedule, so holding each until its own push is
-     * paid for keeps their sum to the allowed rate; the debt is capped at {@code maxHold}.
+     * paid for keeps their sum to the allowed rate; each hold is at most {@code maxHold}, the debt at most a window.
      */
     public long holdNanos(String shuffleKey, long bytes) {
         Map<String, Long> rates = allowedRates;
@@ -242,8 +243,11 @@ public final class CongestionControl {
         long cost = (long) (bytes * 1e9 / rate);
         java.util.concurrent.atomic.AtomicLong paid =
                 paidUntil.computeIfAbsent(app, a -> new java.util.concurrent.atomic.AtomicLong(now));
-        long until = paid.accumulateAndGet(cost, (was, c) -> Math.min(Math.max(was, now) + c, now + maxHoldNanos));
-        return Math.max(0, until - now);
+        // The debt is kept (up to a window's worth), each hold capped: frames read before a hold took effect are paid
+        // for by the holds that follow, so the application's rate stays its allowed one over time.
+        long debtCap = Math.max(maxHoldNanos, java.util.concurrent.TimeUnit.SECONDS.toNanos(windowSeconds));
+        long until = paid.accumulateAndGet(cost, (was, c) -> Math.min(Math.max(was, now) + c, now + debtCap));
+        return Math.min(maxHoldNanos, Math.max(0, until - now));
     }
 
     private static Map<String, Long> rates(Map<String, PushRateWindow> windows, long now) {

@@ -94,8 +94,9 @@ class CongestionControlTest {
             // 512 KiB at 1 MiB/s: half a second each, on one schedule for all its connections, capped at 3 s.
             assertEquals(500 * ms, c.holdNanos("flood-1", 1 << 19));
             assertEquals(1000 * ms, c.holdNanos("flood-2", 1 << 19), "a second connection pays after the first");
-            assertEquals(3000 * ms, c.holdNanos("flood-1", 8 << 20), "the debt is capped at maxHold");
+            assertEquals(3000 * ms, c.holdNanos("flood-1", 8 << 20), "one hold is at most maxHold");
             clock.advanceMillis(2500);
+            // The debt (capped at the larger of maxHold and the window: 3 s) is kept: 0.5 s of it left, and this push.
             assertEquals(1000 * ms, c.holdNanos("flood-1", 1 << 19), "what is left of the debt, and this push");
             // c's part of bob's 2 MiB/s cap: a third (it pushes a third of bob's bytes), 512 KiB in 0.75 s.
             assertEquals(750 * ms, c.holdNanos("c-1", 1 << 19), 2 * ms);

@@ -11,6 +11,8 @@ import io.estuary.common.config.AuthConfig;
 import io.estuary.common.config.ClientConfig;
 import io.estuary.common.config.EstuaryConf;
 import io.estuary.common.config.MasterConfig;
+import io.estuary.common.protocol.PartitionLocation;
+import io.estuary.master.state.WorkerId;
 import io.estuary.server.admin.AdminJson;
 import io.estuary.server.admin.AdminViews;
 import io.estuary.worker.MiniCluster;
@@ -20,7 +22,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
@@ -31,15 +36,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Quotas end to end (issue 19), on three Raft masters and two workers on loopback with authentication and replicas
+ * Quotas and worker tags end to end (issue 19), on three Raft masters and three workers on loopback with authentication and replicas
  * on, set and changed only through {@code bin/estuary} (run in-process): a Spark job of a user over its bytes quota
  * fails with the quota's message (never a silent fall-back); raised through the CLI, the same job runs exact against
  * native without any restart; the quota survives a change of leader, where lowering it refuses again; a user whose
  * quota says wait has its job wait while another application of it holds the only shuffle allowed, and admitted the
- * moment that application ends, exact.
+ * moment that application ends, exact; operators tag workers and hold a user to a default expression, which the
+ * user can narrow but not widen, and both outlive a change of leader.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class QuotaSparkTest {
+class TenancySparkTest {
     private static final String ADMIN_TOKEN =
             io.estuary.testing.ClusterSecrets.adminToken(io.estuary.testing.ClusterSecrets.shared());
     private MiniCluster cluster;
@@ -55,7 +61,7 @@ class QuotaSparkTest {
         } finally {
             n.stop();
         }
-        cluster = new MiniCluster(3, 2, 1, new EstuaryConf().set(MasterConfig.HA_ELECTION_TIMEOUT, "1500ms"));
+        cluster = new MiniCluster(3, 3, 1, new EstuaryConf().set(MasterConfig.HA_ELECTION_TIMEOUT, "1500ms"));
         List<String> http = new ArrayList<>();
         for (int i = 0; i < 3; i++) http.add("127.0.0.1:" + cluster.master(i).httpPort());
         masters = String.join(",", http);
@@ -176,6 +182,80 @@ class QuotaSparkTest {
         }
     }
 
+    @Test
+    void operatorsTagWorkersAndHoldAUserToADefaultThatOutlivesTheLeader() throws Exception {
+        String w0 = WorkerId.of(cluster.workers().get(0).address());
+        String w1 = WorkerId.of(cluster.workers().get(1).address());
+        String w2 = WorkerId.of(cluster.workers().get(2).address());
+        assertEquals(0, cli("tags", "add", w0, "team=a", "ssd").code);
+        assertEquals(0, cli("tags", "add", w1, "team=a").code);
+        CliRun held = cli("tags", "default", "user", "erin", "team=a");
+        assertEquals(0, held.code, held.err);
+        assertTrue(held.out.contains("applications of user erin are held to 'team=a'"), held.out);
+        assertEquals(expected, sparkJobAs("erin"), "erin's job on her team's workers");
+        try (Holder erin = new Holder("erin-a", "erin")) {
+            erin.writeShuffle(0);
+            assertEquals(new TreeSet<>(Arrays.asList(w0, w1)), workersOf(erin, 0), "every copy on team=a workers");
+        }
+        // Her own expression narrows the default, never widens it.
+        try (Holder widen = new Holder("erin-widen", "erin", "!team=a")) {
+            String chain = chain(assertThrows(Throwable.class, () -> widen.writeShuffle(0)));
+            assertTrue(chain.contains("no active worker matches tag expression"), chain);
+            assertTrue(chain.contains("(estuary.client.tags and the default of user erin)"), chain);
+        }
+        try (Holder narrow = new Holder("erin-ssd", "erin", "ssd")) {
+            narrow.writeShuffle(0);
+            assertEquals(Collections.singleton(w0), workersOf(narrow, 0), "team=a and ssd: only the first");
+        }
+        // Removed at run time, a tag stops matching; across a change of leader the masters keep the operators' word.
+        assertEquals(0, cli("tags", "remove", w0, "team=a").code);
+        int next = (cluster.awaitLeader() + 1) % 3;
+        assertEquals(0, cli("transfer-leadership", "m" + next).code);
+        waitFor(() -> cluster.awaitLeader() == next, 30_000, "m" + next + " leads");
+        try (Holder erin = new Holder("erin-b", "erin")) {
+            erin.writeShuffle(0);
+            assertEquals(Collections.singleton(w1), workersOf(erin, 0), "team=a now only on the second worker");
+        }
+        AdminViews.Tags tags = AdminJson.read(cli("--json", "tags").out, AdminViews.Tags.class);
+        for (AdminViews.WorkerTagsEntry w : tags.workers()) {
+            if (w.worker().equals(w0)) {
+                assertEquals(Arrays.asList("ssd"), w.added());
+                assertEquals(Arrays.asList("team=a"), w.removed());
+            } else if (w.worker().equals(w1)) {
+                assertEquals(Arrays.asList("team=a"), w.added());
+            } else {
+                assertEquals(w2, w.worker());
+                assertTrue(w.added().isEmpty() && w.removed().isEmpty(), w.toString());
+            }
+        }
+        assertEquals(1, tags.defaults().size());
+        assertEquals("team=a", tags.defaults().get(0).expression());
+        CliRun bad = cli("tags", "default", "user", "erin", "team=a &");
+        assertEquals(1, bad.code);
+        assertTrue(bad.err.contains("column 9"), bad.err);
+        assertEquals(0, cli("tags", "default", "user", "erin").code);
+        assertEquals(0, cli("tags", "remove", w1, "team=a").code);
+        assertEquals(0, cli("tags", "remove", w0, "ssd").code);
+    }
+
+    /** The workers holding a copy of {@code holder}'s shuffle, once the master recorded its placement. */
+    private Set<String> workersOf(Holder holder, int shuffle) throws InterruptedException {
+        String app = holder.lm.appId();
+        waitFor(
+                () -> cluster.master(cluster.awaitLeader())
+                        .state(s -> s.shuffles(app).containsKey(shuffle)),
+                30_000,
+                "shuffle " + shuffle + " of " + app + " recorded");
+        List<PartitionLocation> locs =
+                cluster.master(cluster.awaitLeader()).state(s -> s.shuffles(app).get(shuffle));
+        Set<String> out = new TreeSet<>();
+        for (PartitionLocation l : locs) {
+            out.add(WorkerId.of(l.getWorker()));
+            if (l.hasPeer()) out.add(WorkerId.of(l.getPeer().getWorker()));
+        }
+        return out;
+    }
+
     /** The limits a scope is at or over, as {@code GET /api/quotas} on the leader says. */
     private List<String> reached(String scope, String name) {
         AdminViews.Quotas qs = AdminJson.read(cli("--json", "quota").out, AdminViews.Quotas.class);
@@ -197,8 +277,13 @@ class QuotaSparkTest {
         final EstuaryConf conf;
 
         Holder(String app, String user) throws Exception {
+            this(app, user, "");
+        }
+
+        Holder(String app, String user, String tags) throws Exception {
             EstuaryConf c = cluster.clientConf()
                     .set(ClientConfig.USER.key(), user)
+                    .set(ClientConfig.TAGS.key(), tags)
                     .set(ClientConfig.PUSH_REPLICATE.key(), "true");
             lm = new LifecycleManager(app, c, "127.0.0.1");
             conf = c.copy()
