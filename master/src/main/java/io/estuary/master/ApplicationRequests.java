@@ -140,7 +140,9 @@ final class ApplicationRequests {
         ByteString sealedPrincipal = registrations.sealedPrincipal(r.getAppId(), who);
         long t0 = System.nanoTime();
         decide(r, 0).whenComplete((locs, e) -> {
-            metrics.slotRequest(System.nanoTime() - t0, e != null);
+            // Told to wait or refused under a quota is the quota's count (estuary_master_quota_refusals_total), not a
+            // failure.
+            metrics.slotRequest(System.nanoTime() - t0, e != null && !Admission.isQuotaAnswer(cause(e)));
             if (e != null) reply.fail(cause(e));
             else
                 reply.ok(RequestSlotsResponse.newBuilder()
@@ -194,13 +196,18 @@ final class ApplicationRequests {
         List<PartitionLocation> chosen;
         if (existing == null) {
             admit(r);
-            chosen = planner.placeAll(
-                    r.getAppId(),
-                    r.getShuffleId(),
-                    r.getNumPartitions(),
-                    r.getReplicate(),
-                    appWorkers(r.getAppId()),
-                    usable);
+            try {
+                chosen = planner.placeAll(
+                        r.getAppId(),
+                        r.getShuffleId(),
+                        r.getNumPartitions(),
+                        r.getReplicate(),
+                        appWorkers(r.getAppId()),
+                        usable);
+            } catch (RuntimeException e) {
+                admission.placed(r.getAppId(), r.getShuffleId()); // admitted, but never placed
+                throw e;
+            }
         } else {
             chosen = planner.repair(
                     r.getAppId(), r.getShuffleId(), existing, r.getReplicate(), appWorkers(r.getAppId()), usable);
@@ -236,6 +243,7 @@ final class ApplicationRequests {
                         r.getShuffleId(),
                         copies,
                         r.getAdmissionWaitedMs(),
+                        r.getCanWait(),
                         registrations::principalOf));
         if (no == null) return;
         boolean waiting = no.status.status() == StatusCode.ADMISSION_WAIT;

@@ -17,6 +17,7 @@ import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.MessageDigest;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The master's side of application secrets: the leader's registration key pair (EC P-256, made when this master
@@ -213,6 +214,22 @@ final class ApplicationSecrets implements SecretLookup {
             failed.completeExceptionally(e);
             return failed;
         }
+        if (secret == null && clusterSecret != null && identity.isApplication() && !log.isLeader()) {
+            // A follower applies the leader's entries a moment after they commit: an application that registered
+            // with the leader and connects here at once is waited for, briefly, before it is refused as unknown.
+            return appliedSecret(identity.appId(), System.nanoTime() + FOLLOWER_WAIT_NANOS);
+        }
         return CompletableFuture.completedFuture(secret);
+    }
+
+    /** How long a follower waits for an application unknown to it to appear in its applied state. */
+    static final long FOLLOWER_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1_500);
+
+    private CompletableFuture<byte[]> appliedSecret(String appId, long deadline) {
+        return CompletableFuture.supplyAsync(
+                        () -> secretOf(appId), CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS))
+                .thenCompose(found -> found != null || System.nanoTime() - deadline > 0
+                        ? CompletableFuture.completedFuture(found)
+                        : appliedSecret(appId, deadline));
     }
 }

@@ -40,6 +40,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     private final RegistrationRateLimiter registrations;
     private final MasterMetrics metrics;
     private final io.estuary.master.quota.QuotaEnforcer enforcer;
+    private final io.estuary.master.quota.Admission admission;
 
     MasterRpcHandler(
             StateLog log,
@@ -70,6 +71,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
         this.registrations = registrations;
         this.metrics = metrics;
         this.workers = new WorkerRequests(log, workerLiveness, applicationTimeoutMs, admission.usage());
+        this.admission = admission;
         this.enforcer = admission.enforcer();
         this.appRegistrations = new ApplicationRegistrations(log, secrets, appLiveness, enforcer::answer);
         this.applications = new ApplicationRequests(
@@ -104,7 +106,7 @@ final class MasterRpcHandler extends ControlRpcHandler {
     void leadershipChanged() {
         workers.leadershipChanged();
         appRegistrations.leadershipChanged();
-        enforcer.clear();
+        admission.clear();
     }
 
     /**

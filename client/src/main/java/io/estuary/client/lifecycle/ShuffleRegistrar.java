@@ -237,7 +237,8 @@ final class ShuffleRegistrar {
                                         .setReplicate(replicate)
                                         .addAllExcludedWorkers(avoid)
                                         .setTags(tags)
-                                        .setAdmissionWaitedMs(admissionWaitedMs(s))),
+                                        .setAdmissionWaitedMs(admissionWaitedMs(s))
+                                        .setCanWait(true)),
                         RequestSlotsResponse.parser(),
                         masterWaitMs);
                 locations = r.getLocationsList();

@@ -45,8 +45,8 @@ public enum Format {
                     + "each application's secret, sealed under the cluster-derived key "
                     + "(`ApplicationSlots.sealed_secret`), when authentication is on; a 0.1.0 master ignores it (its "
                     + "applications then cannot authenticate), and operators' quotas and tags (`MasterSnapshot.quotas`, "
-                    + "`worker_tags`, `default_tags`), which "
-                    + "format 1 leaves out (none exist while a 0.1.0 master is in the group)."),
+                    + "`worker_tags`, `default_tags`), written in "
+                    + "format 1 too, which a 0.1.0 master ignores."),
     WORKER_METADATA(
             "Worker metadata",
             2,

@@ -2,7 +2,6 @@ package io.estuary.master.admin;
 
 import io.estuary.common.config.ConfigException;
 import io.estuary.common.protocol.ApplicationPrincipal;
-import io.estuary.common.status.StatusException;
 import io.estuary.master.protocol.MasterCommand;
 import io.estuary.master.protocol.Quota;
 import io.estuary.master.protocol.QuotaRemoved;
@@ -21,7 +20,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -51,24 +49,28 @@ final class QuotaAdmin {
         Admission admission = master.admission();
         boolean reports = master.isLeader();
         return master.state(s -> {
-            Map<String, QuotaUsage.ApplicationUse> reported =
-                    reports ? admission.usage().byApplication(s) : Collections.emptyMap();
+            Map<String, QuotaBook.Member> census = QuotaBook.census(
+                    s,
+                    reports
+                            ? admission.usage().byApplication(s)
+                            : Collections.<String, QuotaUsage.ApplicationUse>emptyMap(),
+                    master::principalOf);
             TreeSet<String> tenants = new TreeSet<>();
             TreeSet<String> users = new TreeSet<>();
             for (Quota q : s.quotas()) {
                 if (q.getScope() == QuotaScope.QUOTA_TENANT) tenants.add(q.getName());
                 if (q.getScope() == QuotaScope.QUOTA_USER) users.add(q.getName());
             }
-            for (String app : s.applicationIds()) {
-                ApplicationPrincipal p = master.principalOf(app);
+            for (QuotaBook.Member m : census.values()) {
+                ApplicationPrincipal p = m.principal;
                 if (p == null) continue;
                 users.add(p.getUser());
                 if (!p.getTenant().isEmpty()) tenants.add(p.getTenant());
             }
             List<AdminViews.QuotaEntry> out = new ArrayList<>();
-            out.add(entry(s, admission.book(), QuotaScope.QUOTA_CLUSTER, "", reported, reports));
-            for (String t : tenants) out.add(entry(s, admission.book(), QuotaScope.QUOTA_TENANT, t, reported, reports));
-            for (String u : users) out.add(entry(s, admission.book(), QuotaScope.QUOTA_USER, u, reported, reports));
+            out.add(entry(s, admission.book(), QuotaScope.QUOTA_CLUSTER, "", census, reports));
+            for (String t : tenants) out.add(entry(s, admission.book(), QuotaScope.QUOTA_TENANT, t, census, reports));
+            for (String u : users) out.add(entry(s, admission.book(), QuotaScope.QUOTA_USER, u, census, reports));
             return out;
         });
     }
@@ -78,10 +80,10 @@ final class QuotaAdmin {
             QuotaBook book,
             QuotaScope scope,
             String name,
-            Map<String, QuotaUsage.ApplicationUse> reported,
+            Map<String, QuotaBook.Member> census,
             boolean reports) {
         Quota q = book.effective(s, scope, name);
-        QuotaBook.Use use = QuotaBook.useOf(q, s, reported, master::principalOf);
+        QuotaBook.Use use = QuotaBook.useOf(q, census);
         List<String> reached = new ArrayList<>();
         if (q.getMaxShuffles() > 0 && use.shuffles >= q.getMaxShuffles()) reached.add("shuffles");
         if (q.getMaxSlots() > 0 && use.slots >= q.getMaxSlots()) reached.add("slots");
@@ -116,9 +118,12 @@ final class QuotaAdmin {
             return Response.error(400, e.getMessage());
         }
         if (!master.isLeader()) return notLeader.get();
-        Response failed = submit(MasterCommand.newBuilder()
-                .setQuotaSet(QuotaSet.newBuilder().setQuota(q))
-                .build());
+        Response failed = LoggedChange.submit(
+                master,
+                MasterCommand.newBuilder()
+                        .setQuotaSet(QuotaSet.newBuilder().setQuota(q))
+                        .build(),
+                "quota");
         if (failed != null) return failed;
         return Response.json(200, new AdminViews.QuotaChanged(QuotaSpec.label(scope), name, QuotaSpec.describe(q)));
     }
@@ -137,26 +142,17 @@ final class QuotaAdmin {
             return Response.error(
                     404, "no quota set for " + QuotaSpec.scopeName(scope, name) + " (its configured default applies)");
         }
-        Response failed = submit(MasterCommand.newBuilder()
-                .setQuotaRemoved(QuotaRemoved.newBuilder().setScope(scope).setName(name))
-                .build());
+        Response failed = LoggedChange.submit(
+                master,
+                MasterCommand.newBuilder()
+                        .setQuotaRemoved(
+                                QuotaRemoved.newBuilder().setScope(scope).setName(name))
+                        .build(),
+                "quota");
         if (failed != null) return failed;
         String now =
                 master.state(s -> QuotaSpec.describe(master.admission().book().effective(s, scope, name)));
         return Response.json(200, new AdminViews.QuotaChanged(QuotaSpec.label(scope), name, now));
-    }
-
-    /** Null once committed; else 409 with why (a master of the group cannot apply it, leadership moved). */
-    private Response submit(MasterCommand c) {
-        try {
-            master.log().submit(c).join();
-            return null;
-        } catch (CompletionException e) {
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            return Response.error(409, "the quota was not changed: " + cause.getMessage());
-        } catch (StatusException | IllegalStateException e) {
-            return Response.error(409, "the quota was not changed: " + e.getMessage());
-        }
     }
 
     /** A scope's name as given: none for the cluster, a valid user or tenant name otherwise. */

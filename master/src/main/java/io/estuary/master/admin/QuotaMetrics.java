@@ -12,8 +12,7 @@ import java.util.function.Supplier;
 
 /**
  * Per user, tenant and the cluster: what each uses of its quota and the quota's limits (gauges read at scrape from
- * {@link QuotaAdmin#entries}), and the shuffles refused or told to wait, by the limit reached. Scopes beyond {@link
- * #MAX_SCOPES} share the name {@code _other}; a name starting with {@code _} gets one more in front. Thread-safe.
+ * {@link QuotaAdmin#entries}), and the shuffles refused or told to wait, by the limit reached. Past {@link #MAX_SCOPES} scopes, the gauges leave the rest out and the refusals count them under {@code _other}; a name starting with {@code _} gets one more in front. Thread-safe.
  */
 final class QuotaMetrics {
     /** Distinct scopes with series of their own. */

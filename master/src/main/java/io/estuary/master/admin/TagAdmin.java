@@ -2,7 +2,6 @@ package io.estuary.master.admin;
 
 import io.estuary.common.config.ConfigException;
 import io.estuary.common.protocol.WorkerInfo;
-import io.estuary.common.status.StatusException;
 import io.estuary.common.tags.TagExpression;
 import io.estuary.master.protocol.DefaultTagsSet;
 import io.estuary.master.protocol.MasterCommand;
@@ -19,7 +18,6 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -70,7 +68,8 @@ final class TagAdmin {
         return Response.json(200, new AdminViews.Tags(servedBy.get(), workers, defaults));
     }
 
-    Response worker(Request r) {
+    /** Synchronized: two changes of one worker at once must not lose one (each reads the previous one). */
+    synchronized Response worker(Request r) {
         String id = r.query("id");
         if (id == null || id.isEmpty())
             return Response.error(400, "give the worker: ?id=<host:rpcPort:pushPort:fetchPort>");
@@ -88,17 +87,21 @@ final class TagAdmin {
         if (was == null) return Response.error(404, "no registered worker " + id);
         Set<String> added = new LinkedHashSet<>(was.getAddedList());
         Set<String> removed = new LinkedHashSet<>(was.getRemovedList());
-        added.removeAll(remove);
-        removed.removeAll(add);
-        added.addAll(add);
-        removed.addAll(remove);
+        for (String t : add) {
+            removed.remove(t);
+            added.add(t);
+        }
+        // Removing a tag an operator added undoes the addition; any other hides a tag the worker declares.
+        for (String t : remove) {
+            if (!added.remove(t)) removed.add(t);
+        }
         WorkerTagsChanged now = WorkerTagsChanged.newBuilder()
                 .setWorkerId(id)
                 .addAllAdded(added)
                 .addAllRemoved(removed)
                 .build();
-        Response failed =
-                submit(MasterCommand.newBuilder().setWorkerTagsChanged(now).build());
+        Response failed = LoggedChange.submit(
+                master, MasterCommand.newBuilder().setWorkerTagsChanged(now).build(), "tags");
         if (failed != null) return failed;
         return Response.json(200, new AdminViews.WorkerTagsSet(id, new ArrayList<>(added), new ArrayList<>(removed)));
     }
@@ -127,12 +130,15 @@ final class TagAdmin {
             }
         }
         if (!master.isLeader()) return notLeader.get();
-        Response failed = submit(MasterCommand.newBuilder()
-                .setDefaultTagsSet(DefaultTagsSet.newBuilder()
-                        .setScope(scope)
-                        .setName(name)
-                        .setExpression(expression))
-                .build());
+        Response failed = LoggedChange.submit(
+                master,
+                MasterCommand.newBuilder()
+                        .setDefaultTagsSet(DefaultTagsSet.newBuilder()
+                                .setScope(scope)
+                                .setName(name)
+                                .setExpression(expression))
+                        .build(),
+                "tags");
         if (failed != null) return failed;
         return Response.json(200, new AdminViews.DefaultTagsChanged(QuotaSpec.label(scope), name, expression));
     }
@@ -145,18 +151,5 @@ final class TagAdmin {
             if (!tag.isEmpty() && !out.contains(tag)) out.add(tag);
         }
         return out;
-    }
-
-    /** Null once committed; else 409 with why (a master of the group cannot apply it, leadership moved). */
-    private Response submit(MasterCommand c) {
-        try {
-            master.log().submit(c).join();
-            return null;
-        } catch (CompletionException e) {
-            Throwable cause = e.getCause() == null ? e : e.getCause();
-            return Response.error(409, "the tags were not changed: " + cause.getMessage());
-        } catch (StatusException | IllegalStateException e) {
-            return Response.error(409, "the tags were not changed: " + e.getMessage());
-        }
     }
 }

@@ -32,6 +32,12 @@ public final class Admission {
         return enforcer;
     }
 
+    /** Whether a failure is this class's answer: refused (QUOTA_EXCEEDED) or told to wait (ADMISSION_WAIT). */
+    public static boolean isQuotaAnswer(Throwable e) {
+        io.estuary.common.status.StatusCode c = io.estuary.common.status.HasStatus.statusOf(e);
+        return c == StatusCode.QUOTA_EXCEEDED || c == StatusCode.ADMISSION_WAIT;
+    }
+
     /** The quotas and the usage they are measured against. */
     public QuotaBook book() {
         return book;
@@ -64,7 +70,8 @@ public final class Admission {
 
     /**
      * Admits shuffle {@code shuffleId} of {@code app} (null), counting it as used until {@link #placed}, or says why
-     * not. {@code newSlots}: the location copies it needs; {@code waitedMs}: how long its driver says it has waited.
+     * not. {@code newSlots}: the location copies it needs; {@code waitedMs}: how long its driver says it has waited;
+     * {@code canWait}: whether its driver asks again after ADMISSION_WAIT (one before 0.2.0 is refused instead).
      */
     public synchronized Refusal admit(
             MasterState s,
@@ -72,8 +79,11 @@ public final class Admission {
             int shuffleId,
             long newSlots,
             long waitedMs,
+            boolean canWait,
             Function<String, ApplicationPrincipal> principalOf) {
-        Refusal no = check(s, app, shuffleId, newSlots, waitedMs, principalOf);
+        // Admissions of applications gone meanwhile are forgotten (their placement never comes).
+        pending.keySet().removeIf(k -> !s.hasApplication(k.substring(0, k.lastIndexOf('/'))));
+        Refusal no = check(s, app, shuffleId, newSlots, waitedMs, canWait, principalOf);
         if (no == null && !book.applicable(s, principalOf.apply(app)).isEmpty()) {
             pending.put(app + "/" + shuffleId, newSlots);
         }
@@ -83,6 +93,12 @@ public final class Admission {
     /** The admitted shuffle's placement is logged (or failed): it counts through the state from now on. */
     public synchronized void placed(String app, int shuffleId) {
         pending.remove(app + "/" + shuffleId);
+    }
+
+    /** This master gained or lost leadership: admissions under way are another leader's now. */
+    public synchronized void clear() {
+        pending.clear();
+        enforcer.clear();
     }
 
     /**
@@ -95,18 +111,20 @@ public final class Admission {
             int shuffleId,
             long newSlots,
             long waitedMs,
+            boolean canWait,
             Function<String, ApplicationPrincipal> principalOf) {
         List<Quota> quotas = book.applicable(s, principalOf.apply(app));
         if (quotas.isEmpty()) return null;
-        java.util.Map<String, QuotaUsage.ApplicationUse> reported = usage.byApplication(s);
+        java.util.Map<String, QuotaBook.Member> census = QuotaBook.census(s, usage.byApplication(s), principalOf);
         for (Quota q : quotas) {
-            QuotaBook.Use use = QuotaBook.useOf(q, s, reported, principalOf);
+            QuotaBook.Use use = QuotaBook.useOf(q, census);
             for (java.util.Map.Entry<String, Long> p : pending.entrySet()) {
                 String pendingApp = p.getKey().substring(0, p.getKey().lastIndexOf('/'));
                 int pendingShuffle =
                         Integer.parseInt(p.getKey().substring(p.getKey().lastIndexOf('/') + 1));
                 if (s.isShufflePlaced(pendingApp, pendingShuffle)) continue; // counted through the state already
-                if (!QuotaBook.inScope(q, principalOf.apply(pendingApp))) continue;
+                QuotaBook.Member member = census.get(pendingApp);
+                if (member == null || !QuotaBook.inScope(q, member.principal)) continue;
                 use.shuffles++;
                 use.slots += p.getValue();
             }
@@ -134,6 +152,16 @@ public final class Admission {
             if (over == null) continue;
             String head = "shuffle " + shuffleId + " of " + app + ": " + QuotaSpec.scopeName(q.getScope(), q.getName())
                     + " is " + why;
+            if (q.getWait() && !canWait) {
+                return new Refusal(
+                        q,
+                        over,
+                        new StatusException(
+                                StatusCode.QUOTA_EXCEEDED,
+                                head
+                                        + "; its quota lets a shuffle wait for room, but this client cannot wait (a release "
+                                        + "before 0.2.0): upgrade it"));
+            }
             if (q.getWait() && waitedMs < q.getMaxWaitMs()) {
                 return new Refusal(
                         q,

@@ -88,26 +88,59 @@ public final class QuotaBook {
         public final List<String> applications = new ArrayList<>();
     }
 
-    /** What the applications in the scope of {@code q} use; {@code principalOf} says who runs each. */
-    public static Use useOf(
-            Quota q,
+    /** One application as quotas see it: who runs it and what it holds. */
+    public static final class Member {
+        public final ApplicationPrincipal principal;
+        long shuffles;
+        long slots;
+        long bytes;
+        long files;
+        long pushBytesPerSecond;
+
+        Member(ApplicationPrincipal principal) {
+            this.principal = principal;
+        }
+    }
+
+    /**
+     * Every registered application with who runs it and what it holds, read once (one pass over the placements) for
+     * all the scopes a caller then sums: {@code reported}, what workers report ({@link QuotaUsage#byApplication}; empty
+     * where none is known).
+     */
+    public static Map<String, Member> census(
             MasterState s,
             Map<String, QuotaUsage.ApplicationUse> reported,
             Function<String, ApplicationPrincipal> principalOf) {
-        Use use = new Use();
+        Map<String, Member> out = new java.util.LinkedHashMap<>();
         for (String app : s.applicationIds()) {
-            if (!inScope(q, principalOf.apply(app))) continue;
-            use.applications.add(app);
+            Member m = new Member(principalOf.apply(app));
             for (List<PartitionLocation> locs : s.shuffles(app).values()) {
-                use.shuffles++;
-                use.slots += slots(locs);
+                m.shuffles++;
+                m.slots += slots(locs);
             }
             QuotaUsage.ApplicationUse r = reported.get(app);
             if (r != null) {
-                use.bytes += r.bytes;
-                use.files += r.files;
-                use.pushBytesPerSecond += r.pushBytesPerSecond;
+                m.bytes = r.bytes;
+                m.files = r.files;
+                m.pushBytesPerSecond = r.pushBytesPerSecond;
             }
+            out.put(app, m);
+        }
+        return out;
+    }
+
+    /** What the applications in the scope of {@code q} use, summed from a {@link #census}. */
+    public static Use useOf(Quota q, Map<String, Member> census) {
+        Use use = new Use();
+        for (Map.Entry<String, Member> e : census.entrySet()) {
+            Member m = e.getValue();
+            if (!inScope(q, m.principal)) continue;
+            use.applications.add(e.getKey());
+            use.shuffles += m.shuffles;
+            use.slots += m.slots;
+            use.bytes += m.bytes;
+            use.files += m.files;
+            use.pushBytesPerSecond += m.pushBytesPerSecond;
         }
         return use;
     }

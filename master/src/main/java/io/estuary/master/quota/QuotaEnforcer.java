@@ -55,12 +55,13 @@ public final class QuotaEnforcer {
      * unregistration). {@code principalOf} says who runs each application.
      */
     public List<Stop> check(MasterState s, Function<String, ApplicationPrincipal> principalOf) {
-        Map<String, QuotaUsage.ApplicationUse> reported = usage.byApplication(s);
+        stopped.keySet().removeIf(app -> !s.hasApplication(app)); // ended or expired meanwhile
+        Map<String, QuotaBook.Member> census = QuotaBook.census(s, usage.byApplication(s), principalOf);
         Map<String, List<String>> told = new HashMap<>();
         List<Stop> stops = new ArrayList<>();
-        for (Quota q : scopes(s, principalOf)) {
+        for (Quota q : scopes(s, census)) {
             if (q.getMaxBytes() <= 0) continue;
-            QuotaBook.Use use = QuotaBook.useOf(q, s, reported, principalOf);
+            QuotaBook.Use use = QuotaBook.useOf(q, census);
             if (use.bytes <= q.getMaxBytes()) continue;
             String over = QuotaSpec.scopeName(q.getScope(), q.getName()) + " holds " + Admission.bytes(use.bytes)
                     + " on workers, over its quota of " + Admission.bytes(q.getMaxBytes());
@@ -72,7 +73,7 @@ public final class QuotaEnforcer {
             List<long[]> candidates = new ArrayList<>(); // {application index, shuffle id, bytes}
             for (int i = 0; i < use.applications.size(); i++) {
                 String app = use.applications.get(i);
-                ApplicationPrincipal who = principalOf.apply(app);
+                ApplicationPrincipal who = census.get(app).principal;
                 if (who != null && who.getHighPriority()) continue;
                 for (Map.Entry<Integer, Long> e : usage.shuffleBytes(app).entrySet()) {
                     if (s.isShufflePlaced(app, e.getKey())) candidates.add(new long[] {i, e.getKey(), e.getValue()});
@@ -96,11 +97,11 @@ public final class QuotaEnforcer {
     }
 
     /** The cluster, every tenant and user of a live application, and every scope with a quota set. */
-    private List<Quota> scopes(MasterState s, Function<String, ApplicationPrincipal> principalOf) {
+    private List<Quota> scopes(MasterState s, Map<String, QuotaBook.Member> census) {
         Set<String> tenants = new LinkedHashSet<>();
         Set<String> users = new LinkedHashSet<>();
-        for (String app : s.applicationIds()) {
-            ApplicationPrincipal p = principalOf.apply(app);
+        for (QuotaBook.Member m : census.values()) {
+            ApplicationPrincipal p = m.principal;
             if (p == null) continue;
             users.add(p.getUser());
             if (!p.getTenant().isEmpty()) tenants.add(p.getTenant());

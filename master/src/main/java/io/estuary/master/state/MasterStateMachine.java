@@ -271,13 +271,11 @@ public final class MasterStateMachine {
             b.addApplications(a);
         }
         b.addAllRecentlyRemovedApps(state.recentlyRemoved.keySet());
-        // Format 1 has no quotas; none exist while a master of format 1 is in the group (setting one needs log format
-        // 2).
-        if (format >= 2) {
-            b.addAllQuotas(state.quotas.values());
-            b.addAllWorkerTags(state.workerTags.values());
-            b.addAllDefaultTags(state.defaultTags.values());
-        }
+        // In every format: a master counted as format 1 may only be one that has not answered yet (down, restarting),
+        // and leaving them out would lose them from the snapshot; a 0.1.0 master ignores these fields.
+        b.addAllQuotas(state.quotas.values());
+        b.addAllWorkerTags(state.workerTags.values());
+        b.addAllDefaultTags(state.defaultTags.values());
         for (String app : new java.util.TreeSet<>(state.unregisteredShuffles.keySet())) {
             UnregisteredShuffles.Builder u = UnregisteredShuffles.newBuilder().setAppId(app);
             ShuffleIdRanges ids = state.unregisteredShuffles.get(app);

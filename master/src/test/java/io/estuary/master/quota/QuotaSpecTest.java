@@ -61,7 +61,7 @@ class QuotaSpecTest {
     }
 
     @Test
-    void quotasAreKeptByTheStateMachineAndInSnapshotsOfFormat2Only() {
+    void quotasAreKeptByTheStateMachineAndInSnapshotsOfEveryFormat() {
         MasterStateMachine sm = new MasterStateMachine();
         Quota alice = QuotaSpec.parse("q", QuotaScope.QUOTA_USER, "alice", "bytes=1g");
         Quota etl = QuotaSpec.parse("q", QuotaScope.QUOTA_TENANT, "etl", "shuffles=5,policy=wait");
@@ -92,8 +92,8 @@ class QuotaSpecTest {
         assertEquals(4, back.size());
         MasterStateMachine old = new MasterStateMachine();
         old.restore(sm.snapshot(1));
-        java.util.List<Quota> none = old.read(s -> s.quotas());
-        assertTrue(none.isEmpty(), "format 1 (0.1.0) has no quotas");
+        java.util.List<Quota> alsoKept = old.read(s -> s.quotas());
+        assertEquals(kept, alsoKept, "written in format 1 too: a master not heard from must not cost them");
 
         sm.apply(MasterCommand.newBuilder()
                 .setQuotaRemoved(QuotaRemoved.newBuilder()
@@ -105,7 +105,7 @@ class QuotaSpecTest {
     }
 
     @Test
-    void operatorsTagsAndDefaultExpressionsAreKeptInSnapshotsOfFormat2Only() {
+    void operatorsTagsAndDefaultExpressionsAreKeptInSnapshots() {
         MasterStateMachine sm = new MasterStateMachine();
         io.estuary.master.protocol.WorkerTagsChanged w = io.estuary.master.protocol.WorkerTagsChanged.newBuilder()
                 .setWorkerId("h1:1:2:3")
@@ -129,7 +129,7 @@ class QuotaSpecTest {
         assertEquals("team=etl", restored.read(s -> s.defaultTags(QuotaScope.QUOTA_TENANT, "etl")));
         MasterStateMachine old = new MasterStateMachine();
         old.restore(sm.snapshot(1));
-        assertNull(old.read(s -> s.workerTags("h1:1:2:3")), "format 1 (0.1.0) has no operators' tags");
+        assertEquals(w, old.read(s -> s.workerTags("h1:1:2:3")), "written in format 1 too (0.1.0 ignores them)");
 
         // Both lists empty drops the worker's change; an empty expression the default.
         sm.apply(MasterCommand.newBuilder()

@@ -273,7 +273,12 @@ public final class CongestionControl {
             double othersAverage = (double) (total - r) / (rates.size() - 1);
             long allowed = Long.MAX_VALUE;
             if (maxRate > 0 && r > maxRate) allowed = maxRate;
-            if (share && r > fairShare * othersAverage) allowed = Math.min(allowed, (long) (fairShare * othersAverage));
+            if (share && r > fairShare * othersAverage) {
+                // Never below an equal split of what all push now: next to a nearly idle one, a share of its
+                // trickle would hold every push for the longest hold.
+                long equal = total / rates.size();
+                allowed = Math.min(allowed, Math.max(equal, (long) (fairShare * othersAverage)));
+            }
             if (allowed != Long.MAX_VALUE) out.put(e.getKey(), Math.max(1, allowed));
         }
         return out;

@@ -40,7 +40,7 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
         /** Read on while paused: it holds a frame started before (or while) it was paused. */
         volatile boolean finishing;
         /** Not read before this (System.nanoTime), its application's pushes being over their allowed rate. */
-        long heldUntil;
+        long heldUntil = System.nanoTime();
     }
 
     public PushReadThrottle(MemoryTracker memory) {
@@ -89,15 +89,19 @@ public final class PushReadThrottle implements MemoryTracker.Listener {
     public void hold(Channel ch, long nanos, String who) {
         Connection c = channels.get(ch);
         if (c == null || nanos <= 0 || c.replication) return;
-        long until = System.nanoTime() + nanos;
+        long now = System.nanoTime();
+        long until = now + nanos;
+        long added;
         synchronized (ch) {
             if (until - c.heldUntil <= 0) return;
+            // Only the time this hold adds to one still running counts.
+            added = until - (c.heldUntil - now > 0 ? c.heldUntil : now);
             c.heldUntil = until;
             apply(ch, true);
         }
         heldNanos
                 .computeIfAbsent(heldLabel(who), k -> new java.util.concurrent.atomic.LongAdder())
-                .add(nanos);
+                .add(added);
         ch.eventLoop().schedule(() -> apply(ch), nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
