@@ -3,7 +3,7 @@
 # (io.estuary.bench.CongestionBenchmark; a master and one worker in the benchmark's JVM). Prints the calm push time
 # alone and during the flood and their ratio. The client's CongestionTest checks the behaviour, never the timing.
 #
-# Usage: bench/congestion.sh. Builds the modules (a reactor build: installs nothing) when their classes are missing.
+# Usage: bench/congestion.sh [JVM options: -Dbench.enforce=false, -Dbench.floodIgnoresCongestion=true]. Builds the modules (a reactor build: installs nothing) when their classes are missing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,5 +21,5 @@ if [ ! -s "$cpfile" ] || [ pom.xml -nt "$cpfile" ] || [ bench/pom.xml -nt "$cpfi
   rm -f "$cpfile.tmp"
 fi
 classes=""
-for m in common network master worker client bench; do classes="$classes:$m/target/classes"; done
-exec java -Xmx2g -Dlog4j2.level=warn -cp "${classes#:}:$(cat "$cpfile")" io.estuary.bench.CongestionBenchmark "$@"
+for m in common network server-common master worker client bench; do classes="$classes:$m/target/classes"; done
+exec java -Xmx2g -Dlog4j2.level=warn "$@" -cp "${classes#:}:$(cat "$cpfile")" io.estuary.bench.CongestionBenchmark

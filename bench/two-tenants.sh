@@ -29,7 +29,7 @@ tenant() {
     "$class" run estuary 127.0.0.1:19097 "$scale" "$out" > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
   echo "  $name: $(cut -f1,2 "$out" | tr '\t' ' ') s"
 }
-flood() { tenant flood mallory flood terasort "$1" -Dspark.estuary.client.push.congestionMaxDelay=0; }
+flood() { tenant flood mallory flood terasort "$1" -Dspark.estuary.client.push.congestionMaxDelay=0ms; }
 normal() { tenant normal carol etl small "$1"; }
 echo "native sort shuffle (for the checksums)"
 opts=()

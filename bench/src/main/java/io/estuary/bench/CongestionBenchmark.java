@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  * (the timing half of the client's CongestionTest, which checks only who is told to slow down and that the data
  * reads back). A master and one worker run in this JVM. Prints the calm application's push time alone and during
  * the flood, and their ratio; with {@code bound} it also says whether the ratio stays within 5x + 3 s, the bound the
- * test used to assert. Run with bench/congestion.sh.
+ * test used to assert. Run with bench/congestion.sh; {@code -Dbench.enforce=false} turns the worker's enforcement off,
+ * {@code -Dbench.floodIgnoresCongestion=true} has the flooder's client ignore CONGESTED.
  */
 public final class CongestionBenchmark {
     private CongestionBenchmark() {}
@@ -70,6 +71,7 @@ public final class CongestionBenchmark {
                 .set(WorkerConfig.STORAGE_DIRS, root.resolve("worker").toString())
                 .set(WorkerConfig.CONGESTION_WINDOW, "2s")
                 .set(WorkerConfig.CONGESTION_APP_MAX_RATE, "4m")
+                .set(WorkerConfig.CONGESTION_ENFORCE, System.getProperty("bench.enforce", "true"))
                 .set(MasterConfig.ENDPOINTS, endpoint));
         try {
             long deadline = System.nanoTime() + 60_000_000_000L;
@@ -82,6 +84,9 @@ public final class CongestionBenchmark {
                     .set(ClientConfig.USER, "alice")
                     .set(ClientConfig.PUSH_REPLICATE, "false");
             EstuaryConf floodConf = BenchSecrets.application(calmConf.copy()).set(ClientConfig.USER, "mallory");
+            // -Dbench.floodIgnoresCongestion=true: the flooder's client ignores CONGESTED, as a misbehaving one would.
+            if (Boolean.getBoolean("bench.floodIgnoresCongestion"))
+                floodConf.set(ClientConfig.CONGESTION_MAX_DELAY, "0ms");
             try (ShuffleClient calm = new ShuffleClient(calmConf);
                     ShuffleClient flood = new ShuffleClient(floodConf);
                     LifecycleManager calmDriver = new LifecycleManager("calm-bench", calmConf, "127.0.0.1");
