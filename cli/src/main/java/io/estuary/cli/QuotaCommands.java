@@ -41,22 +41,10 @@ final class QuotaCommands {
         if (!action.equals("set") && !action.equals("remove")) {
             throw new CliException(CliException.USAGE, "unknown quota command '" + action + "'; try set or remove");
         }
-        if (words.size() < 2) throw new CliException(CliException.USAGE, "quota " + action + " needs a scope");
-        String scope = words.get(1);
-        int next = 2;
-        String name = "";
-        if (!scope.equals("cluster")) {
-            if (!scope.equals("user") && !scope.equals("tenant")) {
-                throw new CliException(
-                        CliException.USAGE, "scope '" + scope + "' is none of user NAME, tenant NAME, cluster");
-            }
-            if (words.size() < 3)
-                throw new CliException(
-                        CliException.USAGE, "quota " + action + " " + scope + " needs the " + scope + "'s name");
-            name = words.get(2);
-            next = 3;
-        }
-        List<String> parts = words.subList(next, words.size());
+        ScopeWords at = ScopeWords.parse(words, 1, "quota " + action);
+        String scope = at.scope;
+        String name = at.name;
+        List<String> parts = words.subList(at.next, words.size());
         String path = "/api/quotas/" + action + "?scope=" + scope + "&name=" + MasterHttp.encode(name);
         if (action.equals("set")) {
             if (parts.isEmpty()) {
@@ -71,7 +59,7 @@ final class QuotaCommands {
             out.println(AdminJson.write(r));
             return;
         }
-        String who = r.scope().equals("cluster") ? "the cluster" : r.scope() + " " + r.name();
+        String who = ScopeWords.who(r.scope(), r.name());
         out.println(
                 action.equals("set")
                         ? "quota of " + who + " is now " + shown(r.quota())

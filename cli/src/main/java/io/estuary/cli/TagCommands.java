@@ -57,25 +57,17 @@ final class TagCommands {
                 return;
             }
             case "default": {
-                if (words.size() < 2) throw new CliException(CliException.USAGE, "tags default needs a scope");
-                String scope = words.get(1);
-                int next = 2;
-                String name = "";
-                if (!scope.equals("cluster")) {
-                    if (words.size() < 3) {
-                        throw new CliException(CliException.USAGE, "tags default " + scope + " needs a name");
-                    }
-                    name = words.get(2);
-                    next = 3;
-                }
-                String expression = String.join(" ", words.subList(next, words.size()));
+                ScopeWords at = ScopeWords.parse(words, 1, "tags default");
+                String scope = at.scope;
+                String name = at.name;
+                String expression = String.join(" ", words.subList(at.next, words.size()));
                 AdminViews.DefaultTagsChanged r = masters.write(
                         "/api/tags/default?scope=" + MasterHttp.encode(scope) + "&name=" + MasterHttp.encode(name)
                                 + "&expression=" + MasterHttp.encode(expression),
                         AdminViews.DefaultTagsChanged.class);
                 if (json) out.println(AdminJson.write(r));
                 else {
-                    String who = r.scope().equals("cluster") ? "the cluster" : r.scope() + " " + r.name();
+                    String who = ScopeWords.who(r.scope(), r.name());
                     out.println(
                             r.expression().isEmpty()
                                     ? "no default expression for " + who

@@ -152,6 +152,16 @@ class TenancySparkTest {
         CliRun removed = cli("quota", "remove", "user", "alice");
         assertEquals(0, removed.code, removed.err);
         assertTrue(removed.out.contains("the default applies: no limit"), removed.out);
+        // Changes need the admin token: without it the leader refuses before anything is logged.
+        CliRun anonymous = CliRun.logged("--master", masters, "quota", "set", "user", "alice", "bytes=1");
+        assertEquals(1, anonymous.code, anonymous.out + anonymous.err);
+        assertTrue(anonymous.err.contains("requires an admin token"), anonymous.err);
+        CliRun anonymousTags = CliRun.logged("--master", masters, "tags", "default", "user", "alice", "team=x");
+        assertEquals(1, anonymousTags.code, anonymousTags.out + anonymousTags.err);
+        boolean none = cluster.master(cluster.awaitLeader())
+                .state(st -> st.quota(io.estuary.master.protocol.QuotaScope.QUOTA_USER, "alice") == null
+                        && st.defaultTagSets().isEmpty());
+        assertTrue(none, "nothing was set without the token");
         CliRun bad = cli("quota", "set", "user", "alice", "bytes=lots");
         assertEquals(1, bad.code);
         assertTrue(bad.err.contains("quota: bytes: 'lots' is not a valid byte size"), bad.err);
@@ -293,21 +303,47 @@ class TenancySparkTest {
                             Base64.getEncoder().encodeToString(lm.applicationSecret()));
         }
 
+        /**
+         * Writes a shuffle of 3,000 records of 100 random bytes (incompressible: held as written) and reads it back,
+         * asserting the count and an order-independent checksum; the shuffle stays held until the application ends.
+         */
         void writeShuffle(int shuffle) throws Exception {
             try (ShuffleClient client = new ShuffleClient(conf)) {
                 ShuffleSpec spec = new ShuffleSpec(lm.appId(), shuffle, 2, 4, "127.0.0.1", lm.port());
-                byte[] rec = new byte[100];
-                java.util.Random random = new java.util.Random(shuffle); // incompressible: bytes held as written
+                java.util.Random random = new java.util.Random(shuffle);
+                long count = 0;
+                long sum = 0;
                 for (int m = 0; m < spec.numMappers; m++) {
                     MapOutputWriter w = client.openWriter(spec, m, 0);
                     for (int i = 0; i < 1500; i++) {
+                        byte[] rec = new byte[RECORD];
                         random.nextBytes(rec);
                         w.write(i % spec.numPartitions, rec, 0, rec.length);
+                        count++;
+                        sum += Arrays.hashCode(rec) * 0x9E3779B97F4A7C15L;
                     }
                     w.finish();
                 }
+                long readCount = 0;
+                long readSum = 0;
+                try (io.estuary.client.read.ShuffleBatchReader r = new io.estuary.client.read.ShuffleBatchReader(
+                        client, spec, 0, spec.numPartitions, 0, spec.numMappers)) {
+                    io.netty.buffer.ByteBuf b;
+                    while ((b = r.next()) != null) {
+                        while (b.isReadable()) {
+                            byte[] rec = new byte[RECORD];
+                            b.readBytes(rec);
+                            readCount++;
+                            readSum += Arrays.hashCode(rec) * 0x9E3779B97F4A7C15L;
+                        }
+                    }
+                }
+                assertEquals(count, readCount, lm.appId() + ": records read back");
+                assertEquals(sum, readSum, lm.appId() + ": checksum of the records read back");
             }
         }
+
+        private static final int RECORD = 100;
 
         @Override
         public void close() {

@@ -13,7 +13,8 @@ import java.util.function.Function;
  * ({@link QuotaBook#applicable}). Over one, the shuffle is refused ({@link StatusCode#QUOTA_EXCEEDED}) or, when that
  * quota's policy is to wait, told to wait ({@link StatusCode#ADMISSION_WAIT}) until its driver has waited the quota's
  * {@code max_wait_ms}; either message names the quota, its limit and what is in use. Never a silent fall-back. A
- * shuffle already placed (a retry, a repair) is not admitted again. Stateless apart from what it reads; thread-safe.
+ * shuffle already placed (a retry, a repair) is not admitted again. Thread-safe: the admissions under way ({@code
+ * pending}) are guarded by this object's lock; everything else it reads.
  */
 public final class Admission {
     private final QuotaBook book;
